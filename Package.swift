@@ -1,0 +1,100 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+// The same upcoming features Hummingbird turns on: explicit `any`, imports that say what they expose.
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "authd",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "authd", targets: ["authd"]),
+        .library(name: "AuthKernel", targets: ["AuthKernel"]),
+        .library(name: "EmailProvider", targets: ["EmailProvider"]),
+    ],
+    dependencies: [
+        // FullFoundation only: with the default traits SwiftPM 6.3 rebuilds Hummingbird on every debug/test/release switch.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: ["FullFoundation"]),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]
+        ),
+        .target(
+            name: "AuthKernel",
+            dependencies: [
+                "CSodium",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "EmailProvider",
+            dependencies: ["AuthKernel", .product(name: "Logging", package: "swift-log")],
+            path: "Sources/Providers/Email",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "authd",
+            dependencies: [
+                "AuthKernel",
+                "EmailProvider",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // A provider written the way a third party would: outside Sources/, against AuthKernel's public API only.
+        .target(
+            name: "GreetingProvider",
+            dependencies: ["AuthKernel"],
+            path: "Examples/GreetingProvider",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "AuthKernelTests",
+            dependencies: [
+                "AuthKernel",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "EmailProviderTests",
+            dependencies: [
+                "AuthKernel",
+                "EmailProvider",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CustomProviderTests",
+            dependencies: [
+                "AuthKernel",
+                "GreetingProvider",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["authd"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

@@ -1,0 +1,40 @@
+public import Foundation
+
+/// A one-time code as stored: only its keyed hash, never the code.
+public struct CodeRecord: Codable, Sendable, Equatable {
+    /// What the code is for, e.g. `email_sign_in`.
+    public var purpose: String
+    /// Whom it is for, e.g. the case-folded email.
+    public var key: String
+    /// HMAC-SHA-256 (hex) of the code under the server's code secret; empty once used up.
+    public var digest: String
+    /// When the current code was sent.
+    public var sentAt: Date
+    /// When the current code stops working.
+    public var expiresAt: Date
+    /// Wrong tries against the current code.
+    public var attempts: Int
+    /// Times of recent wrong tries for this key, across codes: a resend does not wipe them.
+    public var failures: [Date]
+
+    /// Store key of a purpose and key.
+    public static func id(purpose: String, key: String) -> String { "\(purpose):\(key)" }
+
+    /// Store key of this record.
+    public var id: String { Self.id(purpose: purpose, key: key) }
+
+    /// Creates a record.
+    public init(purpose: String, key: String, digest: String, sentAt: Date, expiresAt: Date, attempts: Int = 0, failures: [Date] = []) {
+        self.purpose = purpose
+        self.key = key
+        self.digest = digest
+        self.sentAt = sentAt
+        self.expiresAt = expiresAt
+        self.attempts = attempts
+        self.failures = failures
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case purpose, key, digest, sentAt = "sent_at", expiresAt = "expires_at", attempts, failures
+    }
+}

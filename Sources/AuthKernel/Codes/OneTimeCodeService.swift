@@ -1,0 +1,96 @@
+public import Foundation
+
+/// Issues and checks one-time codes: random digits, stored only as a keyed hash, with expiry,
+/// single use, per-code attempt limit, per-key failure window and resend interval.
+///
+/// The hash is HMAC-SHA-256 under a server secret kept in `DATA/keys/`, so a copy of the store
+/// alone cannot be brute-forced offline (a 6-digit code has only a million values).
+public struct OneTimeCodeService: Sendable {
+    let store: JournalStore
+    let secret: [UInt8]
+    let clock: any AuthClock
+
+    /// Creates the service.
+    public init(store: JournalStore, secret: [UInt8], clock: any AuthClock) {
+        self.store = store
+        self.secret = secret
+        self.clock = clock
+    }
+
+    func digest(purpose: String, key: String, code: String) -> [UInt8] {
+        SHA256.hmac(key: secret, message: Array("\(purpose)\u{0}\(key)\u{0}\(code)".utf8))
+    }
+
+    /// Creates a new code for `key`, replacing any earlier one, and returns it for delivery.
+    /// - Throws: 429 with `retry_after` when the last code for this key was sent less than
+    ///   `policy.resendInterval` seconds ago.
+    public func issue(purpose: String, key: String, policy: CodePolicy) async throws -> String {
+        let code = SecureRandom.digits(policy.digits)
+        let digest = Hex.encode(self.digest(purpose: purpose, key: key, code: code))
+        let now = clock.now()
+        try await store.write { state in
+            let existing = state.code(purpose: purpose, key: key)
+            if let existing {
+                let nextAllowed = existing.sentAt.addingTimeInterval(TimeInterval(policy.resendInterval))
+                if nextAllowed > now {
+                    throw AuthError.rateLimited(
+                        retryAfter: Int(nextAllowed.timeIntervalSince(now).rounded(.up)),
+                        message: "A code was sent a moment ago. Wait before asking for another."
+                    )
+                }
+            }
+            let windowStart = now.addingTimeInterval(-TimeInterval(policy.failureWindow))
+            state.put(
+                CodeRecord(
+                    purpose: purpose, key: key, digest: digest, sentAt: now,
+                    expiresAt: now.addingTimeInterval(TimeInterval(policy.ttl)),
+                    failures: (existing?.failures ?? []).filter { $0 > windowStart }
+                )
+            )
+        }
+        return code
+    }
+
+    /// Checks a code and uses it up on success.
+    /// - Throws: 401 `INVALID_CODE` when it is wrong, expired, used or dead after too many tries;
+    ///   429 when the key has had too many wrong tries within the failure window.
+    public func verify(purpose: String, key: String, code: String, policy: CodePolicy) async throws {
+        let presented = digest(purpose: purpose, key: key, code: code)
+        let now = clock.now()
+        try await store.write { state in
+            guard var record = state.code(purpose: purpose, key: key) else { throw AuthError.invalidCode }
+            let windowStart = now.addingTimeInterval(-TimeInterval(policy.failureWindow))
+            let recent = record.failures.filter { $0 > windowStart }
+            if recent.count >= policy.maxFailures, let oldest = recent.min() {
+                let wait = oldest.addingTimeInterval(TimeInterval(policy.failureWindow)).timeIntervalSince(now)
+                throw AuthError.rateLimited(retryAfter: Int(wait.rounded(.up)), message: "Too many wrong codes. Wait before trying again.")
+            }
+            guard !record.digest.isEmpty, record.expiresAt > now, record.attempts < policy.maxAttempts else {
+                throw AuthError.invalidCode
+            }
+            let expected = Hex.decode(record.digest) ?? []
+            if ConstantTime.equals(presented, expected) {
+                state.deleteCode(id: record.id)
+                return
+            }
+            record.attempts += 1
+            record.failures = recent + [now]
+            if record.attempts >= policy.maxAttempts { record.digest = "" }  // dead: no further try can succeed
+            state.put(record)
+            throw AuthError.invalidCode
+        }
+    }
+
+    /// Deletes codes that have expired and whose failures have left every window.
+    /// - Parameter retention: how long failures are remembered after the code expired, seconds.
+    @discardableResult
+    public func purgeExpired(retention: Int = 86_400) async throws -> Int {
+        let now = clock.now()
+        let cutoff = now.addingTimeInterval(-TimeInterval(retention))
+        return try await store.write { state in
+            let dead = state.codes.values.filter { $0.expiresAt <= now && ($0.failures.max() ?? .distantPast) < cutoff }
+            for record in dead { state.deleteCode(id: record.id) }
+            return dead.count
+        }
+    }
+}

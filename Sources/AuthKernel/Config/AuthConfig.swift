@@ -1,0 +1,165 @@
+public import Foundation
+
+/// The kernel's settings, read from the configuration file with safe defaults for every key.
+///
+/// Provider sections (`"email": {...}`) are kept raw in ``providerSections`` and read by the
+/// provider itself when it is registered, so a provider owns its keys and their validation.
+public struct AuthConfig: Sendable {
+    /// `iss` of access tokens. Defaults to `http://HOST:PORT`.
+    public var issuer: String
+    /// `aud` of access tokens.
+    public var audience: String
+    /// Provider ids registered at start-up, in order.
+    public var providers: [String]
+    /// Token lifetimes.
+    public var tokens: TokenSettings
+    /// Mail delivery.
+    public var mail: MailSettings
+    /// Store tuning.
+    public var storage: StorageSettings
+    /// Raw configuration sections of providers, by provider id.
+    public var providerSections: [String: ConfigSection]
+
+    /// Lifetimes and limits of access and refresh tokens.
+    public struct TokenSettings: Sendable {
+        /// Access token lifetime, seconds.
+        public var accessTTL: Int = 3600
+        /// Refresh token lifetime, seconds, counted from its issue (each rotation issues a new one).
+        public var refreshTTL: Int = 2_592_000
+        /// How long an already-rotated refresh token may still be used, seconds (concurrent refreshes).
+        public var refreshReuseGrace: Int = 10
+        /// Refreshes allowed per session per `refreshRate.window`.
+        public var refreshRate = RateLimitRule(limit: 30, window: 60)
+        /// Clock skew tolerated when checking `exp`, `nbf` and `iat`, seconds.
+        public var clockSkew: Int = 30
+        /// Creates the defaults.
+        public init() {}
+    }
+
+    /// How mail is delivered.
+    public struct MailSettings: Sendable {
+        /// `log` or `outbox` (`smtp` and `sendmail` arrive with their issue).
+        public var transport: String = "log"
+        /// The `From` header.
+        public var from: String = "authd <no-reply@localhost>"
+        /// Creates the defaults.
+        public init() {}
+    }
+
+    /// Tuning of the journal store.
+    public struct StorageSettings: Sendable {
+        /// Journal size in bytes past which a new snapshot is written and the journal started afresh.
+        public var compactAfterBytes: Int = 64 * 1024 * 1024
+        /// Creates the defaults.
+        public init() {}
+    }
+
+    /// Mail transports this build can deliver with.
+    public static let mailTransports = ["log", "outbox"]
+
+    /// The configuration with every default, for `host:port`.
+    public static func defaults(host: String = "127.0.0.1", port: Int = 8080, availableProviders: [String]) -> AuthConfig {
+        // Empty input cannot fail to parse.
+        try! parse(Data("{}".utf8), host: host, port: port, availableProviders: availableProviders)
+    }
+
+    /// Parses the configuration file.
+    /// - Parameters:
+    ///   - data: the file's bytes (JSON object).
+    ///   - availableProviders: ids of the providers this build contains, in default order.
+    /// - Throws: ``ConfigError`` naming the first bad or unknown key.
+    public static func parse(_ data: Data, host: String, port: Int, availableProviders: [String]) throws -> AuthConfig {
+        let root: [String: JSONValue]
+        do {
+            guard case .object(let o) = try JSONDecoder().decode(JSONValue.self, from: data) else {
+                throw ConfigError("the configuration file must hold a JSON object")
+            }
+            root = o
+        } catch let error as ConfigError {
+            throw error
+        } catch {
+            throw ConfigError("the configuration file is not valid JSON: \(error.localizedDescription)")
+        }
+        var top = ConfigSection(path: "", values: root)
+
+        let defaultIssuer = "http://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+        let issuer = try top.string("issuer", default: defaultIssuer)
+        guard let url = URL(string: issuer), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+            throw ConfigError("issuer must be an http or https URL, not \"\(issuer)\"")
+        }
+        let audience = try top.string("audience", default: "authd")
+        guard !audience.isEmpty else { throw ConfigError("audience must not be empty") }
+
+        let providers = try top.strings("providers", default: availableProviders)
+        for id in providers where !availableProviders.contains(id) {
+            throw ConfigError("providers lists \"\(id)\", which this build does not have (available: \(availableProviders.joined(separator: ", ")))")
+        }
+        if Set(providers).count != providers.count { throw ConfigError("providers lists a provider twice") }
+
+        var tokens = TokenSettings()
+        var t = try top.section("tokens")
+        tokens.accessTTL = try t.seconds("access_ttl", default: tokens.accessTTL, max: 86_400)
+        tokens.refreshTTL = try t.seconds("refresh_ttl", default: tokens.refreshTTL)
+        tokens.refreshReuseGrace = try t.int("refresh_reuse_grace", default: tokens.refreshReuseGrace, in: 0...300)
+        tokens.refreshRate = try t.rule("refresh_rate", default: tokens.refreshRate)
+        tokens.clockSkew = try t.int("clock_skew", default: tokens.clockSkew, in: 0...300)
+        try t.rejectUnknownKeys()
+
+        var mail = MailSettings()
+        var m = try top.section("mail")
+        mail.transport = try m.string("transport", default: mail.transport)
+        guard mailTransports.contains(mail.transport) else {
+            throw ConfigError("mail.transport must be one of \(mailTransports.joined(separator: ", ")), not \"\(mail.transport)\"")
+        }
+        mail.from = try m.string("from", default: mail.from)
+        guard !mail.from.contains(where: { $0.isNewline }) else { throw ConfigError("mail.from must be one line") }
+        try m.rejectUnknownKeys()
+
+        var storage = StorageSettings()
+        var s = try top.section("storage")
+        storage.compactAfterBytes = try s.int("compact_after_bytes", default: storage.compactAfterBytes, in: 4096...(1 << 40))
+        try s.rejectUnknownKeys()
+
+        var sections: [String: ConfigSection] = [:]
+        for id in availableProviders {
+            sections[id] = try top.section(id)
+        }
+        try top.rejectUnknownKeys()
+
+        return AuthConfig(
+            issuer: issuer, audience: audience, providers: providers, tokens: tokens, mail: mail,
+            storage: storage, providerSections: sections
+        )
+    }
+}
+
+/// At most `limit` events per `window` seconds.
+public struct RateLimitRule: Sendable, Equatable {
+    /// Events allowed per window.
+    public var limit: Int
+    /// Window length in seconds.
+    public var window: Int
+
+    /// Creates a rule.
+    public init(limit: Int, window: Int) {
+        self.limit = limit
+        self.window = window
+    }
+}
+
+extension ConfigSection {
+    /// Reads a rate-limit rule written as `{"limit": N, "window": SECONDS}`.
+    public mutating func rule(_ key: String, default defaultValue: RateLimitRule) throws -> RateLimitRule {
+        guard contains(key) else {
+            skip(key)
+            return defaultValue
+        }
+        var r = try section(key)
+        let rule = RateLimitRule(
+            limit: try r.int("limit", default: defaultValue.limit, in: 1...1_000_000),
+            window: try r.seconds("window", default: defaultValue.window)
+        )
+        try r.rejectUnknownKeys()
+        return rule
+    }
+}

@@ -1,0 +1,96 @@
+/// A JSON object from the configuration file, read key by key with type and range checks.
+///
+/// Every key read is remembered; ``rejectUnknownKeys()`` then fails on the ones nobody read,
+/// so a typo such as `"code_tll"` stops start-up instead of being silently ignored.
+///
+/// ```swift
+/// var section = config.section("email")
+/// let ttl = try section.seconds("code_ttl", default: 300)
+/// try section.rejectUnknownKeys()
+/// ```
+public struct ConfigSection: Sendable {
+    /// Dotted path of this section, e.g. `email` or `tokens`.
+    public let path: String
+    private let values: [String: JSONValue]
+    private var read: Set<String> = []
+
+    /// Creates a section over `values` at `path` (empty for the top level).
+    public init(path: String, values: [String: JSONValue]) {
+        self.path = path
+        self.values = values
+    }
+
+    private func name(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+
+    private mutating func value(_ key: String) -> JSONValue? {
+        read.insert(key)
+        if case .null = values[key] { return nil }
+        return values[key]
+    }
+
+    /// Whether the key is present in the file.
+    public func contains(_ key: String) -> Bool { values[key] != nil }
+
+    /// Reads a string.
+    public mutating func string(_ key: String, default defaultValue: String) throws -> String {
+        try optionalString(key) ?? defaultValue
+    }
+
+    /// Reads a string that may be absent.
+    public mutating func optionalString(_ key: String) throws -> String? {
+        guard let v = value(key) else { return nil }
+        guard case .string(let s) = v else { throw ConfigError("\(name(key)) must be a string, not \(v.typeName)") }
+        return s
+    }
+
+    /// Reads a boolean.
+    public mutating func bool(_ key: String, default defaultValue: Bool) throws -> Bool {
+        guard let v = value(key) else { return defaultValue }
+        guard case .bool(let b) = v else { throw ConfigError("\(name(key)) must be true or false, not \(v.typeName)") }
+        return b
+    }
+
+    /// Reads a whole number within `range`.
+    public mutating func int(_ key: String, default defaultValue: Int, in range: ClosedRange<Int>) throws -> Int {
+        guard let v = value(key) else { return defaultValue }
+        guard case .number(let n) = v, n.rounded() == n, let i = Int(exactly: n) else {
+            throw ConfigError("\(name(key)) must be a whole number, not \(v.typeName)")
+        }
+        guard range.contains(i) else {
+            throw ConfigError("\(name(key)) must be between \(range.lowerBound) and \(range.upperBound), not \(i)")
+        }
+        return i
+    }
+
+    /// Reads a duration in whole seconds, at least 1.
+    public mutating func seconds(_ key: String, default defaultValue: Int, max: Int = 10 * 365 * 86_400) throws -> Int {
+        try int(key, default: defaultValue, in: 1...max)
+    }
+
+    /// Reads an array of strings.
+    public mutating func strings(_ key: String, default defaultValue: [String]) throws -> [String] {
+        guard let v = value(key) else { return defaultValue }
+        guard case .array(let items) = v else { throw ConfigError("\(name(key)) must be an array of strings, not \(v.typeName)") }
+        return try items.map {
+            guard case .string(let s) = $0 else { throw ConfigError("\(name(key)) must contain only strings") }
+            return s
+        }
+    }
+
+    /// Reads a nested object as a section (empty when absent).
+    public mutating func section(_ key: String) throws -> ConfigSection {
+        guard let v = value(key) else { return ConfigSection(path: name(key), values: [:]) }
+        guard case .object(let o) = v else { throw ConfigError("\(name(key)) must be an object, not \(v.typeName)") }
+        return ConfigSection(path: name(key), values: o)
+    }
+
+    /// Marks a key as handled without reading it (a section another component reads).
+    public mutating func skip(_ key: String) { read.insert(key) }
+
+    /// Fails on the first key (alphabetically) that was never read.
+    public func rejectUnknownKeys() throws {
+        if let unknown = values.keys.filter({ !read.contains($0) }).sorted().first {
+            throw ConfigError("unknown configuration key \(name(unknown))")
+        }
+    }
+}

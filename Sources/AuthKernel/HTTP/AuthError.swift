@@ -1,0 +1,96 @@
+import Foundation
+public import HTTPTypes
+public import Hummingbird
+
+/// An error as the contract renders it: `{"error":{"code","message","details"?}}` with its HTTP status.
+///
+/// Throw one from any route; it renders itself. 429s carry `details.retry_after` and the
+/// `Retry-After` header with the same whole number of seconds.
+public struct AuthError: Error, HTTPResponseError, Sendable, Equatable {
+    /// HTTP status.
+    public let status: HTTPResponse.Status
+    /// Contract error code, `UPPER_SNAKE_CASE`.
+    public let code: String
+    /// A sentence a person can read.
+    public let message: String
+    /// Optional structured details.
+    public let details: [String: JSONValue]?
+
+    /// Creates an error. Prefer the static constructors, which carry the contract's codes.
+    public init(status: HTTPResponse.Status, code: String, message: String, details: [String: JSONValue]? = nil) {
+        self.status = status
+        self.code = code
+        self.message = message
+        self.details = details
+    }
+
+    /// Seconds to wait, for 429s.
+    public var retryAfter: Int? {
+        if case .number(let n) = details?["retry_after"] { return Int(n) }
+        return nil
+    }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let data = try encoder.encode(ErrorBody(error: .init(code: code, message: message, details: details)))
+        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
+        if let retryAfter { headers[.retryAfter] = String(retryAfter) }
+        if status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}
+
+extension AuthError {
+    /// 400 `INVALID_REQUEST`: the body is not JSON, lacks a field, or a field has the wrong type or value.
+    public static func invalidRequest(_ message: String, field: String? = nil) -> AuthError {
+        AuthError(status: .badRequest, code: "INVALID_REQUEST", message: message, details: field.map { ["field": .string($0)] })
+    }
+    /// 400 `INVALID_EMAIL`.
+    public static let invalidEmail = AuthError(status: .badRequest, code: "INVALID_EMAIL", message: "That is not a valid email address.")
+    /// 401 `UNAUTHORIZED`: missing, malformed, expired or forged token, or an ended session.
+    public static let unauthorized = AuthError(status: .unauthorized, code: "UNAUTHORIZED", message: "Sign in to continue: the access token is missing, invalid or expired, or its session has ended.")
+    /// 401 `INVALID_CODE`.
+    public static let invalidCode = AuthError(status: .unauthorized, code: "INVALID_CODE", message: "The code is wrong or has expired. Request a new code if needed.")
+    /// 401 `INVALID_CREDENTIALS`.
+    public static let invalidCredentials = AuthError(status: .unauthorized, code: "INVALID_CREDENTIALS", message: "The credentials are not correct.")
+    /// 401 `INVALID_REFRESH_TOKEN`.
+    public static let invalidRefreshToken = AuthError(status: .unauthorized, code: "INVALID_REFRESH_TOKEN", message: "The refresh token is not valid. Sign in again.")
+    /// 401 `REFRESH_TOKEN_REUSED`: an already-rotated token came back; its session has been ended.
+    public static let refreshTokenReused = AuthError(status: .unauthorized, code: "REFRESH_TOKEN_REUSED", message: "This refresh token was already used, so the session has been ended for safety. Sign in again.")
+    /// 404 `NOT_FOUND`.
+    public static func notFound(_ message: String = "Not found.") -> AuthError {
+        AuthError(status: .notFound, code: "NOT_FOUND", message: message)
+    }
+    /// 409 `IDENTITY_IN_USE`: the identity belongs to another user.
+    public static let identityInUse = AuthError(status: .conflict, code: "IDENTITY_IN_USE", message: "This sign-in method already belongs to another account.")
+    /// 409 `ACCOUNT_EXISTS`.
+    public static let accountExists = AuthError(status: .conflict, code: "ACCOUNT_EXISTS", message: "An account with this email already exists.")
+    /// 409 `USERNAME_TAKEN`.
+    public static let usernameTaken = AuthError(status: .conflict, code: "USERNAME_TAKEN", message: "This user name is taken.")
+    /// 409 `INVALID_STATE`.
+    public static func invalidState(_ message: String) -> AuthError {
+        AuthError(status: .conflict, code: "INVALID_STATE", message: message)
+    }
+    /// 413 `PAYLOAD_TOO_LARGE`.
+    public static let payloadTooLarge = AuthError(status: .contentTooLarge, code: "PAYLOAD_TOO_LARGE", message: "The request body is larger than 64 KiB.")
+    /// 429 `RATE_LIMIT_EXCEEDED` with the seconds to wait (at least 1).
+    public static func rateLimited(retryAfter seconds: Int, message: String = "Too many requests. Try again later.") -> AuthError {
+        let s = max(1, seconds)
+        return AuthError(status: .tooManyRequests, code: "RATE_LIMIT_EXCEEDED", message: message, details: ["retry_after": .number(Double(s))])
+    }
+    /// 500 `INTERNAL`.
+    public static let `internal` = AuthError(status: .internalServerError, code: "INTERNAL", message: "Something went wrong on the server.")
+    /// 503 `UNAVAILABLE`.
+    public static let unavailable = AuthError(status: .serviceUnavailable, code: "UNAVAILABLE", message: "The server cannot save changes right now. Try again later.")
+}
+
+/// The wire shape of an error.
+struct ErrorBody: Codable {
+    struct Inner: Codable {
+        var code: String
+        var message: String
+        var details: [String: JSONValue]?
+    }
+    var error: Inner
+}

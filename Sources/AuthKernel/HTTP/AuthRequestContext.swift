@@ -1,0 +1,29 @@
+public import Hummingbird
+public import Logging
+public import NIOCore
+
+/// The request context of every authd route: the core context, the client's address, and the
+/// signed-in principal once ``BearerAuthenticator`` has run.
+public struct AuthRequestContext: RequestContext {
+    /// Hummingbird's core storage.
+    public var coreContext: CoreRequestContextStorage
+    /// The client's IP address, for per-IP rate limits and logs.
+    public let clientIP: String
+    /// The signed-in user and session, when the request carried a valid Bearer token.
+    public var principal: Principal?
+
+    /// The contract's body limit: larger bodies get 413.
+    public var maxUploadSize: Int { 64 * 1024 }
+
+    /// Creates a context for a request arriving on a channel.
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        clientIP = source.channel.remoteAddress?.ipAddress ?? "unknown"
+    }
+
+    /// The principal, or 401 `UNAUTHORIZED` when the request is not signed in.
+    public func requirePrincipal() throws(AuthError) -> Principal {
+        guard let principal else { throw AuthError.unauthorized }
+        return principal
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+public import Hummingbird
+import NIOCore
+
+extension Request {
+    /// Decodes the JSON body, mapping every failure to the contract: 413 over 64 KiB, otherwise
+    /// 400 `INVALID_REQUEST` with a message naming the field that is missing or has the wrong type.
+    /// Unknown fields are ignored.
+    public func decodeJSON<T: Decodable>(as type: T.Type, context: AuthRequestContext) async throws -> T {
+        let buffer: ByteBuffer
+        do {
+            buffer = try await body.collect(upTo: context.maxUploadSize)
+        } catch is NIOTooManyBytesError {
+            throw AuthError.payloadTooLarge
+        }
+        guard buffer.readableBytes > 0 else { throw AuthError.invalidRequest("The request body must be a JSON object.") }
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
+        } catch let error as AuthError {
+            throw error
+        } catch DecodingError.keyNotFound(let key, let ctx) {
+            let field = Self.path(ctx.codingPath + [key])
+            throw AuthError.invalidRequest("The field `\(field)` is required.", field: field)
+        } catch DecodingError.valueNotFound(_, let ctx) {
+            let field = Self.path(ctx.codingPath)
+            throw AuthError.invalidRequest("The field `\(field)` must not be null.", field: field)
+        } catch DecodingError.typeMismatch(let type, let ctx) {
+            let field = Self.path(ctx.codingPath)
+            if field.isEmpty { throw AuthError.invalidRequest("The request body must be a JSON object.") }
+            throw AuthError.invalidRequest("The field `\(field)` must be \(Self.describe(type)).", field: field)
+        } catch DecodingError.dataCorrupted(let ctx) where !ctx.codingPath.isEmpty {
+            let field = Self.path(ctx.codingPath)
+            throw AuthError.invalidRequest("The field `\(field)` has an invalid value.", field: field)
+        } catch {
+            throw AuthError.invalidRequest("The request body is not valid JSON.")
+        }
+    }
+
+    private static func path(_ keys: [any CodingKey]) -> String {
+        keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+    }
+
+    private static func describe(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Bool.Type: "true or false"
+        case is Int.Type, is Double.Type: "a number"
+        default: "an object or array of the documented shape"
+        }
+    }
+}

@@ -1,0 +1,43 @@
+public import Hummingbird
+public import ServiceLifecycle
+
+/// A sign-in method. authd's own (email, apple, pin, password) and third-party ones are all this.
+///
+/// A provider is created once at start-up when its ``id`` is listed in the configuration's
+/// `providers`. It reads its own configuration section, gets the kernel's public services, and
+/// returns routes that the registry mounts under `/api/v1/auth`.
+///
+/// ```swift
+/// struct MagicProvider: AuthProvider {
+///     static let id = "magic"
+///     let kernel: Kernel
+///     init(kernel: Kernel, config: inout ConfigSection) throws { self.kernel = kernel }
+///     func routes() -> RouteCollection<AuthRequestContext> {
+///         let routes = RouteCollection(context: AuthRequestContext.self)
+///         routes.post("magic/sign-in") { request, context in ... }
+///         return routes
+///     }
+/// }
+/// ```
+public protocol AuthProvider: Sendable {
+    /// The id used in `providers`, in `auth_providers` and in the `amr` claim; also the name of its configuration section.
+    static var id: String { get }
+
+    /// Creates the provider.
+    /// - Parameters:
+    ///   - kernel: the services a provider may use.
+    ///   - config: the provider's configuration section; unknown keys are rejected after this returns.
+    /// - Throws: ``ConfigError`` naming a bad key.
+    init(kernel: Kernel, config: inout ConfigSection) throws
+
+    /// The provider's routes, relative to `/api/v1/auth`.
+    func routes() -> RouteCollection<AuthRequestContext>
+
+    /// Background work the provider needs (key refresh, queues); run alongside the server.
+    var services: [any Service] { get }
+}
+
+extension AuthProvider {
+    /// No background work.
+    public var services: [any Service] { [] }
+}

@@ -1,0 +1,21 @@
+public import Logging
+
+/// The kernel services a provider may use: a small, stable, public set.
+public struct Kernel: Sendable {
+    /// The parsed configuration.
+    public let config: AuthConfig
+    /// Users and identities.
+    public let users: UserService
+    /// Sessions and tokens.
+    public let sessions: SessionService
+    /// One-time codes.
+    public let codes: OneTimeCodeService
+    /// Keyed rate limits.
+    public let rateLimiter: RateLimiter
+    /// Outgoing mail.
+    public let mailer: Mailer
+    /// The time.
+    public let clock: any AuthClock
+    /// A logger for the provider (never log a token, code, PIN or password).
+    public let logger: Logger
+}

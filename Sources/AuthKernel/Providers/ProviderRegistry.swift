@@ -1,0 +1,28 @@
+/// The providers a build contains, by id; the configuration chooses which of them start.
+public struct ProviderRegistry: Sendable {
+    /// Provider types in default order.
+    public let types: [any AuthProvider.Type]
+
+    /// Creates a registry. Ids must be unique.
+    public init(_ types: [any AuthProvider.Type]) {
+        precondition(Set(types.map { $0.id }).count == types.count, "provider ids must be unique")
+        self.types = types
+    }
+
+    /// Ids of the available providers.
+    public var ids: [String] { types.map { $0.id } }
+
+    /// Creates the providers listed in `config.providers`, each with its configuration section.
+    /// - Throws: ``ConfigError`` from a provider's configuration.
+    public func instantiate(kernel: Kernel) throws -> [any AuthProvider] {
+        try kernel.config.providers.map { id in
+            guard let type = types.first(where: { $0.id == id }) else {
+                throw ConfigError("providers lists \"\(id)\", which this build does not have")
+            }
+            var section = kernel.config.providerSections[id] ?? ConfigSection(path: id, values: [:])
+            let provider = try type.init(kernel: kernel, config: &section)
+            try section.rejectUnknownKeys()
+            return provider
+        }
+    }
+}

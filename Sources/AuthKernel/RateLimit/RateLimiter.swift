@@ -1,0 +1,52 @@
+import Foundation
+import Synchronization
+
+/// A keyed rate limiter using GCRA (the generic cell rate algorithm): exact, O(1) per check, and
+/// able to say precisely how long to wait.
+///
+/// Each key remembers one instant, its theoretical arrival time. A rule of `limit` events per
+/// `window` spaces events `window / limit` apart and allows a burst of `limit`. Checks run under one
+/// lock, so N concurrent requests against a limit of 1 let exactly one through.
+///
+/// Counters live in memory: a restart forgives. Limits that must survive restarts (code attempts,
+/// resend intervals) are kept in the store by the services that own them.
+public final class RateLimiter: Sendable {
+    private let arrivals = Mutex<[String: Double]>([:])
+    private let clock: any AuthClock
+    private static let pruneThreshold = 100_000
+
+    /// Creates a limiter reading time from `clock`.
+    public init(clock: any AuthClock) { self.clock = clock }
+
+    /// Records one event for `key` under `rule` if allowed.
+    /// - Returns: nil when allowed, otherwise the whole seconds to wait (at least 1).
+    public func attempt(_ rule: RateLimitRule, key: String) -> Int? {
+        let now = clock.now().timeIntervalSince1970
+        let interval = Double(rule.window) / Double(rule.limit)
+        let tolerance = Double(rule.window) - interval
+        return arrivals.withLock { arrivals -> Int? in
+            if arrivals.count > Self.pruneThreshold {
+                arrivals = arrivals.filter { $0.value > now }
+            }
+            let tat = max(arrivals[key] ?? now, now)
+            let allowAt = tat - tolerance
+            if allowAt > now {
+                return max(1, Int((allowAt - now).rounded(.up)))
+            }
+            arrivals[key] = tat + interval
+            return nil
+        }
+    }
+
+    /// Records one event or throws 429 `RATE_LIMIT_EXCEEDED` with `retry_after`.
+    public func consume(_ rule: RateLimitRule, key: String, message: String = "Too many requests. Try again later.") throws(AuthError) {
+        if let wait = attempt(rule, key: key) {
+            throw AuthError.rateLimited(retryAfter: wait, message: message)
+        }
+    }
+
+    /// Forgets a key (e.g. after a successful sign-in).
+    public func reset(key: String) {
+        _ = arrivals.withLock { $0.removeValue(forKey: key) }
+    }
+}

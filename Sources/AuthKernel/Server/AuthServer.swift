@@ -1,0 +1,158 @@
+public import Foundation
+public import Hummingbird
+public import Logging
+public import NIOCore
+public import ServiceLifecycle
+
+/// A ready-to-run authd: the store opened, keys loaded, kernel services and providers wired, routes mounted.
+///
+/// ```swift
+/// let server = try await AuthServer.make(options, registry: ProviderRegistry([EmailProvider.self]))
+/// try await server.run()   // until SIGINT/SIGTERM; then the store is flushed and closed
+/// ```
+public final class AuthServer: Sendable {
+    /// Everything `make` needs.
+    public struct Options: Sendable {
+        /// The data folder.
+        public var dataFolder: String
+        /// Listen address.
+        public var host: String
+        /// Listen port (0 picks a free one).
+        public var port: Int
+        /// Parsed configuration.
+        public var config: AuthConfig
+        /// Time source.
+        public var clock: any AuthClock = SystemClock()
+        /// Server logger.
+        public var logger: Logger
+        /// Disk fault injection, for tests.
+        public var faults: StoreFaults?
+        /// Called once the server listens, with the bound address as a URL (`http://127.0.0.1:8080`).
+        public var onServerRunning: @Sendable (_ url: String) async -> Void = { _ in }
+
+        /// Creates options.
+        public init(dataFolder: String, host: String = "127.0.0.1", port: Int = 8080, config: AuthConfig, logger: Logger) {
+            self.dataFolder = dataFolder
+            self.host = host
+            self.port = port
+            self.config = config
+            self.logger = logger
+        }
+    }
+
+    /// The kernel services.
+    public let kernel: Kernel
+    /// The store.
+    public let store: JournalStore
+    /// The signing keys.
+    public let keyRing: SigningKeyRing
+    /// The Hummingbird application.
+    public let application: Application<RouterResponder<AuthRequestContext>>
+
+    private init(kernel: Kernel, store: JournalStore, keyRing: SigningKeyRing, application: Application<RouterResponder<AuthRequestContext>>) {
+        self.kernel = kernel
+        self.store = store
+        self.keyRing = keyRing
+        self.application = application
+    }
+
+    /// Opens the data folder and builds the server.
+    /// - Throws: ``StoreError`` (folder locked, corrupt journal), ``ConfigError`` (bad provider settings, bad key files).
+    public static func make(_ options: Options, registry: ProviderRegistry) async throws -> AuthServer {
+        let logger = options.logger
+        let config = options.config
+        let clock = options.clock
+        let store = try await JournalStore.open(
+            folder: options.dataFolder, compactAfterBytes: config.storage.compactAfterBytes, faults: options.faults, logger: logger
+        )
+        do {
+            if store.loadReport.replayedLines > 0 || store.loadReport.droppedTornLine {
+                logger.info("store recovered from journal", metadata: ["store.replayed": "\(store.loadReport.replayedLines)"])
+            }
+            let keys = try KeyFolder(dataFolder: options.dataFolder)
+            let keyRing = SigningKeyRing(keys: try keys.loadOrCreateSigningKeys(now: clock.now(), logger: logger), accessTTL: config.tokens.accessTTL)
+            let codeSecret = try keys.loadOrCreateSecret(named: "code-secret", logger: logger)
+
+            let rateLimiter = RateLimiter(clock: clock)
+            let transport: any MailTransport =
+                switch config.mail.transport {
+                case "outbox": OutboxMailTransport(path: options.dataFolder + "/outbox.jsonl")
+                default: LogMailTransport(logger: logger)
+                }
+            let sessions = SessionService(
+                store: store, issuer: AccessTokenIssuer(keyRing: keyRing),
+                verifier: AccessTokenVerifier(keyRing: keyRing, issuer: config.issuer, audience: config.audience, clockSkew: config.tokens.clockSkew),
+                settings: config.tokens, rateLimiter: rateLimiter, clock: clock, logger: logger
+            )
+            let kernel = Kernel(
+                config: config, users: UserService(store: store, clock: clock, logger: logger), sessions: sessions,
+                codes: OneTimeCodeService(store: store, secret: codeSecret, clock: clock), rateLimiter: rateLimiter,
+                mailer: Mailer(transport: transport, from: config.mail.from, logger: logger), clock: clock, logger: logger
+            )
+            let providers = try registry.instantiate(kernel: kernel)
+
+            let router = Router(context: AuthRequestContext.self)
+            router.add(middleware: ErrorRenderingMiddleware())
+            router.add(middleware: LogRequestsMiddleware(.info, includeHeaders: .none))
+            let api = router.group("api/v1/auth").add(middleware: BearerAuthenticator(sessions: sessions))
+            KernelRoutes(kernel: kernel, keyRing: keyRing, providerIDs: config.providers).add(to: router, api: api)
+            for provider in providers { api.addRoutes(provider.routes()) }
+
+            // Order matters at shutdown: services stop in reverse, so the store closes after the HTTP
+            // server has finished its in-flight requests.
+            let services: [any Service] =
+                [StoreClosingService(store: store), CodePurgeService(codes: kernel.codes, logger: logger)] + providers.flatMap(\.services)
+            let onRunning = options.onServerRunning
+            let application = Application(
+                router: router,
+                configuration: .init(address: .hostname(options.host, port: options.port), serverName: "authd"),
+                services: services,
+                onServerRunning: { channel in
+                    let ip = channel.localAddress?.ipAddress ?? options.host
+                    await onRunning("http://\(ip.contains(":") ? "[\(ip)]" : ip):\(channel.localAddress?.port ?? options.port)")
+                },
+                logger: logger
+            )
+            return AuthServer(kernel: kernel, store: store, keyRing: keyRing, application: application)
+        } catch {
+            await store.close()
+            throw error
+        }
+    }
+
+    /// Serves until SIGINT or SIGTERM, then finishes in-flight requests and flushes the store.
+    public func run() async throws {
+        try await application.runService()
+        await store.close()
+    }
+
+    /// Closes the store (idempotent); for tests that drive ``application`` themselves.
+    public func close() async { await store.close() }
+}
+
+/// Closes the store when the service group shuts down.
+struct StoreClosingService: Service {
+    let store: JournalStore
+    func run() async throws {
+        try? await gracefulShutdown()
+        await store.close()
+    }
+}
+
+/// Deletes expired one-time codes every minute.
+struct CodePurgeService: Service {
+    let codes: OneTimeCodeService
+    let logger: Logger
+    func run() async throws {
+        while !Task.isShuttingDownGracefully, !Task.isCancelled {
+            do {
+                try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(60)) }
+            } catch { return }
+            do {
+                try await codes.purgeExpired()
+            } catch {
+                logger.warning("could not purge expired codes", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+}

@@ -1,0 +1,148 @@
+public import Foundation
+public import Logging
+
+/// Sessions and their tokens: sign-in, refresh rotation with reuse detection, authentication of
+/// Bearer tokens against live sessions, listing and revocation.
+public struct SessionService: Sendable {
+    let store: JournalStore
+    let issuer: AccessTokenIssuer
+    let verifier: AccessTokenVerifier
+    let settings: AuthConfig.TokenSettings
+    let rateLimiter: RateLimiter
+    let clock: any AuthClock
+    let logger: Logger
+
+    /// Creates the service.
+    public init(
+        store: JournalStore, issuer: AccessTokenIssuer, verifier: AccessTokenVerifier, settings: AuthConfig.TokenSettings,
+        rateLimiter: RateLimiter, clock: any AuthClock, logger: Logger
+    ) {
+        self.store = store
+        self.issuer = issuer
+        self.verifier = verifier
+        self.settings = settings
+        self.rateLimiter = rateLimiter
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// Starts a session for `user` and returns its tokens.
+    /// - Parameters:
+    ///   - amr: providers used, e.g. `["email"]`.
+    public func signIn(_ user: UserRecord, amr: [String], device: DeviceInfo) async throws -> SessionResponse {
+        let now = clock.now()
+        let token = RefreshToken.generate()
+        let session = SessionRecord(
+            userID: user.id, deviceName: device.name, platform: device.platform, amr: amr, createdAt: now,
+            expiresAt: now.addingTimeInterval(TimeInterval(settings.refreshTTL)), refreshHash: RefreshToken.hash(token)
+        )
+        let current = try await store.write { state -> UserRecord in
+            // The user may have been deleted while the caller was deciding to sign it in.
+            guard let current = state.user(id: user.id) else { throw AuthError.unauthorized }
+            state.put(session)
+            return current
+        }
+        logger.info("signed in", metadata: ["user.id": "\(user.id.lowercased)", "session.id": "\(session.id.lowercased)", "amr": "\(amr.joined(separator: ","))"])
+        return try response(user: current, session: session, refreshToken: token, now: now)
+    }
+
+    /// Exchanges a refresh token for a new pair (rotation; see ``RefreshTokenRotation``).
+    /// - Throws: 401 `INVALID_REFRESH_TOKEN`, 401 `REFRESH_TOKEN_REUSED` (the session is ended), 429 per session.
+    public func refresh(_ token: String) async throws -> SessionResponse {
+        guard token.utf8.count <= 256 else { throw AuthError.invalidRefreshToken }
+        let presented = RefreshToken.hash(token)
+        guard let sessionID = await store.read({ $0.session(refreshHash: presented)?.id }) else {
+            throw AuthError.invalidRefreshToken
+        }
+        try rateLimiter.consume(settings.refreshRate, key: "refresh:\(sessionID)", message: "Too many refreshes for this session. Wait before trying again.")
+        let newToken = RefreshToken.generate()
+        let now = clock.now()
+        let (outcome, user) = try await store.write { state -> (RefreshTokenRotation.Outcome, UserRecord?) in
+            guard let session = state.session(id: sessionID) else { return (.unknown, nil) }
+            let outcome = RefreshTokenRotation.rotate(
+                session, presented: presented, newHash: RefreshToken.hash(newToken), now: now,
+                grace: settings.refreshReuseGrace, ttl: settings.refreshTTL
+            )
+            switch outcome {
+            case .rotated(let next): state.put(next)
+            case .reused, .expired: state.deleteSession(id: session.id)
+            case .unknown: break
+            }
+            return (outcome, state.user(id: session.userID))
+        }
+        switch outcome {
+        case .rotated(let session):
+            guard let user else { throw AuthError.invalidRefreshToken }
+            return try response(user: user, session: session, refreshToken: newToken, now: now)
+        case .reused:
+            logger.warning("refresh token reuse detected; session revoked", metadata: ["session.id": "\(sessionID.lowercased)", "user.id": "\(user?.id.lowercased ?? "-")"])
+            throw AuthError.refreshTokenReused
+        case .expired, .unknown:
+            throw AuthError.invalidRefreshToken
+        }
+    }
+
+    /// Verifies a Bearer token and finds its live session and user.
+    /// - Throws: 401 `UNAUTHORIZED` for any bad token or ended session (the reason is logged at debug).
+    public func authenticate(bearer token: String) async throws(AuthError) -> Principal {
+        let now = clock.now()
+        let claims: AccessTokenClaims
+        do {
+            claims = try verifier.verify(token, now: now)
+        } catch {
+            logger.debug("access token rejected", metadata: ["reason": "\(error)"])
+            throw AuthError.unauthorized
+        }
+        guard let sid = UUID(uuidString: claims.sid), let uid = UUID(uuidString: claims.sub) else { throw AuthError.unauthorized }
+        let found = await store.read { state -> (SessionRecord, UserRecord)? in
+            guard let session = state.session(id: sid), session.userID == uid, session.expiresAt > now,
+                let user = state.user(id: uid)
+            else { return nil }
+            return (session, user)
+        }
+        guard let (session, user) = found else {
+            logger.debug("access token of an ended session", metadata: ["session.id": "\(sid.lowercased)"])
+            throw AuthError.unauthorized
+        }
+        return Principal(user: user, session: session, claims: claims)
+    }
+
+    /// The live sessions of a user, oldest first.
+    public func sessions(of userID: UUID) async -> [SessionRecord] {
+        let now = clock.now()
+        return await store.read { $0.sessions(userID: userID).filter { $0.expiresAt > now } }
+    }
+
+    /// Ends one session of a user.
+    /// - Throws: 404 `NOT_FOUND` when the user has no such session.
+    public func revoke(_ sessionID: UUID, of userID: UUID) async throws {
+        try await store.write { state in
+            guard let session = state.session(id: sessionID), session.userID == userID else {
+                throw AuthError.notFound("No such session.")
+            }
+            state.deleteSession(id: sessionID)
+        }
+        logger.info("session ended", metadata: ["user.id": "\(userID.lowercased)", "session.id": "\(sessionID.lowercased)"])
+    }
+
+    /// Ends every session of a user except `keep` (e.g. after a password change).
+    public func revokeAll(of userID: UUID, except keep: UUID? = nil) async throws {
+        try await store.write { state in
+            for session in state.sessions(userID: userID) where session.id != keep {
+                state.deleteSession(id: session.id)
+            }
+        }
+    }
+
+    private func response(user: UserRecord, session: SessionRecord, refreshToken: String, now: Date) throws -> SessionResponse {
+        let iat = Int(now.timeIntervalSince1970)
+        let claims = AccessTokenClaims(
+            iss: verifier.issuer, aud: verifier.audience, sub: user.id.lowercased,
+            sid: session.id.lowercased, iat: iat, exp: iat + settings.accessTTL,
+            jti: Base64URL.encode(SecureRandom.bytes(16)), amr: session.amr, isAnonymous: user.isAnonymous
+        )
+        return SessionResponse(
+            accessToken: try issuer.sign(claims), refreshToken: refreshToken, expiresIn: settings.accessTTL, user: UserResponse(user)
+        )
+    }
+}

@@ -1,0 +1,100 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// The POSIX calls behind durable writes: full writes, fsync of files and of directories,
+/// and replacing a file so that a crash leaves either the old or the new one.
+///
+/// Foundation's `.atomic` write renames but does not fsync the file or its directory, so a crash
+/// can leave an empty file behind: the sequence is spelled out here instead.
+enum DurableFile {
+    static func check(_ rc: Int32, _ operation: String, _ path: String) throws {
+        if rc < 0 { throw StoreError.io(operation: operation, path: path, errno: errno) }
+    }
+
+    /// Opens (creating with mode 0600) a file for appending.
+    static func openForAppend(_ path: String) throws -> Int32 {
+        let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        try check(fd, "open", path)
+        return fd
+    }
+
+    /// Writes every byte, retrying short writes and EINTR.
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, bytes.count - offset) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw StoreError.io(operation: "write", path: path, errno: errno)
+            }
+            offset += n
+        }
+    }
+
+    /// Flushes a file's data to the device.
+    static func sync(_ fd: Int32, path: String) throws {
+        #if os(Linux)
+        try check(fdatasync(fd), "fdatasync", path)
+        #else
+        try check(fsync(fd), "fsync", path)
+        #endif
+    }
+
+    /// Flushes a directory, making renames, creations and deletions in it durable.
+    static func syncDirectory(_ path: String) throws {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        try check(fd, "open directory", path)
+        defer { close(fd) }
+        try check(fsync(fd), "fsync directory", path)
+    }
+
+    /// Replaces `path` with `bytes`: write a temporary file, fsync it, rename it over, fsync the directory.
+    static func replace(_ path: String, with bytes: [UInt8], mode: mode_t = 0o600) throws {
+        let tmp = path + ".tmp"
+        let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+        try check(fd, "open", tmp)
+        do {
+            try writeAll(fd, bytes, path: tmp)
+            try check(fsync(fd), "fsync", tmp)
+        } catch {
+            close(fd)
+            unlink(tmp)
+            throw error
+        }
+        close(fd)
+        try check(rename(tmp, path), "rename", path)
+        try syncDirectory((path as NSString).deletingLastPathComponent)
+    }
+
+    /// Creates a directory (and parents) with the given mode if missing, and tightens an existing one to it.
+    static func makeDirectory(_ path: String, mode: mode_t) throws {
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: Int(mode)])
+        try check(chmod(path, mode), "chmod", path)
+    }
+
+    /// Reads a whole file, or nil when it does not exist.
+    static func read(_ path: String) throws -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw StoreError.io(operation: "open", path: path, errno: errno)
+        }
+        defer { close(fd) }
+        var result = [UInt8]()
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw StoreError.io(operation: "read", path: path, errno: errno)
+            }
+            if n == 0 { break }
+            result.append(contentsOf: chunk[0..<n])
+        }
+        return result
+    }
+}

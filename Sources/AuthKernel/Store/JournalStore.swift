@@ -1,0 +1,394 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+public import Logging
+import NIOPosix
+
+/// The durable JSON-file store: state in memory, every change appended to a journal and fsync'ed
+/// before the write returns, a compacted snapshot beside it.
+///
+/// - Writes run their body on the actor, so a body's reads and writes are atomic with respect to
+///   every other write: a refresh rotation or a code check cannot interleave with another.
+/// - Concurrent writers share fsyncs (group commit): while one batch is being synced, new lines
+///   gather in a buffer and go out together in the next one.
+/// - The journal is a series of segment files `journal-NNNNNNNNNN.jsonl`. When the current one passes
+///   ``AuthConfig/StorageSettings/compactAfterBytes`` a new segment is started, the state as of that
+///   moment is written as `snapshot.json` (temporary file, fsync, rename, fsync of the folder) and the
+///   older segments are deleted. A crash at any point leaves a snapshot plus segments that replay to
+///   the same state, because lines already in the snapshot are skipped by sequence number.
+/// - A failed write or fsync is never retried (after a failed fsync the kernel may have dropped the
+///   pages): the store refuses further writes with ``StoreError/unavailable``, reads go on, and a
+///   restart recovers from what is on disk.
+public actor JournalStore {
+    /// The data folder.
+    public nonisolated let folder: String
+    private var state: StoreState
+    private var seq: UInt64
+    private var segment: Segment
+    private var buffer: [UInt8] = []
+    private var waiters: [CheckedContinuation<Void, any Error>] = []
+    private var flushing = false
+    private var compacting = false
+    private var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    private var failure: StoreError?
+    private var closed = false
+    private let lock: DataFolderLock
+    private let io: NIOThreadPool
+    private let compactAfterBytes: Int
+    private let faults: StoreFaults?
+    private let logger: Logger
+    private let encoder = StoreCoding.encoder()
+
+    private struct Segment {
+        var number: Int
+        var fd: Int32
+        var path: String
+        var bytes: Int
+    }
+
+    /// What start-up found on disk.
+    public struct LoadReport: Sendable {
+        /// Journal lines replayed on top of the snapshot.
+        public var replayedLines: Int
+        /// Whether a torn last line was dropped.
+        public var droppedTornLine: Bool
+    }
+
+    /// What start-up found on disk.
+    public nonisolated let loadReport: LoadReport
+
+    private init(
+        folder: String, state: StoreState, seq: UInt64, segment: Segment, lock: DataFolderLock, io: NIOThreadPool,
+        compactAfterBytes: Int, faults: StoreFaults?, logger: Logger, report: LoadReport
+    ) {
+        self.folder = folder
+        self.state = state
+        self.seq = seq
+        self.segment = segment
+        self.lock = lock
+        self.io = io
+        self.compactAfterBytes = compactAfterBytes
+        self.faults = faults
+        self.logger = logger
+        self.loadReport = report
+    }
+
+    /// Opens the store in `folder` (created with mode 0700 if missing): takes the folder lock,
+    /// loads the snapshot and replays the journal.
+    /// - Throws: ``StoreError/locked(path:)`` when another process has the folder open;
+    ///   ``StoreError/corrupt(path:line:reason:)`` naming the file and line of any damage other than a torn last line.
+    public static func open(
+        folder: String, compactAfterBytes: Int = 64 << 20, faults: StoreFaults? = nil, logger: Logger
+    ) async throws -> JournalStore {
+        try DurableFile.makeDirectory(folder, mode: 0o700)
+        let lock = try DataFolderLock(folder: folder)
+        // Its own threads: fsyncs must not queue behind Argon2id hashes on the shared pool.
+        let io = NIOThreadPool(numberOfThreads: 2)
+        io.start()
+        do {
+            let loaded = try await io.runIfActive { try load(folder: folder, logger: logger) }
+            return JournalStore(
+                folder: folder, state: loaded.state, seq: loaded.seq, segment: loaded.segment, lock: lock, io: io,
+                compactAfterBytes: compactAfterBytes, faults: faults, logger: logger, report: loaded.report
+            )
+        } catch {
+            lock.release()
+            try? await io.shutdownGracefully()
+            throw error
+        }
+    }
+
+    // MARK: Reading and writing
+
+    /// Runs `body` on the current state.
+    public func read<R: Sendable>(_ body: (StoreState) throws -> R) rethrows -> R {
+        try body(state)
+    }
+
+    /// Runs `body` with exclusive access to the state and returns once its changes are on disk.
+    ///
+    /// Changes the body made before throwing are kept and persisted too (bodies should check before
+    /// they change anything). A body that changes nothing returns without touching the disk.
+    /// - Throws: ``StoreError/unavailable`` when the store can no longer persist; the body's own errors.
+    public func write<R: Sendable>(_ body: (inout StoreState) throws -> R) async throws -> R {
+        guard !closed else { throw StoreError.closed }
+        guard failure == nil else { throw StoreError.unavailable }
+        var outcome: Result<R, any Error>
+        do { outcome = .success(try body(&state)) } catch { outcome = .failure(error) }
+        let changes = state.pending
+        state.pending = []
+        if !changes.isEmpty {
+            seq += 1
+            var line = try encoder.encode(JournalLine(seq: seq, changes: changes))
+            line.append(0x0A)
+            buffer.append(contentsOf: line)
+            try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
+                waiters.append(c)
+                if !flushing {
+                    flushing = true
+                    Task { await self.flushLoop() }
+                }
+            }
+        }
+        return try outcome.get()
+    }
+
+    /// Whether the store still accepts writes.
+    public var isWritable: Bool { failure == nil && !closed }
+
+    private func flushLoop() async {
+        while !buffer.isEmpty {
+            let bytes = buffer
+            let batch = waiters
+            buffer = []
+            waiters = []
+            let fd = segment.fd
+            let path = segment.path
+            let faults = self.faults
+            do {
+                try await io.runIfActive {
+                    if faults?.shouldFail() == true { throw StoreError.io(operation: "write", path: path, errno: ENOSPC) }
+                    try DurableFile.writeAll(fd, bytes, path: path)
+                    try DurableFile.sync(fd, path: path)
+                }
+                segment.bytes += bytes.count
+                for w in batch { w.resume() }
+            } catch {
+                fail(error, pending: batch)
+                break
+            }
+            if segment.bytes >= compactAfterBytes, !compacting {
+                await startCompaction()
+            }
+        }
+        flushing = false
+        resumeIdleWaitersIfIdle()
+    }
+
+    private func fail(_ error: any Error, pending: [CheckedContinuation<Void, any Error>]) {
+        logger.critical(
+            "store: a journal write failed; refusing all writes until restart (reads go on)",
+            metadata: ["error": "\(error)", "store.folder": "\(folder)"]
+        )
+        failure = (error as? StoreError) ?? .unavailable
+        for w in pending + waiters { w.resume(throwing: StoreError.unavailable) }
+        waiters = []
+        buffer = []
+    }
+
+    // MARK: Compaction
+
+    private func startCompaction() async {
+        compacting = true
+        let snapshotState = state
+        let snapshotSeq = seq
+        let newNumber = segment.number + 1
+        let folder = self.folder
+        do {
+            let newSegment = try await io.runIfActive { try Self.createSegment(folder: folder, number: newNumber) }
+            Glibc.close(segment.fd)
+            segment = newSegment
+        } catch {
+            // The old segment stays current; compaction is retried after the next batch.
+            logger.error("store: could not start a new journal segment", metadata: ["error": "\(error)"])
+            compacting = false
+            return
+        }
+        Task {
+            do {
+                try await io.runIfActive {
+                    try Self.writeSnapshot(snapshotState, seq: snapshotSeq, folder: folder)
+                    try Self.deleteSegments(folder: folder, below: newNumber)
+                }
+                logger.info("store: snapshot written", metadata: ["store.seq": "\(snapshotSeq)"])
+            } catch {
+                logger.error("store: snapshot failed; the journal keeps everything", metadata: ["error": "\(error)"])
+            }
+            self.compactionFinished()
+        }
+    }
+
+    private func compactionFinished() {
+        compacting = false
+        resumeIdleWaitersIfIdle()
+    }
+
+    private func resumeIdleWaitersIfIdle() {
+        guard !flushing, !compacting else { return }
+        for w in idleWaiters { w.resume() }
+        idleWaiters = []
+    }
+
+    private func waitUntilIdle() async {
+        if !flushing, !compacting { return }
+        await withCheckedContinuation { idleWaiters.append($0) }
+    }
+
+    /// Forces a snapshot now and starts a fresh journal (used by tests and at shutdown).
+    public func compact() async throws {
+        await waitUntilIdle()
+        guard failure == nil else { throw StoreError.unavailable }
+        await startCompaction()
+        await waitUntilIdle()
+    }
+
+    /// Waits for pending writes, writes a final snapshot (unless a write failed), and releases the folder lock.
+    public func close() async {
+        guard !closed else { return }
+        await waitUntilIdle()
+        closed = true
+        if failure == nil {
+            let state = self.state
+            let seq = self.seq
+            let folder = self.folder
+            let number = segment.number
+            do {
+                // Everything is in the snapshot now, the current segment included.
+                try await io.runIfActive {
+                    try Self.writeSnapshot(state, seq: seq, folder: folder)
+                    try Self.deleteSegments(folder: folder, below: number + 1)
+                }
+            } catch {
+                logger.error("store: final snapshot failed; the journal keeps everything", metadata: ["error": "\(error)"])
+            }
+        }
+        Glibc.close(segment.fd)
+        lock.release()
+        try? await io.shutdownGracefully()
+    }
+
+    // MARK: Files
+
+    private static func segmentName(_ number: Int) -> String { String(format: "journal-%010d.jsonl", number) }
+
+    private static func segmentNumbers(folder: String) throws -> [Int] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        return names.compactMap { name -> Int? in
+            guard name.hasPrefix("journal-"), name.hasSuffix(".jsonl") else { return nil }
+            return Int(name.dropFirst("journal-".count).dropLast(".jsonl".count))
+        }.sorted()
+    }
+
+    private static func createSegment(folder: String, number: Int) throws -> Segment {
+        let path = folder + "/" + segmentName(number)
+        let fd = try DurableFile.openForAppend(path)
+        try DurableFile.syncDirectory(folder)
+        return Segment(number: number, fd: fd, path: path, bytes: 0)
+    }
+
+    private static func deleteSegments(folder: String, below number: Int) throws {
+        for n in try segmentNumbers(folder: folder) where n < number {
+            let path = folder + "/" + segmentName(n)
+            try DurableFile.check(unlink(path), "unlink", path)
+        }
+        try DurableFile.syncDirectory(folder)
+    }
+
+    static func writeSnapshot(_ state: StoreState, seq: UInt64, folder: String) throws {
+        let snapshot = Snapshot(
+            format: Snapshot.currentFormat, seq: seq,
+            users: state.users.values.sorted { $0.createdAt < $1.createdAt },
+            sessions: Array(state.sessions.values),
+            codes: Array(state.codes.values)
+        )
+        let bytes = try [UInt8](StoreCoding.encoder().encode(snapshot))
+        try DurableFile.replace(folder + "/snapshot.json", with: bytes)
+    }
+
+    private struct Loaded {
+        var state: StoreState
+        var seq: UInt64
+        var segment: Segment
+        var report: LoadReport
+    }
+
+    private static func load(folder: String, logger: Logger) throws -> Loaded {
+        let decoder = StoreCoding.decoder()
+        var state = StoreState()
+        var seq: UInt64 = 0
+        let snapshotPath = folder + "/snapshot.json"
+        unlink(snapshotPath + ".tmp")  // an unfinished snapshot from a crash; the old one is intact
+        if let bytes = try DurableFile.read(snapshotPath) {
+            let snapshot: Snapshot
+            do { snapshot = try decoder.decode(Snapshot.self, from: Data(bytes)) } catch {
+                throw StoreError.corrupt(path: snapshotPath, line: nil, reason: "not a valid snapshot (\(error))")
+            }
+            guard snapshot.format == Snapshot.currentFormat else {
+                throw StoreError.corrupt(path: snapshotPath, line: nil, reason: "snapshot format \(snapshot.format) is not supported")
+            }
+            for u in snapshot.users { state.apply(.putUser(u)) }
+            for s in snapshot.sessions { state.apply(.putSession(s)) }
+            for c in snapshot.codes { state.apply(.putCode(c)) }
+            seq = snapshot.seq
+        }
+
+        var report = LoadReport(replayedLines: 0, droppedTornLine: false)
+        let numbers = try segmentNumbers(folder: folder)
+        var lastLineSeq: UInt64?
+        for (index, number) in numbers.enumerated() {
+            let path = folder + "/" + segmentName(number)
+            let bytes = try DurableFile.read(path) ?? []
+            let isLastSegment = index == numbers.count - 1
+            var lineStart = 0
+            var lineNumber = 0
+            while lineStart < bytes.count {
+                lineNumber += 1
+                let newline = bytes[lineStart...].firstIndex(of: 0x0A)
+                let lineEnd = newline ?? bytes.count
+                let line = bytes[lineStart..<lineEnd]
+                let torn = newline == nil || line.contains(0)
+                if torn {
+                    guard isLastSegment, newline == nil || !bytes[lineEnd...].contains(where: { $0 != 0 && $0 != 0x0A }) else {
+                        throw StoreError.corrupt(path: path, line: lineNumber, reason: "unreadable journal line before the end of the journal")
+                    }
+                    logger.warning(
+                        "store: dropping a torn last journal line (a crash interrupted its write; it was never acknowledged)",
+                        metadata: ["file": "\(path)", "line": "\(lineNumber)"]
+                    )
+                    try truncateFile(path, to: lineStart)
+                    report.droppedTornLine = true
+                    break
+                }
+                let entry: JournalLine
+                do { entry = try decoder.decode(JournalLine.self, from: Data(line)) } catch {
+                    throw StoreError.corrupt(path: path, line: lineNumber, reason: "not a valid journal line (\(error))")
+                }
+                if let last = lastLineSeq, entry.seq != last + 1 {
+                    throw StoreError.corrupt(path: path, line: lineNumber, reason: "sequence \(entry.seq) follows \(last)")
+                }
+                lastLineSeq = entry.seq
+                if entry.seq > seq {
+                    if seq > 0, entry.seq != seq + 1 {
+                        throw StoreError.corrupt(path: path, line: lineNumber, reason: "sequence \(entry.seq) leaves a gap after \(seq)")
+                    }
+                    for change in entry.changes { state.apply(change) }
+                    seq = entry.seq
+                    report.replayedLines += 1
+                }
+                lineStart = lineEnd + 1
+            }
+        }
+
+        let current: Segment
+        if let last = numbers.last {
+            let path = folder + "/" + segmentName(last)
+            let fd = try DurableFile.openForAppend(path)
+            let size = lseek(fd, 0, SEEK_END)
+            current = Segment(number: last, fd: fd, path: path, bytes: Int(max(size, 0)))
+        } else {
+            current = try createSegment(folder: folder, number: 1)
+        }
+        return Loaded(state: state, seq: seq, segment: current, report: report)
+    }
+
+    private static func truncateFile(_ path: String, to length: Int) throws {
+        let fd = Glibc.open(path, O_WRONLY | O_CLOEXEC)
+        try DurableFile.check(fd, "open", path)
+        defer { Glibc.close(fd) }
+        try DurableFile.check(ftruncate(fd, off_t(length)), "ftruncate", path)
+        try DurableFile.check(fsync(fd), "fsync", path)
+    }
+}

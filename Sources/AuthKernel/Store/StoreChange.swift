@@ -1,0 +1,39 @@
+public import Foundation
+
+/// One change to the store, as written to the journal. Changes are whole-record upserts and deletes,
+/// so replaying a journal line twice gives the same state.
+public enum StoreChange: Codable, Sendable, Equatable {
+    case putUser(UserRecord)
+    case deleteUser(UUID)
+    case putSession(SessionRecord)
+    case deleteSession(UUID)
+    case putCode(CodeRecord)
+    case deleteCode(String)
+
+    private enum Op: String, Codable { case putUser = "put_user", deleteUser = "delete_user", putSession = "put_session", deleteSession = "delete_session", putCode = "put_code", deleteCode = "delete_code" }
+    private enum CodingKeys: String, CodingKey { case op, user, session, code, id }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        switch try c.decode(Op.self, forKey: .op) {
+        case .putUser: self = .putUser(try c.decode(UserRecord.self, forKey: .user))
+        case .deleteUser: self = .deleteUser(try c.decode(UUID.self, forKey: .id))
+        case .putSession: self = .putSession(try c.decode(SessionRecord.self, forKey: .session))
+        case .deleteSession: self = .deleteSession(try c.decode(UUID.self, forKey: .id))
+        case .putCode: self = .putCode(try c.decode(CodeRecord.self, forKey: .code))
+        case .deleteCode: self = .deleteCode(try c.decode(String.self, forKey: .id))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        switch self {
+        case .putUser(let u): try c.encode(Op.putUser, forKey: .op); try c.encode(u, forKey: .user)
+        case .deleteUser(let id): try c.encode(Op.deleteUser, forKey: .op); try c.encode(id, forKey: .id)
+        case .putSession(let s): try c.encode(Op.putSession, forKey: .op); try c.encode(s, forKey: .session)
+        case .deleteSession(let id): try c.encode(Op.deleteSession, forKey: .op); try c.encode(id, forKey: .id)
+        case .putCode(let r): try c.encode(Op.putCode, forKey: .op); try c.encode(r, forKey: .code)
+        case .deleteCode(let id): try c.encode(Op.deleteCode, forKey: .op); try c.encode(id, forKey: .id)
+        }
+    }
+}

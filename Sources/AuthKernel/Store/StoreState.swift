@@ -1,0 +1,133 @@
+public import Foundation
+
+/// Everything the store holds, in memory, with the indexes the queries need.
+///
+/// Writers change it only through the `put`/`delete` methods, which keep the indexes right and
+/// record each change in ``pending`` so the store can journal exactly what was applied.
+public struct StoreState: Sendable {
+    /// Users by id.
+    public private(set) var users: [UUID: UserRecord] = [:]
+    /// Sessions by id.
+    public private(set) var sessions: [UUID: SessionRecord] = [:]
+    /// One-time codes by ``CodeRecord/id``.
+    public private(set) var codes: [String: CodeRecord] = [:]
+
+    private var userByEmail: [String: UUID] = [:]
+    private var userByIdentity: [Identity: UUID] = [:]
+    private var userByUsername: [String: UUID] = [:]
+    private var sessionsByUser: [UUID: Set<UUID>] = [:]
+    private var sessionByRefreshHash: [String: UUID] = [:]
+
+    /// Changes applied since the store last took them.
+    var pending: [StoreChange] = []
+
+    /// An empty store.
+    public init() {}
+
+    // MARK: Reads
+
+    /// The user with this id.
+    public func user(id: UUID) -> UserRecord? { users[id] }
+    /// The user with this (case-folded) email.
+    public func user(email: String) -> UserRecord? { userByEmail[email].flatMap { users[$0] } }
+    /// The user this identity belongs to.
+    public func user(identity: Identity) -> UserRecord? { userByIdentity[identity].flatMap { users[$0] } }
+    /// The user with this user name, compared case-insensitively.
+    public func user(username: String) -> UserRecord? { userByUsername[username.lowercased()].flatMap { users[$0] } }
+    /// The session with this id.
+    public func session(id: UUID) -> SessionRecord? { sessions[id] }
+    /// The session holding a current or retired refresh token with this hash.
+    public func session(refreshHash: String) -> SessionRecord? { sessionByRefreshHash[refreshHash].flatMap { sessions[$0] } }
+    /// The sessions of a user, oldest first.
+    public func sessions(userID: UUID) -> [SessionRecord] {
+        (sessionsByUser[userID] ?? []).compactMap { sessions[$0] }.sorted { $0.createdAt < $1.createdAt }
+    }
+    /// The code record for a purpose and key.
+    public func code(purpose: String, key: String) -> CodeRecord? { codes[CodeRecord.id(purpose: purpose, key: key)] }
+
+    // MARK: Writes
+
+    /// Inserts or replaces a user. The caller has checked uniqueness of email, user name and identities.
+    public mutating func put(_ user: UserRecord) {
+        apply(.putUser(user))
+        pending.append(.putUser(user))
+    }
+
+    /// Deletes a user with its sessions and the codes sent to its email.
+    public mutating func deleteUser(id: UUID) {
+        guard let user = users[id] else { return }
+        for s in sessions(userID: id) { deleteSession(id: s.id) }
+        if let email = user.email {
+            for code in codes.values where code.key == email { deleteCode(id: code.id) }
+        }
+        apply(.deleteUser(id))
+        pending.append(.deleteUser(id))
+    }
+
+    /// Inserts or replaces a session.
+    public mutating func put(_ session: SessionRecord) {
+        apply(.putSession(session))
+        pending.append(.putSession(session))
+    }
+
+    /// Deletes a session.
+    public mutating func deleteSession(id: UUID) {
+        guard sessions[id] != nil else { return }
+        apply(.deleteSession(id))
+        pending.append(.deleteSession(id))
+    }
+
+    /// Inserts or replaces a code record.
+    public mutating func put(_ code: CodeRecord) {
+        apply(.putCode(code))
+        pending.append(.putCode(code))
+    }
+
+    /// Deletes a code record.
+    public mutating func deleteCode(id: String) {
+        guard codes[id] != nil else { return }
+        apply(.deleteCode(id))
+        pending.append(.deleteCode(id))
+    }
+
+    // MARK: Applying changes (journal replay and writes)
+
+    /// Applies one change and updates the indexes; does not record it.
+    mutating func apply(_ change: StoreChange) {
+        switch change {
+        case .putUser(let user):
+            if let old = users[user.id] { unindex(old) }
+            users[user.id] = user
+            if let email = user.email { userByEmail[email] = user.id }
+            if let name = user.username { userByUsername[name.lowercased()] = user.id }
+            for identity in user.identities { userByIdentity[identity] = user.id }
+        case .deleteUser(let id):
+            if let old = users.removeValue(forKey: id) { unindex(old) }
+        case .putSession(let session):
+            if let old = sessions[session.id] { unindex(old) }
+            sessions[session.id] = session
+            sessionsByUser[session.userID, default: []].insert(session.id)
+            for h in session.refreshHashes { sessionByRefreshHash[h] = session.id }
+            for r in session.retired { sessionByRefreshHash[r.hash] = session.id }
+        case .deleteSession(let id):
+            if let old = sessions.removeValue(forKey: id) { unindex(old) }
+        case .putCode(let code):
+            codes[code.id] = code
+        case .deleteCode(let id):
+            codes.removeValue(forKey: id)
+        }
+    }
+
+    private mutating func unindex(_ user: UserRecord) {
+        if let email = user.email, userByEmail[email] == user.id { userByEmail[email] = nil }
+        if let name = user.username?.lowercased(), userByUsername[name] == user.id { userByUsername[name] = nil }
+        for identity in user.identities where userByIdentity[identity] == user.id { userByIdentity[identity] = nil }
+    }
+
+    private mutating func unindex(_ session: SessionRecord) {
+        sessionsByUser[session.userID]?.remove(session.id)
+        if sessionsByUser[session.userID]?.isEmpty == true { sessionsByUser[session.userID] = nil }
+        for h in session.refreshHashes where sessionByRefreshHash[h] == session.id { sessionByRefreshHash[h] = nil }
+        for r in session.retired where sessionByRefreshHash[r.hash] == session.id { sessionByRefreshHash[r.hash] = nil }
+    }
+}

@@ -1,0 +1,56 @@
+/// The claims of an authd access token (contract §2).
+public struct AccessTokenClaims: Codable, Sendable, Equatable {
+    /// Issuer.
+    public var iss: String
+    /// Audience; authd issues a single string, and accepts a string or an array when verifying.
+    public var aud: Audience
+    /// User id.
+    public var sub: String
+    /// Session id.
+    public var sid: String
+    /// Issued at (Unix seconds).
+    public var iat: Int
+    /// Expiry (Unix seconds).
+    public var exp: Int
+    /// Not before (Unix seconds); authd does not set it but honours it.
+    public var nbf: Int?
+    /// Unique token id.
+    public var jti: String
+    /// Providers used to sign in.
+    public var amr: [String]
+    /// Whether the user is anonymous.
+    public var isAnonymous: Bool
+
+    /// Creates claims.
+    public init(iss: String, aud: String, sub: String, sid: String, iat: Int, exp: Int, jti: String, amr: [String], isAnonymous: Bool) {
+        self.iss = iss
+        self.aud = Audience([aud])
+        self.sub = sub
+        self.sid = sid
+        self.iat = iat
+        self.exp = exp
+        self.jti = jti
+        self.amr = amr
+        self.isAnonymous = isAnonymous
+    }
+
+    enum CodingKeys: String, CodingKey { case iss, aud, sub, sid, iat, exp, nbf, jti, amr, isAnonymous = "is_anonymous" }
+
+    /// `aud` as JWT allows it: one string or an array of strings.
+    public struct Audience: Codable, Sendable, Equatable {
+        /// The audiences.
+        public var values: [String]
+        /// Creates an audience list.
+        public init(_ values: [String]) { self.values = values }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.singleValueContainer()
+            if let one = try? c.decode(String.self) { values = [one] } else { values = try c.decode([String].self) }
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.singleValueContainer()
+            if values.count == 1 { try c.encode(values[0]) } else { try c.encode(values) }
+        }
+    }
+}

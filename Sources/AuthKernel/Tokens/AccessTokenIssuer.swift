@@ -1,0 +1,23 @@
+import Foundation
+
+/// Signs access tokens: compact JWS with header `{"alg":"EdDSA","typ":"at+jwt","kid":…}`.
+public struct AccessTokenIssuer: Sendable {
+    /// The keys.
+    public let keyRing: SigningKeyRing
+    private let encoder: JSONEncoder = {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return e
+    }()
+
+    /// Creates an issuer signing with the ring's active key.
+    public init(keyRing: SigningKeyRing) { self.keyRing = keyRing }
+
+    /// Returns the signed token for `claims`.
+    public func sign(_ claims: AccessTokenClaims) throws -> String {
+        let key = keyRing.active
+        let header = #"{"alg":"EdDSA","kid":"\#(key.kid)","typ":"at+jwt"}"#
+        let signingInput = Base64URL.encode(Array(header.utf8)) + "." + Base64URL.encode(try encoder.encode(claims))
+        return signingInput + "." + Base64URL.encode(key.keyPair.sign(Array(signingInput.utf8)))
+    }
+}

@@ -1,0 +1,76 @@
+public import Foundation
+
+/// Verifies access tokens and says exactly why one is refused (for logs; clients only see 401).
+public struct AccessTokenVerifier: Sendable {
+    /// Why a token was refused.
+    public enum Rejection: Error, Equatable, Sendable {
+        case malformed
+        case unsupportedAlgorithm(String)
+        case wrongType
+        case unknownKey
+        case badSignature
+        case wrongIssuer
+        case wrongAudience
+        case expired
+        case notYetValid
+    }
+
+    /// The keys.
+    public let keyRing: SigningKeyRing
+    /// Expected `iss`.
+    public let issuer: String
+    /// Expected member of `aud`.
+    public let audience: String
+    /// Tolerated clock difference, seconds.
+    public let clockSkew: Int
+
+    /// Longest token accepted; authd's own are around 600 bytes.
+    static let maxLength = 8192
+
+    /// Creates a verifier.
+    public init(keyRing: SigningKeyRing, issuer: String, audience: String, clockSkew: Int) {
+        self.keyRing = keyRing
+        self.issuer = issuer
+        self.audience = audience
+        self.clockSkew = clockSkew
+    }
+
+    private struct Header: Decodable {
+        var alg: String
+        var typ: String?
+        var kid: String?
+        var crit: [String]?
+    }
+
+    /// Returns the claims of a valid token.
+    ///
+    /// Accepts only `alg` `EdDSA` (RFC 8037) or `Ed25519` (RFC 9864) with a `kid` of a key that still
+    /// verifies, `typ` `at+jwt`, no `crit`, then checks `iss`, `aud`, `exp`, `nbf` and `iat` with the skew.
+    public func verify(_ token: String, now: Date) throws(Rejection) -> AccessTokenClaims {
+        guard token.utf8.count <= Self.maxLength else { throw .malformed }
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3,
+            let headerBytes = Base64URL.decode(parts[0]),
+            let payloadBytes = Base64URL.decode(parts[1]),
+            let signature = Base64URL.decode(parts[2])
+        else { throw .malformed }
+        let decoder = JSONDecoder()
+        guard let header = try? decoder.decode(Header.self, from: Data(headerBytes)) else { throw .malformed }
+        guard header.alg == "EdDSA" || header.alg == "Ed25519" else { throw .unsupportedAlgorithm(header.alg) }
+        guard let typ = header.typ?.lowercased(), typ == "at+jwt" || typ == "application/at+jwt" else { throw .wrongType }
+        guard header.crit == nil else { throw .malformed }
+        guard let kid = header.kid, let key = keyRing.verificationKey(kid: kid, now: now) else { throw .unknownKey }
+        let signingInput = Array(token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
+        guard Ed25519.verify(signature: signature, message: signingInput, publicKey: key.keyPair.publicKey) else {
+            throw .badSignature
+        }
+        guard let claims = try? decoder.decode(AccessTokenClaims.self, from: Data(payloadBytes)) else { throw .malformed }
+        guard claims.iss == issuer else { throw .wrongIssuer }
+        guard claims.aud.values.contains(audience) else { throw .wrongAudience }
+        let t = Int(now.timeIntervalSince1970)
+        guard claims.exp > t - clockSkew else { throw .expired }
+        if let nbf = claims.nbf, nbf > t + clockSkew { throw .notYetValid }
+        guard claims.iat <= t + clockSkew else { throw .notYetValid }
+        return claims
+    }
+}

@@ -1,0 +1,41 @@
+public import Foundation
+import Synchronization
+
+/// The signing keys in use: the newest unretired one signs; every key whose tokens may still be
+/// unexpired verifies and is published in the JWKS.
+public final class SigningKeyRing: Sendable {
+    private let keys: Mutex<[SigningKey]>
+    private let accessTTL: Int
+
+    /// Creates a ring over `keys` (at least one unretired).
+    public init(keys: [SigningKey], accessTTL: Int) {
+        precondition(keys.contains { $0.retiredAt == nil }, "a signing key ring needs an active key")
+        self.keys = Mutex(keys.sorted { $0.createdAt < $1.createdAt })
+        self.accessTTL = accessTTL
+    }
+
+    /// The key that signs new tokens.
+    public var active: SigningKey {
+        keys.withLock { $0.last { $0.retiredAt == nil }! }
+    }
+
+    /// Keys that still verify at `now`: unretired ones, and retired ones whose last token has not expired.
+    public func verificationKeys(now: Date) -> [SigningKey] {
+        keys.withLock { all in
+            all.filter { key in
+                guard let retired = key.retiredAt else { return true }
+                return retired.addingTimeInterval(TimeInterval(accessTTL)) > now
+            }
+        }
+    }
+
+    /// The key with this `kid`, if it still verifies.
+    public func verificationKey(kid: String, now: Date) -> SigningKey? {
+        verificationKeys(now: now).first { $0.kid == kid }
+    }
+
+    /// The JWKS document: `{"keys":[...]}`.
+    public func jwks(now: Date) -> [String: [[String: String]]] {
+        ["keys": verificationKeys(now: now).reversed().map(\.jwk)]
+    }
+}

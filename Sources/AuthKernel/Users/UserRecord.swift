@@ -1,0 +1,54 @@
+public import Foundation
+
+/// A user as stored. The public JSON shape is ``UserResponse``.
+public struct UserRecord: Codable, Sendable, Equatable {
+    /// Stable id (UUID), the `sub` of access tokens.
+    public var id: UUID
+    /// Case-folded email, unique across users.
+    public var email: String?
+    /// Whether the email was proven (by a code).
+    public var emailVerified: Bool
+    /// Free-form name the user chose.
+    public var displayName: String?
+    /// Unique (case-insensitively) user name.
+    public var username: String?
+    /// Whether the user has no identity yet besides an anonymous session.
+    public var isAnonymous: Bool
+    /// Linked identities, in the order they were linked.
+    public var identities: [Identity]
+    /// Provider-owned private data (e.g. a password hash); never sent to clients.
+    public var secrets: [String: String]
+    /// Creation time.
+    public var createdAt: Date
+    /// Last change.
+    public var updatedAt: Date
+
+    /// Creates a user.
+    public init(
+        id: UUID = UUID(), email: String? = nil, emailVerified: Bool = false, displayName: String? = nil,
+        username: String? = nil, isAnonymous: Bool = false, identities: [Identity] = [], secrets: [String: String] = [:],
+        createdAt: Date, updatedAt: Date? = nil
+    ) {
+        self.id = id
+        self.email = email
+        self.emailVerified = emailVerified
+        self.displayName = displayName
+        self.username = username
+        self.isAnonymous = isAnonymous
+        self.identities = identities
+        self.secrets = secrets
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt ?? createdAt
+    }
+
+    /// Provider ids of the linked identities, without repeats, in link order.
+    public var authProviders: [String] {
+        var seen = Set<String>()
+        return identities.map(\.provider).filter { seen.insert($0).inserted }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, email, emailVerified = "email_verified", displayName = "display_name", username
+        case isAnonymous = "is_anonymous", identities, secrets, createdAt = "created_at", updatedAt = "updated_at"
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+public import Hummingbird
+
+/// The user object of the contract, as clients see it.
+public struct UserResponse: ResponseCodable, Sendable, Equatable {
+    public var id: String
+    public var email: String?
+    public var emailVerified: Bool
+    public var displayName: String?
+    public var username: String?
+    public var isAnonymous: Bool
+    public var authProviders: [String]
+    public var createdAt: String
+    public var updatedAt: String
+
+    /// The public view of a stored user.
+    public init(_ user: UserRecord) {
+        id = user.id.lowercased
+        email = user.email
+        emailVerified = user.emailVerified
+        displayName = user.displayName
+        username = user.username
+        isAnonymous = user.isAnonymous
+        authProviders = user.authProviders
+        createdAt = Timestamp.string(user.createdAt)
+        updatedAt = Timestamp.string(user.updatedAt)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, email, emailVerified = "email_verified", displayName = "display_name", username
+        case isAnonymous = "is_anonymous", authProviders = "auth_providers", createdAt = "created_at", updatedAt = "updated_at"
+    }
+
+    // Explicit nulls: the contract shows `"display_name": null`, not a missing key.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(email, forKey: .email)
+        try c.encode(emailVerified, forKey: .emailVerified)
+        try c.encode(displayName, forKey: .displayName)
+        try c.encode(username, forKey: .username)
+        try c.encode(isAnonymous, forKey: .isAnonymous)
+        try c.encode(authProviders, forKey: .authProviders)
+        try c.encode(createdAt, forKey: .createdAt)
+        try c.encode(updatedAt, forKey: .updatedAt)
+    }
+}

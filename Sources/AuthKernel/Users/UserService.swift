@@ -1,0 +1,130 @@
+public import Foundation
+public import Logging
+
+/// Users and their linked identities: find-or-create by identity, linking, profile changes, deletion.
+public struct UserService: Sendable {
+    let store: JournalStore
+    let clock: any AuthClock
+    let logger: Logger
+
+    /// Creates the service.
+    public init(store: JournalStore, clock: any AuthClock, logger: Logger) {
+        self.store = store
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// What a provider proved about the person signing in.
+    public struct Claim: Sendable {
+        /// The identity.
+        public var identity: Identity
+        /// Case-folded email the provider vouches for, if any.
+        public var email: String?
+        /// Whether the provider verified that email.
+        public var emailVerified: Bool
+
+        /// Creates a claim.
+        public init(identity: Identity, email: String?, emailVerified: Bool) {
+            self.identity = identity
+            self.email = email
+            self.emailVerified = emailVerified
+        }
+    }
+
+    /// The user with this id.
+    public func user(id: UUID) async -> UserRecord? { await store.read { $0.user(id: id) } }
+    /// The user with this (case-folded) email.
+    public func user(email: String) async -> UserRecord? { await store.read { $0.user(email: email) } }
+    /// The user an identity belongs to.
+    public func user(identity: Identity) async -> UserRecord? { await store.read { $0.user(identity: identity) } }
+
+    /// Finds or creates the user for a sign-in, or links the identity to `linkingTo`.
+    ///
+    /// Without `linkingTo`: the identity's user if linked; else the user with the same email when the
+    /// provider verified it (proving the address proves the account), linking the identity; else a new user.
+    /// With `linkingTo` (the caller's Bearer session): the identity is added to that user, which
+    /// stops being anonymous; 409 `IDENTITY_IN_USE` if the identity or its email belongs to someone else.
+    public func signIn(_ claim: Claim, linkingTo linkUserID: UUID?) async throws -> UserRecord {
+        let now = clock.now()
+        let (user, created) = try await store.write { state -> (UserRecord, Bool) in
+            let owner = state.user(identity: claim.identity)
+            if let linkUserID {
+                guard var user = state.user(id: linkUserID) else { throw AuthError.unauthorized }
+                if let owner, owner.id != user.id { throw AuthError.identityInUse }
+                if let email = claim.email, let emailOwner = state.user(email: email), emailOwner.id != user.id {
+                    throw AuthError.identityInUse
+                }
+                Self.link(claim, to: &user, now: now)
+                state.put(user)
+                return (user, false)
+            }
+            if var owner {
+                if let email = claim.email, claim.emailVerified, owner.email == email, !owner.emailVerified {
+                    owner.emailVerified = true
+                    owner.updatedAt = now
+                    state.put(owner)
+                }
+                return (owner, false)
+            }
+            if let email = claim.email, var emailOwner = state.user(email: email) {
+                guard claim.emailVerified else { throw AuthError.accountExists }
+                Self.link(claim, to: &emailOwner, now: now)
+                state.put(emailOwner)
+                return (emailOwner, false)
+            }
+            let user = UserRecord(
+                email: claim.email, emailVerified: claim.email != nil && claim.emailVerified,
+                identities: [claim.identity], createdAt: now
+            )
+            state.put(user)
+            return (user, true)
+        }
+        if created { logger.info("user created", metadata: ["user.id": "\(user.id.lowercased)", "provider": "\(claim.identity.provider)"]) }
+        return user
+    }
+
+    private static func link(_ claim: UserService.Claim, to user: inout UserRecord, now: Date) {
+        if !user.identities.contains(claim.identity) { user.identities.append(claim.identity) }
+        if let email = claim.email {
+            if user.email == nil { user.email = email; user.emailVerified = claim.emailVerified }
+            else if user.email == email, claim.emailVerified { user.emailVerified = true }
+        }
+        user.isAnonymous = false
+        user.updatedAt = now
+    }
+
+    /// Creates a user with no identity yet (anonymous sign-in).
+    public func createAnonymous() async throws -> UserRecord {
+        let user = UserRecord(isAnonymous: true, createdAt: clock.now())
+        try await store.write { $0.put(user) }
+        logger.info("anonymous user created", metadata: ["user.id": "\(user.id.lowercased)"])
+        return user
+    }
+
+    /// Changes a user atomically. `body` may throw before changing anything to refuse.
+    /// Email and user-name uniqueness are checked after `body`; a clash throws 409 (`IDENTITY_IN_USE`
+    /// for email, `USERNAME_TAKEN` for user names) and nothing changes.
+    public func update(_ userID: UUID, _ body: @Sendable (inout UserRecord) throws -> Void) async throws -> UserRecord {
+        let now = clock.now()
+        return try await store.write { state in
+            guard var user = state.user(id: userID) else { throw AuthError.unauthorized }
+            try body(&user)
+            if let email = user.email, let other = state.user(email: email), other.id != userID { throw AuthError.identityInUse }
+            if let name = user.username, let other = state.user(username: name), other.id != userID {
+                throw AuthError.usernameTaken
+            }
+            for identity in user.identities {
+                if let other = state.user(identity: identity), other.id != userID { throw AuthError.identityInUse }
+            }
+            user.updatedAt = now
+            state.put(user)
+            return user
+        }
+    }
+
+    /// Deletes a user with its identities, sessions and codes.
+    public func delete(_ userID: UUID) async throws {
+        try await store.write { $0.deleteUser(id: userID) }
+        logger.info("user deleted", metadata: ["user.id": "\(userID.lowercased)"])
+    }
+}

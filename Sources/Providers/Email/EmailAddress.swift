@@ -1,0 +1,42 @@
+/// A syntactically reasonable email address, case-folded.
+///
+/// Not the full RFC 5322 grammar (quoted local parts, comments and IP literals are refused: no real
+/// inbox needs them and they are where header injection hides) but every address people use:
+/// `local@domain.tld` with the usual characters, at most 254 characters in all, 64 in the local part.
+public struct EmailAddress: Sendable, Hashable, CustomStringConvertible {
+    /// The case-folded address.
+    public let value: String
+
+    /// Longest address accepted (RFC 5321 path limit less the brackets).
+    public static let maxLength = 254
+
+    private static let localCharacters = Set("abcdefghijklmnopqrstuvwxyz0123456789!#$%&'*+-/=?^_`{|}~.".unicodeScalars)
+    private static let domainCharacters = Set("abcdefghijklmnopqrstuvwxyz0123456789-".unicodeScalars)
+
+    /// Parses and case-folds an address; nil when it is not acceptable.
+    public init?(_ raw: String) {
+        let s = raw.trimmingCharacters(in: .whitespaces).lowercased()
+        guard !s.isEmpty, s.utf8.count <= Self.maxLength else { return nil }
+        let parts = s.split(separator: "@", omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return nil }
+        let local = parts[0], domain = parts[1]
+        guard (1...64).contains(local.utf8.count),
+            local.unicodeScalars.allSatisfy(Self.localCharacters.contains),
+            !local.hasPrefix("."), !local.hasSuffix("."), !local.contains("..")
+        else { return nil }
+        let labels = domain.split(separator: ".", omittingEmptySubsequences: false)
+        guard labels.count >= 2 else { return nil }
+        for label in labels {
+            guard (1...63).contains(label.utf8.count),
+                label.unicodeScalars.allSatisfy(Self.domainCharacters.contains),
+                !label.hasPrefix("-"), !label.hasSuffix("-")
+            else { return nil }
+        }
+        guard let tld = labels.last, tld.count >= 2, !tld.allSatisfy(\.isNumber) else { return nil }
+        value = s
+    }
+
+    public var description: String { value }
+}
+
+import Foundation

@@ -1,0 +1,69 @@
+public import AuthKernel
+public import Hummingbird
+import Logging
+
+/// Sign-in with a one-time code sent by email (contract §4 "email").
+///
+/// - `POST /api/v1/auth/email/send-code` and `resend-code` with `email`: mail a 6-digit code.
+/// - `POST /api/v1/auth/email/verify` with `email`, `code`: sign in, creating the user on first sign-in.
+///   With a Bearer token, the email identity is linked to the caller instead.
+public struct EmailProvider: AuthProvider {
+    public static let id = "email"
+    /// Code purpose in the store.
+    static let purpose = "email_sign_in"
+
+    let kernel: Kernel
+    let settings: EmailSettings
+
+    public init(kernel: Kernel, config: inout ConfigSection) throws {
+        self.kernel = kernel
+        self.settings = try EmailSettings(&config)
+    }
+
+    struct EmailBody: Decodable { var email: String }
+    struct VerifyBody: Decodable {
+        var email: String
+        var code: String
+        var deviceName: String?
+        var platform: String?
+        enum CodingKeys: String, CodingKey { case email, code, deviceName = "device_name", platform }
+    }
+    struct Sent: ResponseEncodable {
+        var message: String
+        var expiresIn: Int
+        enum CodingKeys: String, CodingKey { case message, expiresIn = "expires_in" }
+    }
+
+    public func routes() -> RouteCollection<AuthRequestContext> {
+        let routes = RouteCollection(context: AuthRequestContext.self)
+        routes.post("email/send-code") { request, context in
+            try await sendCode(request, context, message: "Verification code sent")
+        }
+        routes.post("email/resend-code") { request, context in
+            try await sendCode(request, context, message: "Verification code resent")
+        }
+        routes.post("email/verify") { request, context -> SessionResponse in
+            let body = try await request.decodeJSON(as: VerifyBody.self, context: context)
+            guard let email = EmailAddress(body.email) else { throw AuthError.invalidEmail }
+            let device = try DeviceInfo(name: body.deviceName, platform: body.platform)
+            try kernel.rateLimiter.consume(settings.verifiesPerIP, key: "email.verify.ip:\(context.clientIP)")
+            try await kernel.codes.verify(purpose: Self.purpose, key: email.value, code: body.code, policy: settings.codes)
+            let user = try await kernel.users.signIn(
+                .init(identity: Identity(provider: Self.id, subject: email.value), email: email.value, emailVerified: true),
+                linkingTo: context.principal?.user.id
+            )
+            return try await kernel.sessions.signIn(user, amr: [Self.id], device: device)
+        }
+        return routes
+    }
+
+    private func sendCode(_ request: Request, _ context: AuthRequestContext, message: String) async throws -> Sent {
+        let body = try await request.decodeJSON(as: EmailBody.self, context: context)
+        guard let email = EmailAddress(body.email) else { throw AuthError.invalidEmail }
+        try kernel.rateLimiter.consume(settings.sendsPerIP, key: "email.send.ip:\(context.clientIP)")
+        let code = try await kernel.codes.issue(purpose: Self.purpose, key: email.value, policy: settings.codes)
+        try await kernel.mailer.send(EmailMessages.signInCode(to: email, code: code, ttl: settings.codes.ttl))
+        kernel.logger.info("sign-in code sent", metadata: ["request.ip": "\(context.clientIP)"])
+        return Sent(message: message, expiresIn: settings.codes.ttl)
+    }
+}

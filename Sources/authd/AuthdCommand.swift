@@ -1,0 +1,17 @@
+import ArgumentParser
+
+/// `authd`: the server and its admin commands.
+@main
+struct AuthdCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "authd",
+        abstract: "A self-hosted authentication server: email codes, signed Ed25519 access tokens, rotating refresh tokens.",
+        discussion: """
+            Examples:
+              authd serve                       # serve ./data on 127.0.0.1:8080
+              authd serve --data /var/lib/authd --host 0.0.0.0 --port 9000
+            """,
+        version: AuthdVersion.current,
+        subcommands: [ServeCommand.self]
+    )
+}

@@ -1,0 +1,91 @@
+import ArgumentParser
+import AuthKernel
+import Foundation
+import Logging
+
+/// `authd serve`: runs the server until SIGINT or SIGTERM.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve the HTTP API from a data folder.",
+        discussion: """
+            Each option can also come from the environment (AUTHD_DATA, AUTHD_CONFIG, AUTHD_HOST,
+            AUTHD_PORT); an option on the command line wins. AUTHD_LOG_LEVEL sets the log level
+            (trace, debug, info, notice, warning, error, critical; default info).
+
+            Examples:
+              authd serve
+              authd serve --data /var/lib/authd --config /etc/authd.json --port 9000
+            """
+    )
+
+    @Option(help: "Data folder: keys, store and outbox (created if missing). Default ./data.")
+    var data: String?
+
+    @Option(help: "Configuration file (JSON). Default DATA/authd.json when it exists.")
+    var config: String?
+
+    @Option(help: "Address to listen on. Default 127.0.0.1.")
+    var host: String?
+
+    @Option(help: "Port to listen on; 0 picks a free one. Default 8080.")
+    var port: Int?
+
+    func run() async throws {
+        let env = ProcessInfo.processInfo.environment
+        let dataFolder = data ?? env["AUTHD_DATA"] ?? "./data"
+        let host = self.host ?? env["AUTHD_HOST"] ?? "127.0.0.1"
+        let portText = port.map(String.init) ?? env["AUTHD_PORT"] ?? "8080"
+        guard let port = Int(portText), (0...65_535).contains(port) else {
+            throw fail("the port must be a number from 0 to 65535, not \"\(portText)\"")
+        }
+        let level = env["AUTHD_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "authd")
+
+        let configPath = config ?? env["AUTHD_CONFIG"]
+        let authConfig: AuthConfig
+        do {
+            authConfig = try loadConfig(path: configPath, dataFolder: dataFolder, host: host, port: port)
+        } catch let error as ConfigError {
+            throw fail("configuration error: \(error.message)")
+        }
+
+        var options = AuthServer.Options(dataFolder: dataFolder, host: host, port: port, config: authConfig, logger: logger)
+        options.onServerRunning = { url in
+            FileHandle.standardOutput.write(Data("authd listening on \(url)\n".utf8))
+        }
+        let server: AuthServer
+        do {
+            server = try await AuthServer.make(options, registry: availableProviders)
+        } catch let error as StoreError {
+            throw fail("\(error)")
+        } catch let error as ConfigError {
+            throw fail("configuration error: \(error.message)")
+        }
+        try await server.run()
+        logger.info("stopped; store flushed")
+    }
+
+    private func loadConfig(path: String?, dataFolder: String, host: String, port: Int) throws -> AuthConfig {
+        let file = path ?? dataFolder + "/authd.json"
+        if let data = FileManager.default.contents(atPath: file) {
+            do {
+                return try AuthConfig.parse(data, host: host, port: port, availableProviders: availableProviders.ids)
+            } catch let error as ConfigError {
+                throw ConfigError("\(file): \(error.message)")
+            }
+        }
+        if path != nil { throw ConfigError("cannot read the configuration file \(file)") }
+        return AuthConfig.defaults(host: host, port: port, availableProviders: availableProviders.ids)
+    }
+
+    private func fail(_ message: String) -> ExitCode {
+        FileHandle.standardError.write(Data("authd: \(message)\n".utf8))
+        return ExitCode(1)
+    }
+}
