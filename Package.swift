@@ -65,10 +65,23 @@ let package = Package(
             path: "Examples/GreetingProvider",
             swiftSettings: swiftSettings
         ),
+        // Shared by the test targets: a server on a temporary folder with a manual clock, log capture, JSON helpers.
+        .target(
+            name: "AuthTestSupport",
+            dependencies: [
+                "AuthKernel",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/AuthTestSupport",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "AuthKernelTests",
             dependencies: [
                 "AuthKernel",
+                "AuthTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings
@@ -78,6 +91,7 @@ let package = Package(
             dependencies: [
                 "AuthKernel",
                 "EmailProvider",
+                "AuthTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings
@@ -87,6 +101,7 @@ let package = Package(
             dependencies: [
                 "AuthKernel",
                 "GreetingProvider",
+                "AuthTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings

@@ -51,12 +51,12 @@ public struct Argon2id: Sendable, Equatable {
     }
 
     /// ``hash(_:)`` on the blocking thread pool.
-    public func hash(_ password: String, on pool: NIOThreadPool = .singleton) async throws -> String {
+    public func hash(_ password: String, on pool: NIOThreadPool) async throws -> String {
         try await pool.runIfActive { try self.hash(password) }
     }
 
     /// ``verify(_:hash:)`` on the blocking thread pool.
-    public static func verify(_ password: String, hash: String, on pool: NIOThreadPool = .singleton) async throws -> Bool {
+    public static func verify(_ password: String, hash: String, on pool: NIOThreadPool) async throws -> Bool {
         try await pool.runIfActive { verify(password, hash: hash) }
     }
 }

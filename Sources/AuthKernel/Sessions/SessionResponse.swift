@@ -1,7 +1,7 @@
 public import Hummingbird
 
 /// The answer to every successful sign-in and refresh (contract §2).
-public struct SessionResponse: ResponseEncodable, Sendable {
+public struct SessionResponse: ResponseCodable, Sendable {
     /// Signed EdDSA JWT.
     public var accessToken: String
     /// Opaque single-use refresh token.

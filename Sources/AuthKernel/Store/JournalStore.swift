@@ -136,6 +136,9 @@ public actor JournalStore {
         return try outcome.get()
     }
 
+    /// Number of fsync'ed batches so far; fewer than the writes when concurrent writers share fsyncs.
+    public private(set) var syncedBatches = 0
+
     /// Whether the store still accepts writes.
     public var isWritable: Bool { failure == nil && !closed }
 
@@ -155,6 +158,7 @@ public actor JournalStore {
                     try DurableFile.sync(fd, path: path)
                 }
                 segment.bytes += bytes.count
+                syncedBatches += 1
                 for w in batch { w.resume() }
             } catch {
                 fail(error, pending: batch)

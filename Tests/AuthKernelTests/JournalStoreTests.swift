@@ -1,0 +1,205 @@
+@testable import AuthKernel
+import AuthTestSupport
+import Foundation
+import Logging
+import Testing
+
+struct JournalStoreTests {
+    let logger = Logger(label: "test")
+    let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+
+    func user(_ n: Int) -> UserRecord {
+        UserRecord(email: "u\(n)@example.com", emailVerified: true, identities: [Identity(provider: "email", subject: "u\(n)@example.com")], createdAt: t0)
+    }
+
+    /// What a crash would leave: a copy of the folder's files as they are on disk now.
+    func crashCopy(_ folder: String) throws -> String {
+        let copy = temporaryFolder()
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder) where name != "authd.lock" {
+            try FileManager.default.copyItem(atPath: folder + "/" + name, toPath: copy + "/" + name)
+        }
+        return copy
+    }
+
+    func segments(_ folder: String) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix("journal-") }.sorted()
+    }
+
+    @Test func acknowledgedWritesSurviveACrashAndACleanClose() async throws {
+        let folder = temporaryFolder()
+        let store = try await JournalStore.open(folder: folder, logger: logger)
+        let u = user(1)
+        try await store.write { $0.put(u) }
+        let crashed = try crashCopy(folder)
+        await store.close()
+
+        let afterCrash = try await JournalStore.open(folder: crashed, logger: logger)
+        #expect(await afterCrash.read { $0.user(email: "u1@example.com") } == u)
+        #expect(afterCrash.loadReport.replayedLines == 1)
+        await afterCrash.close()
+
+        let afterClose = try await JournalStore.open(folder: folder, logger: logger)
+        #expect(await afterClose.read { $0.user(id: u.id) } == u)
+        #expect(afterClose.loadReport.replayedLines == 0)  // all in the snapshot
+        await afterClose.close()
+    }
+
+    @Test func concurrentWritersShareFsyncs() async throws {
+        let folder = temporaryFolder()
+        let store = try await JournalStore.open(folder: folder, logger: logger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<200 {
+                let u = user(i)
+                group.addTask { try await store.write { $0.put(u) } }
+            }
+            try await group.waitForAll()
+        }
+        let batches = await store.syncedBatches
+        #expect(batches < 200)
+        let crashed = try crashCopy(folder)
+        await store.close()
+        let reopened = try await JournalStore.open(folder: crashed, logger: logger)
+        #expect(await reopened.read { $0.users.count } == 200)
+        await reopened.close()
+    }
+
+    @Test func tornLastLineIsDroppedWithAWarning() async throws {
+        let folder = temporaryFolder()
+        let store = try await JournalStore.open(folder: folder, logger: logger)
+        for i in 0..<3 { let u = user(i); try await store.write { $0.put(u) } }
+        let crashed = try crashCopy(folder)
+        await store.close()
+        let segment = crashed + "/" + (try segments(crashed).last!)
+        let handle = FileHandle(forWritingAtPath: segment)!
+        handle.seekToEndOfFile()
+        handle.write(Data(#"{"changes":[{"op":"put_user","user":{"id":"#.utf8))
+        handle.closeFile()
+
+        let logs = LogCapture()
+        let reopened = try await JournalStore.open(folder: crashed, logger: logs.logger())
+        #expect(reopened.loadReport.droppedTornLine)
+        #expect(logs.contains("torn last journal line"))
+        #expect(await reopened.read { $0.users.count } == 3)
+        // The tail was cut off, so the journal takes new lines cleanly.
+        let u = user(9)
+        try await reopened.write { $0.put(u) }
+        let again = try crashCopy(crashed)
+        await reopened.close()
+        let third = try await JournalStore.open(folder: again, logger: logger)
+        #expect(await third.read { $0.users.count } == 4)
+        #expect(!third.loadReport.droppedTornLine)
+        await third.close()
+    }
+
+    @Test func corruptionBeforeTheEndStopsStartUpNamingFileAndLine() async throws {
+        let folder = temporaryFolder()
+        let store = try await JournalStore.open(folder: folder, logger: logger)
+        for i in 0..<3 { let u = user(i); try await store.write { $0.put(u) } }
+        let crashed = try crashCopy(folder)
+        await store.close()
+        let name = try segments(crashed).last!
+        let path = crashed + "/" + name
+        var lines = String(decoding: FileManager.default.contents(atPath: path)!, as: UTF8.self).split(separator: "\n").map(String.init)
+        lines[1] = "{not json"
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: path))
+        do {
+            _ = try await JournalStore.open(folder: crashed, logger: logger)
+            Issue.record("opened a corrupt journal")
+        } catch let StoreError.corrupt(p, line, _) {
+            #expect(p.hasSuffix(name))
+            #expect(line == 2)
+        }
+        // A failed start-up releases the folder lock: trying again reports the damage, not a lock.
+        await #expect(throws: StoreError.self) {
+            do { _ = try await JournalStore.open(folder: crashed, logger: logger) } catch StoreError.corrupt { throw StoreError.closed }
+        }
+    }
+
+    @Test func crashBetweenSnapshotAndJournalTruncationReplaysOnlyWhatIsNew() async throws {
+        let folder = temporaryFolder()
+        let store = try await JournalStore.open(folder: folder, logger: logger)
+        let a = user(1), b = user(2), c = user(3)
+        try await store.write { $0.put(a) }
+        try await store.write { $0.put(b) }
+        // The snapshot is written as of seq 2 but the journal was not yet cut: a crash here...
+        let stateAt2 = await store.read { $0 }
+        try JournalStore.writeSnapshot(stateAt2, seq: 2, folder: folder)
+        // ...with one more acknowledged write after it, and a delete replayed on top.
+        try await store.write { $0.put(c) }
+        try await store.write { $0.deleteUser(id: a.id) }
+        let crashed = try crashCopy(folder)
+        await store.close()
+        #expect(try segments(crashed).count == 1)
+
+        let reopened = try await JournalStore.open(folder: crashed, logger: logger)
+        #expect(reopened.loadReport.replayedLines == 2)
+        #expect(await reopened.read { Set($0.users.keys) } == [b.id, c.id])
+        await reopened.close()
+    }
+
+    @Test func compactionWritesASnapshotAndDropsOldSegments() async throws {
+        let folder = temporaryFolder()
+        let store = try await JournalStore.open(folder: folder, compactAfterBytes: 4096, logger: logger)
+        for i in 0..<100 { let u = user(i); try await store.write { $0.put(u) } }
+        try await store.compact()
+        #expect(FileManager.default.fileExists(atPath: folder + "/snapshot.json"))
+        #expect(try segments(folder).count == 1)
+        let u = user(100)
+        try await store.write { $0.put(u) }
+        let crashed = try crashCopy(folder)
+        await store.close()
+        let reopened = try await JournalStore.open(folder: crashed, logger: logger)
+        #expect(await reopened.read { $0.users.count } == 101)
+        await reopened.close()
+    }
+
+    @Test func theFolderIsLocked() async throws {
+        let folder = temporaryFolder()
+        let store = try await JournalStore.open(folder: folder, logger: logger)
+        await #expect(throws: StoreError.self) { try await JournalStore.open(folder: folder, logger: logger) }
+        do {
+            _ = try await JournalStore.open(folder: folder, logger: logger)
+        } catch {
+            #expect("\(error)".contains("in use by another authd process"))
+        }
+        await store.close()
+        let again = try await JournalStore.open(folder: folder, logger: logger)
+        await again.close()
+    }
+
+    @Test func aFailedWriteIsNeverAcknowledgedAndStopsWritesButNotReads() async throws {
+        let folder = temporaryFolder()
+        let faults = StoreFaults()
+        let logs = LogCapture()
+        let store = try await JournalStore.open(folder: folder, faults: faults, logger: logs.logger())
+        let kept = user(1), lost = user(2), later = user(3)
+        try await store.write { $0.put(kept) }
+        faults.failNextWrites(1)
+        await #expect(throws: StoreError.self) { try await store.write { $0.put(lost) } }
+        #expect(logs.contains("refusing all writes until restart"))
+        // No retry: the disk may have dropped the pages, so nothing more is acknowledged.
+        await #expect(throws: StoreError.self) { try await store.write { $0.put(later) } }
+        #expect(await store.isWritable == false)
+        #expect(await store.read { $0.user(id: kept.id) } == kept)
+        let crashed = try crashCopy(folder)
+        await store.close()
+        let reopened = try await JournalStore.open(folder: crashed, logger: logger)
+        #expect(await reopened.read { Set($0.users.keys) } == [kept.id])
+        await reopened.close()
+    }
+
+    @Test func deletingAUserTakesItsSessionsAndCodes() async throws {
+        let store = try await JournalStore.open(folder: temporaryFolder(), logger: logger)
+        let u = user(1)
+        let s = SessionRecord(userID: u.id, deviceName: nil, platform: nil, amr: [], createdAt: t0, expiresAt: t0 + 100, refreshHash: "h")
+        let c = CodeRecord(purpose: "p", key: "u1@example.com", digest: "d", sentAt: t0, expiresAt: t0 + 100)
+        try await store.write {
+            $0.put(u)
+            $0.put(s)
+            $0.put(c)
+        }
+        try await store.write { $0.deleteUser(id: u.id) }
+        #expect(await store.read { $0.sessions.isEmpty && $0.codes.isEmpty && $0.session(refreshHash: "h") == nil && $0.user(email: "u1@example.com") == nil })
+        await store.close()
+    }
+}

@@ -1,0 +1,55 @@
+import AuthKernel
+import Foundation
+import Testing
+
+struct RefreshTokenRotationTests {
+    let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+
+    func session() -> SessionRecord {
+        SessionRecord(userID: UUID(), deviceName: nil, platform: nil, amr: ["email"], createdAt: t0, expiresAt: t0.addingTimeInterval(1000), refreshHash: "a")
+    }
+
+    func rotate(_ s: SessionRecord, _ presented: String, _ new: String, at seconds: Double) -> RefreshTokenRotation.Outcome {
+        RefreshTokenRotation.rotate(s, presented: presented, newHash: new, now: t0.addingTimeInterval(seconds), grace: 10, ttl: 1000)
+    }
+
+    @Test func currentTokenRotates() throws {
+        guard case .rotated(let s) = rotate(session(), "a", "b", at: 5) else { Issue.record("not rotated"); return }
+        #expect(s.refreshHashes == ["b"])
+        #expect(s.retired.map(\.hash) == ["a"])
+        #expect(s.expiresAt == t0.addingTimeInterval(1005))
+        #expect(s.lastUsedAt == t0.addingTimeInterval(5))
+    }
+
+    @Test func retiredTokenWithinGraceSucceedsAndKeepsBothAnswersValid() throws {
+        guard case .rotated(let s1) = rotate(session(), "a", "b", at: 0),
+            case .rotated(let s2) = rotate(s1, "a", "c", at: 10)
+        else { Issue.record("not rotated"); return }
+        #expect(s2.refreshHashes == ["b", "c"])
+        // Whichever answer the device kept works once; the sibling then retires.
+        guard case .rotated(let s3) = rotate(s2, "c", "d", at: 20) else { Issue.record("not rotated"); return }
+        #expect(s3.refreshHashes == ["d"])
+        #expect(rotate(s3, "b", "e", at: 31) == .reused)
+    }
+
+    @Test func retiredTokenAfterGraceIsReuse() {
+        guard case .rotated(let s1) = rotate(session(), "a", "b", at: 0) else { Issue.record("not rotated"); return }
+        #expect(rotate(s1, "a", "c", at: 10.5) == .reused)
+    }
+
+    @Test func expiredSessionAndUnknownToken() {
+        #expect(rotate(session(), "a", "b", at: 1000) == .expired)
+        #expect(rotate(session(), "zzz", "b", at: 1) == .unknown)
+    }
+
+    @Test func memoryOfRetiredTokensIsBounded() {
+        var s = session()
+        var current = "a"
+        for i in 0..<100 {
+            guard case .rotated(let next) = rotate(s, current, "t\(i)", at: Double(i)) else { Issue.record("not rotated"); return }
+            s = next
+            current = "t\(i)"
+        }
+        #expect(s.retired.count == RefreshTokenRotation.retiredLimit)
+    }
+}

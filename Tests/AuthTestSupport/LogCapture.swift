@@ -1,0 +1,42 @@
+import Foundation
+public import Logging
+import Synchronization
+
+/// Collects every log line (message and metadata) in memory, so tests can assert what was never logged.
+public final class LogCapture: Sendable {
+    private let lines = Mutex<[String]>([])
+
+    /// Creates an empty capture.
+    public init() {}
+
+    /// A logger at trace level writing here.
+    public func logger(label: String = "authd-test") -> Logger {
+        var logger = Logger(label: label) { _ in Handler(capture: self) }
+        logger.logLevel = .trace
+        return logger
+    }
+
+    /// Everything captured so far.
+    public var all: [String] { lines.withLock { $0 } }
+
+    /// Whether any line contains `text`.
+    public func contains(_ text: String) -> Bool { all.contains { $0.contains(text) } }
+
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
+
+    struct Handler: LogHandler {
+        let capture: LogCapture
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            let merged = metadata.merging(event.metadata ?? [:]) { $1 }
+            capture.append("\(event.level) \(event.message) \(merged)")
+        }
+    }
+}

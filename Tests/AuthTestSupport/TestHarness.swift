@@ -1,0 +1,74 @@
+public import AuthKernel
+import Foundation
+public import Hummingbird
+public import HummingbirdTesting
+import Logging
+
+/// A server on a fresh temporary data folder, with a manual clock and captured logs.
+public struct TestHarness: Sendable {
+    /// The server.
+    public let server: AuthServer
+    /// The clock every service reads.
+    public let clock: ManualClock
+    /// The data folder.
+    public let folder: String
+    /// Everything logged.
+    public let logs: LogCapture
+    /// Disk fault injection.
+    public let faults: StoreFaults
+
+    /// The kernel services.
+    public var kernel: Kernel { server.kernel }
+
+    /// Builds a server; `config` is the JSON configuration file's text.
+    public static func make(
+        providers: [any AuthProvider.Type] = [], config: String = #"{"mail":{"transport":"outbox"}}"#, folder: String? = nil,
+        clock: ManualClock = ManualClock()
+    ) async throws -> TestHarness {
+        let folder = folder ?? temporaryFolder()
+        let logs = LogCapture()
+        let registry = ProviderRegistry(providers)
+        let parsed = try AuthConfig.parse(Data(config.utf8), host: "127.0.0.1", port: 0, availableProviders: registry.ids)
+        var options = AuthServer.Options(dataFolder: folder, host: "127.0.0.1", port: 0, config: parsed, logger: logs.logger())
+        options.clock = clock
+        let faults = StoreFaults()
+        options.faults = faults
+        let server = try await AuthServer.make(options, registry: registry)
+        return TestHarness(server: server, clock: clock, folder: folder, logs: logs, faults: faults)
+    }
+
+    /// Runs `body` against the router (no sockets), then closes the store.
+    public func test<R: Sendable>(_ body: @Sendable (any TestClientProtocol) async throws -> R) async throws -> R {
+        do {
+            let result = try await server.application.test(.router, body)
+            await server.close()
+            return result
+        } catch {
+            await server.close()
+            throw error
+        }
+    }
+
+    /// Signs a user in directly through the kernel, with identity `("test", subject)`.
+    public func signIn(_ subject: String = "someone", email: String? = nil, device: String? = nil) async throws -> SessionResponse {
+        let user = try await kernel.users.signIn(
+            .init(identity: Identity(provider: "test", subject: subject), email: email, emailVerified: email != nil), linkingTo: nil
+        )
+        return try await kernel.sessions.signIn(user, amr: ["test"], device: try DeviceInfo(name: device, platform: nil))
+    }
+
+    /// Lines of `DATA/outbox.jsonl`, decoded.
+    public func outbox() throws -> [[String: Any]] {
+        guard let data = FileManager.default.contents(atPath: folder + "/outbox.jsonl") else { return [] }
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+    }
+}
+
+/// A new empty folder under the system's temporary directory.
+public func temporaryFolder() -> String {
+    let path = NSTemporaryDirectory() + "authd-test-" + UUID().uuidString
+    try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
