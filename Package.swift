@@ -60,9 +60,9 @@ let package = Package(
         ),
         // A provider written the way a third party would: outside Sources/, against AuthKernel's public API only.
         .target(
-            name: "GreetingProvider",
-            dependencies: ["AuthKernel"],
-            path: "Examples/GreetingProvider",
+            name: "InviteCodeProvider",
+            dependencies: ["AuthKernel", .product(name: "Logging", package: "swift-log")],
+            path: "Examples/InviteCodeProvider",
             swiftSettings: swiftSettings
         ),
         // Shared by the test targets: a server on a temporary folder with a manual clock, log capture, JSON helpers.
@@ -100,7 +100,7 @@ let package = Package(
             name: "CustomProviderTests",
             dependencies: [
                 "AuthKernel",
-                "GreetingProvider",
+                "InviteCodeProvider",
                 "AuthTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],

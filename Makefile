@@ -1,0 +1,27 @@
+# The two commands of the README: `make serve` and `make test`.
+SWIFT ?= swift
+PYTHON ?= python3
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: serve test deps build release
+
+# libsodium is the one system library authd needs; install it when missing (Debian/Ubuntu).
+deps:
+	@dpkg -s libsodium-dev >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libsodium-dev pkg-config; }
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release
+
+serve: deps
+	$(SWIFT) run authd serve --data ./data
+
+# Swift tests (unit, HTTP and end-to-end over real sockets), then black-box checks with real
+# third-party clients (joserfc verifies our tokens against the published JWKS).
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+	@$(PYTHON) -c "import pytest, joserfc" 2>/dev/null || $(PYTHON) -m pip install -q pytest joserfc
+	AUTHD_BINARY=$$($(SWIFT) build --show-bin-path)/authd $(PYTHON) -m pytest -q tests/blackbox

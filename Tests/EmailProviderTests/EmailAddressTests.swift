@@ -1,0 +1,22 @@
+import EmailProvider
+import Testing
+
+struct EmailAddressTests {
+    @Test(arguments: ["a@b.co", "Anna.Smith+tag@Example.COM", "x_y-z@sub.domain.org", "o'brien@xn--bcher-kva.de"])
+    func accepts(_ raw: String) {
+        #expect(EmailAddress(raw)?.value == raw.lowercased())
+    }
+
+    @Test(arguments: [
+        "", "plain", "@b.co", "a@", "a@b", "a@@b.co", "a b@c.de", "a@b..co", ".a@b.co", "a.@b.co", "a..b@c.de",
+        "a@-b.co", "a@b-.co", "a@b.c", "a@1.23", "a\r\nBcc: x@y.z@b.co", "\"q\"@b.co", "a@[127.0.0.1]",
+        String(repeating: "a", count: 65) + "@b.co", "a@" + String(repeating: "b", count: 250) + ".co",
+    ])
+    func refuses(_ raw: String) {
+        #expect(EmailAddress(raw) == nil)
+    }
+
+    @Test func trimsSurroundingSpaces() {
+        #expect(EmailAddress("  a@b.co ")?.value == "a@b.co")
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+
+/// `authd serve` as a real process over real sockets.
+@Suite(.serialized)
+struct ServeEndToEndTests {
+    func signIn(_ server: ServerProcess, email: String) async throws -> [String: Any] {
+        let (sent, _) = try await server.request("POST", "/api/v1/auth/email/send-code", json: ["email": email])
+        #expect(sent == 200)
+        let (status, session) = try await server.request("POST", "/api/v1/auth/email/verify", json: ["email": email, "code": try server.lastMailedCode(), "device_name": "e2e"])
+        #expect(status == 200)
+        return session
+    }
+
+    @Test func signInByEmailRefreshLogoutRestart() async throws {
+        let folder = try ServerProcess.makeFolder()
+        let server = ServerProcess(folder: folder)
+        try server.start()
+        let session = try await signIn(server, email: "e2e@example.com")
+        let access = try #require(session["access_token"] as? String)
+        let refresh = try #require(session["refresh_token"] as? String)
+        let userID = try #require((session["user"] as? [String: Any])?["id"] as? String)
+
+        let (meStatus, me) = try await server.request("GET", "/api/v1/auth/me", bearer: access)
+        #expect(meStatus == 200 && me["email"] as? String == "e2e@example.com")
+
+        let (refreshStatus, rotated) = try await server.request("POST", "/api/v1/auth/refresh", json: ["refresh_token": refresh])
+        #expect(refreshStatus == 200)
+        let newAccess = try #require(rotated["access_token"] as? String)
+        let newRefresh = try #require(rotated["refresh_token"] as? String)
+        #expect(newRefresh != refresh)
+
+        let (logoutStatus, _) = try await server.request("POST", "/api/v1/auth/logout", bearer: newAccess)
+        #expect(logoutStatus == 204)
+        #expect(try await server.request("GET", "/api/v1/auth/me", bearer: newAccess).0 == 401)
+
+        #expect(server.stop(signal: SIGTERM) == 0)
+        #expect(FileManager.default.fileExists(atPath: folder + "/snapshot.json"))
+
+        let restarted = ServerProcess(folder: folder)
+        try restarted.start()
+        #expect(try await restarted.request("POST", "/api/v1/auth/refresh", json: ["refresh_token": newRefresh]).0 == 401)
+        let again = try await signIn(restarted, email: "e2e@example.com")
+        #expect((again["user"] as? [String: Any])?["id"] as? String == userID)
+        #expect(restarted.stop(signal: SIGINT) == 0)
+    }
+
+    @Test func acknowledgedWritesSurviveSIGKILL() async throws {
+        let folder = try ServerProcess.makeFolder()
+        let server = ServerProcess(folder: folder)
+        try server.start()
+        let session = try await signIn(server, email: "crash@example.com")
+        let refresh = try #require(session["refresh_token"] as? String)
+        _ = server.stop(signal: SIGKILL)
+
+        let restarted = ServerProcess(folder: folder)
+        try restarted.start()
+        let (status, rotated) = try await restarted.request("POST", "/api/v1/auth/refresh", json: ["refresh_token": refresh])
+        #expect(status == 200)
+        #expect((rotated["user"] as? [String: Any])?["email"] as? String == "crash@example.com")
+        #expect(restarted.stop() == 0)
+    }
+
+    @Test func aSecondServerOnTheSameFolderRefusesToStart() async throws {
+        let folder = try ServerProcess.makeFolder()
+        let first = ServerProcess(folder: folder)
+        try first.start()
+        let second = ServerProcess(folder: folder)
+        #expect(try second.runToExit() != 0)
+        #expect(second.errorOutput().contains("in use by another authd process"))
+        #expect(try await first.request("GET", "/health").0 == 200)
+        #expect(first.stop() == 0)
+    }
+
+    @Test func aBadConfigurationNamesTheKey() throws {
+        let folder = try ServerProcess.makeFolder(config: #"{"tokens":{"acess_ttl":5}}"#)
+        let server = ServerProcess(folder: folder)
+        #expect(try server.runToExit() == 1)
+        #expect(server.errorOutput().contains("unknown configuration key tokens.acess_ttl"))
+    }
+
+    @Test func versionAndEnvironment() async throws {
+        let version = ServerProcess(folder: "", arguments: ["--version"])
+        #expect(try version.runToExit() == 0)
+        #expect(version.standardOutput().trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ".").count == 3)
+
+        // Environment variables configure serve; flags would win.
+        let folder = try ServerProcess.makeFolder()
+        let server = ServerProcess(folder: "", arguments: ["serve"])
+        var env = server.process.environment ?? [:]
+        env["AUTHD_DATA"] = folder
+        env["AUTHD_PORT"] = "0"
+        server.process.environment = env
+        try server.start()
+        #expect(try await server.request("GET", "/health").1["status"] as? String == "ok")
+        #expect(FileManager.default.fileExists(atPath: folder + "/keys"))
+        #expect(server.stop() == 0)
+    }
+}

@@ -1,0 +1,61 @@
+"""Starts a real `authd serve` on a fresh data folder and a free port for black-box tests."""
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import urllib.request
+
+import pytest
+
+
+class Server:
+    def __init__(self, folder):
+        self.folder = folder
+        binary = os.environ.get("AUTHD_BINARY", ".build/debug/authd")
+        self.proc = subprocess.Popen(
+            [binary, "serve", "--data", folder, "--port", "0"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            env={**os.environ, "AUTHD_LOG_LEVEL": "warning"},
+        )
+        line = self.proc.stdout.readline()
+        assert "authd listening on " in line, line
+        self.url = line.split("authd listening on ", 1)[1].strip()
+
+    def call(self, method, path, body=None, token=None):
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(self.url + path, data=data, method=method)
+        req.add_header("Content-Type", "application/json")
+        if token:
+            req.add_header("Authorization", "Bearer " + token)
+        try:
+            with urllib.request.urlopen(req, timeout=10) as resp:
+                raw = resp.read()
+                return resp.status, (json.loads(raw) if raw else None), dict(resp.headers)
+        except urllib.error.HTTPError as err:
+            raw = err.read()
+            return err.code, (json.loads(raw) if raw else None), dict(err.headers)
+
+    def last_code(self):
+        with open(os.path.join(self.folder, "outbox.jsonl")) as f:
+            return json.loads(f.read().splitlines()[-1])["code"]
+
+    def sign_in(self, email):
+        assert self.call("POST", "/api/v1/auth/email/send-code", {"email": email})[0] == 200
+        status, session, _ = self.call("POST", "/api/v1/auth/email/verify", {"email": email, "code": self.last_code()})
+        assert status == 200, session
+        return session
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        assert self.proc.wait(timeout=30) == 0
+
+
+@pytest.fixture
+def server():
+    with tempfile.TemporaryDirectory() as folder:
+        with open(os.path.join(folder, "authd.json"), "w") as f:
+            json.dump({"issuer": "https://auth.example.test", "audience": "my-app", "mail": {"transport": "outbox"}}, f)
+        s = Server(folder)
+        yield s
+        s.stop()
