@@ -15,6 +15,7 @@ let package = Package(
         .executable(name: "authd", targets: ["authd"]),
         .library(name: "AuthKernel", targets: ["AuthKernel"]),
         .library(name: "EmailProvider", targets: ["EmailProvider"]),
+        .library(name: "PINProvider", targets: ["PINProvider"]),
     ],
     dependencies: [
         // FullFoundation only: with the default traits SwiftPM 6.3 rebuilds Hummingbird on every debug/test/release switch.
@@ -48,11 +49,18 @@ let package = Package(
             path: "Sources/Providers/Email",
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "PINProvider",
+            dependencies: ["AuthKernel", .product(name: "Logging", package: "swift-log")],
+            path: "Sources/Providers/PIN",
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "authd",
             dependencies: [
                 "AuthKernel",
                 "EmailProvider",
+                "PINProvider",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -91,6 +99,17 @@ let package = Package(
             dependencies: [
                 "AuthKernel",
                 "EmailProvider",
+                "AuthTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PINProviderTests",
+            dependencies: [
+                "AuthKernel",
+                "EmailProvider",
+                "PINProvider",
                 "AuthTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],

@@ -1,5 +1,6 @@
 import AuthKernel
 import EmailProvider
+import PINProvider
 
 /// The providers compiled into this binary, in the default order of `providers`.
-let availableProviders = ProviderRegistry([EmailProvider.self])
+let availableProviders = ProviderRegistry([EmailProvider.self, PINProvider.self])

@@ -8,7 +8,7 @@ import Testing
 struct KernelRoutesTests {
     @Test func healthJWKSAndProviders() async throws {
         let h = try await TestHarness.make()
-        try await h.test { client in
+        try await h.test { client async throws in
             let health = try await client.send(.get, "/health")
             #expect(health.status == .ok)
             #expect(health.json["status"] as? String == "ok")
@@ -25,7 +25,7 @@ struct KernelRoutesTests {
     @Test func meNeedsALiveSessionAndAGenuineToken() async throws {
         let h = try await TestHarness.make()
         let s = try await h.signIn(email: "a@b.c")
-        try await h.test { client in
+        try await h.test { client async throws in
             let me = try await client.send(.get, "/api/v1/auth/me", bearer: s.accessToken)
             #expect(me.status == .ok)
             #expect(me.json["email"] as? String == "a@b.c")
@@ -45,7 +45,7 @@ struct KernelRoutesTests {
         let h = try await TestHarness.make()
         let s = try await h.signIn()
         h.clock.advance(by: 3600 + 31)
-        try await h.test { client in
+        try await h.test { client async throws in
             let me = try await client.send(.get, "/api/v1/auth/me", bearer: s.accessToken)
             #expect(me.status == .unauthorized)
         }
@@ -54,7 +54,7 @@ struct KernelRoutesTests {
     @Test func patchMeChangesTheDisplayName() async throws {
         let h = try await TestHarness.make()
         let s = try await h.signIn()
-        try await h.test { client in
+        try await h.test { client async throws in
             let ok = try await client.send(.patch, "/api/v1/auth/me", json: ["display_name": "  Anna  "], bearer: s.accessToken)
             #expect(ok.status == .ok)
             #expect(ok.json["display_name"] as? String == "Anna")
@@ -76,7 +76,7 @@ struct KernelRoutesTests {
     @Test func refreshRotatesAndTheOldTokenIsReuseAfterTheGrace() async throws {
         let h = try await TestHarness.make()
         let s = try await h.signIn()
-        try await h.test { client in
+        try await h.test { client async throws in
             let r1 = try await client.send(.post, "/api/v1/auth/refresh", json: ["refresh_token": s.refreshToken])
             #expect(r1.status == .ok)
             let rotated = try r1.decode(SessionResponse.self)
@@ -102,7 +102,7 @@ struct KernelRoutesTests {
     @Test func refreshErrors() async throws {
         let h = try await TestHarness.make(config: #"{"tokens":{"refresh_ttl":100,"refresh_rate":{"limit":2,"window":60}}}"#)
         let s = try await h.signIn()
-        try await h.test { client in
+        try await h.test { client async throws in
             #expect(try await client.send(.post, "/api/v1/auth/refresh", json: ["refresh_token": "nope"]).errorCode == "INVALID_REFRESH_TOKEN")
             #expect(try await client.send(.post, "/api/v1/auth/refresh", json: [:]).errorCode == "INVALID_REQUEST")
             #expect(try await client.send(.post, "/api/v1/auth/refresh", json: ["refresh_token": 42]).errorCode == "INVALID_REQUEST")
@@ -129,7 +129,7 @@ struct KernelRoutesTests {
         let h = try await TestHarness.make()
         let s = try await h.signIn()
         let other = try await h.signIn()
-        try await h.test { client in
+        try await h.test { client async throws in
             #expect(try await client.send(.post, "/api/v1/auth/logout").status == .unauthorized)
             #expect(try await client.send(.post, "/api/v1/auth/logout", bearer: s.accessToken).status == .noContent)
             #expect(try await client.send(.get, "/api/v1/auth/me", bearer: s.accessToken).status == .unauthorized)
@@ -145,7 +145,7 @@ struct KernelRoutesTests {
         let phone = try await h.signIn(device: "phone")
         let laptop = try await h.signIn(device: "laptop")
         let stranger = try await h.signIn("stranger")
-        try await h.test { client in
+        try await h.test { client async throws in
             let list = try await client.send(.get, "/api/v1/auth/sessions", bearer: phone.accessToken)
             let sessions = list.json["sessions"] as? [[String: Any]] ?? []
             #expect(sessions.count == 2)
@@ -170,7 +170,7 @@ struct KernelRoutesTests {
         let h = try await TestHarness.make()
         let s = try await h.signIn(email: "gone@example.com")
         let second = try await h.signIn(email: "gone@example.com")
-        try await h.test { client in
+        try await h.test { client async throws in
             #expect(try await client.send(.delete, "/api/v1/auth/account", bearer: s.accessToken).status == .noContent)
             #expect(try await client.send(.get, "/api/v1/auth/me", bearer: second.accessToken).status == .unauthorized)
             let refresh = try await client.send(.post, "/api/v1/auth/refresh", json: ["refresh_token": second.refreshToken])
@@ -182,7 +182,7 @@ struct KernelRoutesTests {
 
     @Test func bodiesOver64KiBGet413AndUnknownRoutes404() async throws {
         let h = try await TestHarness.make()
-        try await h.test { client in
+        try await h.test { client async throws in
             let big = try await client.send(.post, "/api/v1/auth/refresh", json: ["refresh_token": String(repeating: "a", count: 70_000)])
             #expect(big.status == .contentTooLarge && big.errorCode == "PAYLOAD_TOO_LARGE")
             let unknown = try await client.send(.get, "/api/v1/auth/nothing")
@@ -195,7 +195,7 @@ struct KernelRoutesTests {
         let h = try await TestHarness.make()
         let s = try await h.signIn()
         h.faults.failNextWrites(1)
-        try await h.test { client in
+        try await h.test { client async throws in
             let refresh = try await client.send(.post, "/api/v1/auth/refresh", json: ["refresh_token": s.refreshToken])
             #expect(refresh.status == .serviceUnavailable && refresh.errorCode == "UNAVAILABLE")
             #expect(try await client.send(.get, "/api/v1/auth/me", bearer: s.accessToken).status == .ok)
@@ -207,7 +207,7 @@ struct KernelRoutesTests {
     @Test func noTokenEverReachesTheLog() async throws {
         let h = try await TestHarness.make()
         let s = try await h.signIn(email: "a@b.c")
-        let rotated = try await h.test { client in
+        let rotated = try await h.test { client async throws in
             _ = try await client.send(.get, "/api/v1/auth/me", bearer: s.accessToken)
             _ = try await client.send(.get, "/api/v1/auth/me", bearer: s.accessToken + "x")
             return try await client.send(.post, "/api/v1/auth/refresh", json: ["refresh_token": s.refreshToken]).decode(SessionResponse.self)

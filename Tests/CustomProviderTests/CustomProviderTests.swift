@@ -10,7 +10,7 @@ import Testing
 struct CustomProviderTests {
     @Test func aThirdPartyProviderSignsAUserIn() async throws {
         let h = try await TestHarness.make(providers: [InviteCodeProvider.self], config: #"{"invite":{"codes":["welcome-2026"]}}"#)
-        try await h.test { client in
+        try await h.test { client async throws in
             #expect(try await client.send(.get, "/api/v1/auth/providers").json["providers"] as? [String] == ["invite"])
             let r = try await client.send(.post, "/api/v1/auth/invite/sign-in", json: ["name": "Ada", "invite": "welcome-2026"])
             #expect(r.status == .ok)

@@ -19,7 +19,7 @@ struct EmailSignInTests {
 
     @Test func signInByCodeCreatesTheUserThenSignsItIn() async throws {
         let h = try await harness()
-        try await h.test { client in
+        try await h.test { client async throws in
             let sent = try await client.send(.post, "/api/v1/auth/email/send-code", json: ["email": "Anna@Example.com"])
             #expect(sent.status == .ok)
             #expect(sent.json["message"] as? String == "Verification code sent")
@@ -56,7 +56,7 @@ struct EmailSignInTests {
 
     @Test func theAccessTokenSaysHowTheUserSignedIn() async throws {
         let h = try await harness()
-        try await h.test { client in
+        try await h.test { client async throws in
             _ = try await client.send(.post, "/api/v1/auth/email/send-code", json: ["email": "a@b.co"])
             let s = try await client.send(.post, "/api/v1/auth/email/verify", json: ["email": "a@b.co", "code": try lastCode(h)]).decode(SessionResponse.self)
             let payload = try #require(Base64URL.decode(s.accessToken.split(separator: ".")[1]))
@@ -72,7 +72,7 @@ struct EmailSignInTests {
 
     @Test func badEmailsAndBodies() async throws {
         let h = try await harness()
-        try await h.test { client in
+        try await h.test { client async throws in
             for path in ["send-code", "resend-code"] {
                 let bad = try await client.send(.post, "/api/v1/auth/email/\(path)", json: ["email": "not-an-email"])
                 #expect(bad.status == .badRequest && bad.errorCode == "INVALID_EMAIL")
@@ -89,7 +89,7 @@ struct EmailSignInTests {
 
     @Test func oneSendPerEmailPerIntervalWithRetryAfter() async throws {
         let h = try await harness()
-        try await h.test { client in
+        try await h.test { client async throws in
             #expect(try await client.send(.post, "/api/v1/auth/email/send-code", json: ["email": "a@b.co"]).status == .ok)
             h.clock.advance(by: 20)
             for path in ["send-code", "resend-code"] {
@@ -110,7 +110,7 @@ struct EmailSignInTests {
 
     @Test func sendsPerIPAreLimited() async throws {
         let h = try await harness(#"{"mail":{"transport":"outbox"},"email":{"sends_per_ip":{"limit":2,"window":3600}}}"#)
-        try await h.test { client in
+        try await h.test { client async throws in
             for i in 0..<2 {
                 #expect(try await client.send(.post, "/api/v1/auth/email/send-code", json: ["email": "u\(i)@b.co"]).status == .ok)
             }
@@ -121,7 +121,7 @@ struct EmailSignInTests {
 
     @Test func wrongExpiredAndUsedCodesAreRefused() async throws {
         let h = try await harness()
-        try await h.test { client in
+        try await h.test { client async throws in
             _ = try await client.send(.post, "/api/v1/auth/email/send-code", json: ["email": "a@b.co"])
             let code = try lastCode(h)
             let wrong = code == "000000" ? "111111" : "000000"
@@ -142,7 +142,7 @@ struct EmailSignInTests {
 
     @Test func aCodeDiesAfterMaxAttempts() async throws {
         let h = try await harness()
-        try await h.test { client in
+        try await h.test { client async throws in
             _ = try await client.send(.post, "/api/v1/auth/email/send-code", json: ["email": "a@b.co"])
             let code = try lastCode(h)
             let wrong = code == "000000" ? "111111" : "000000"
@@ -155,7 +155,7 @@ struct EmailSignInTests {
 
     @Test func resendingDoesNotResetTheFailureCount() async throws {
         let h = try await harness(#"{"mail":{"transport":"outbox"},"email":{"max_attempts":3,"max_failures":4}}"#)
-        try await h.test { client in
+        try await h.test { client async throws in
             for _ in 0..<2 {
                 _ = try await client.send(.post, "/api/v1/auth/email/resend-code", json: ["email": "a@b.co"])
                 let wrong = try lastCode(h) == "000000" ? "111111" : "000000"
@@ -176,7 +176,7 @@ struct EmailSignInTests {
         let anonymous = try await h.kernel.users.createAnonymous()
         let session = try await h.kernel.sessions.signIn(anonymous, amr: ["pin"], device: .none)
         #expect(session.user.isAnonymous)
-        try await h.test { client in
+        try await h.test { client async throws in
             _ = try await client.send(.post, "/api/v1/auth/email/send-code", json: ["email": "a@b.co"])
             let linked = try await client.send(.post, "/api/v1/auth/email/verify", json: ["email": "a@b.co", "code": try lastCode(h)], bearer: session.accessToken)
             #expect(linked.status == .ok)
@@ -192,7 +192,7 @@ struct EmailSignInTests {
         let h = try await harness()
         let owner = try await h.signIn("owner", email: "taken@b.co")
         let caller = try await h.signIn("caller")
-        try await h.test { client in
+        try await h.test { client async throws in
             _ = try await client.send(.post, "/api/v1/auth/email/send-code", json: ["email": "taken@b.co"])
             let r = try await client.send(.post, "/api/v1/auth/email/verify", json: ["email": "taken@b.co", "code": try lastCode(h)], bearer: caller.accessToken)
             #expect(r.status == .conflict && r.errorCode == "IDENTITY_IN_USE")
@@ -206,7 +206,7 @@ struct EmailSignInTests {
 
     @Test func aBadBearerOnVerifyIsRefusedRatherThanIgnored() async throws {
         let h = try await harness()
-        try await h.test { client in
+        try await h.test { client async throws in
             _ = try await client.send(.post, "/api/v1/auth/email/send-code", json: ["email": "a@b.co"])
             let r = try await client.send(.post, "/api/v1/auth/email/verify", json: ["email": "a@b.co", "code": try lastCode(h)], bearer: "forged")
             #expect(r.status == .unauthorized)
@@ -215,7 +215,7 @@ struct EmailSignInTests {
 
     @Test func providersListAndCodesNeverLogged() async throws {
         let h = try await harness()
-        let code = try await h.test { client in
+        let code = try await h.test { client async throws in
             #expect(try await client.send(.get, "/api/v1/auth/providers").json["providers"] as? [String] == ["email"])
             _ = try await client.send(.post, "/api/v1/auth/email/send-code", json: ["email": "a@b.co"])
             let code = try lastCode(h)
@@ -227,7 +227,7 @@ struct EmailSignInTests {
 
     @Test func unlistedProvidersHaveNoRoutes() async throws {
         let h = try await TestHarness.make(providers: [EmailProvider.self], config: #"{"providers":[]}"#)
-        try await h.test { client in
+        try await h.test { client async throws in
             let r = try await client.send(.post, "/api/v1/auth/email/send-code", json: ["email": "a@b.co"])
             #expect(r.status == .notFound)
         }

@@ -45,6 +45,25 @@ struct ServeEndToEndTests {
         #expect(restarted.stop(signal: SIGINT) == 0)
     }
 
+    @Test func anonymousThenPINAndUsernameThenASecondDevice() async throws {
+        let server = ServerProcess(folder: try ServerProcess.makeFolder())
+        try server.start()
+        let (status, first) = try await server.request("POST", "/api/v1/auth/anonymous", json: ["device_name": "phone"])
+        #expect(status == 200)
+        let access = try #require(first["access_token"] as? String)
+        #expect((first["user"] as? [String: Any])?["is_anonymous"] as? Bool == true)
+        #expect(try await server.request("PUT", "/api/v1/auth/pin", json: ["pin": "4711"], bearer: access).0 == 204)
+        #expect(try await server.request("PUT", "/api/v1/auth/username", json: ["username": "otto"], bearer: access).0 == 200)
+
+        let (signedIn, second) = try await server.request("POST", "/api/v1/auth/pin/verify", json: ["username": "otto", "pin": "4711", "device_name": "tablet"])
+        #expect(signedIn == 200)
+        #expect((second["user"] as? [String: Any])?["id"] as? String == (first["user"] as? [String: Any])?["id"] as? String)
+        let (_, list) = try await server.request("GET", "/api/v1/auth/sessions", bearer: try #require(second["access_token"] as? String))
+        let devices = (list["sessions"] as? [[String: Any]])?.compactMap { $0["device_name"] as? String }.sorted()
+        #expect(devices == ["phone", "tablet"])
+        #expect(server.stop() == 0)
+    }
+
     @Test func acknowledgedWritesSurviveSIGKILL() async throws {
         let folder = try ServerProcess.makeFolder()
         let server = ServerProcess(folder: folder)

@@ -48,6 +48,8 @@ extension AuthError {
     }
     /// 400 `INVALID_EMAIL`.
     public static let invalidEmail = AuthError(status: .badRequest, code: "INVALID_EMAIL", message: "That is not a valid email address.")
+    /// 400 `INVALID_PIN`: not 4 to 8 digits.
+    public static let invalidPIN = AuthError(status: .badRequest, code: "INVALID_PIN", message: "A PIN is 4 to 8 digits.")
     /// 401 `UNAUTHORIZED`: missing, malformed, expired or forged token, or an ended session.
     public static let unauthorized = AuthError(status: .unauthorized, code: "UNAUTHORIZED", message: "Sign in to continue: the access token is missing, invalid or expired, or its session has ended.")
     /// 401 `INVALID_CODE`.

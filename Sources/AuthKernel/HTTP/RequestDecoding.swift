@@ -36,6 +36,21 @@ extension Request {
         }
     }
 
+    /// Like ``decodeJSON(as:context:)``, but an empty body is allowed and gives nil (for endpoints whose
+    /// fields are all optional, such as anonymous sign-in).
+    public func decodeJSONIfPresent<T: Decodable>(as type: T.Type, context: AuthRequestContext) async throws -> T? {
+        let buffer: ByteBuffer
+        do {
+            buffer = try await body.collect(upTo: context.maxUploadSize)
+        } catch is NIOTooManyBytesError {
+            throw AuthError.payloadTooLarge
+        }
+        if buffer.readableBytesView.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { return nil }
+        var copy = self
+        copy.body = .init(buffer: buffer)
+        return try await copy.decodeJSON(as: type, context: context)
+    }
+
     private static func path(_ keys: [any CodingKey]) -> String {
         keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
     }

@@ -18,4 +18,6 @@ public struct Kernel: Sendable {
     public let clock: any AuthClock
     /// A logger for the provider (never log a token, code, PIN or password).
     public let logger: Logger
+    /// `DATA/keys/`, for server secrets a provider needs (e.g. a pepper): ``KeyFolder/loadOrCreateSecret(named:logger:)``.
+    public let keys: KeyFolder
 }

@@ -87,7 +87,8 @@ public final class AuthServer: Sendable {
             let kernel = Kernel(
                 config: config, users: UserService(store: store, clock: clock, logger: logger), sessions: sessions,
                 codes: OneTimeCodeService(store: store, secret: codeSecret, clock: clock), rateLimiter: rateLimiter,
-                mailer: Mailer(transport: transport, from: config.mail.from, logger: logger), clock: clock, logger: logger
+                mailer: Mailer(transport: transport, from: config.mail.from, logger: logger), clock: clock, logger: logger,
+                keys: keys
             )
             let providers = try registry.instantiate(kernel: kernel)
 

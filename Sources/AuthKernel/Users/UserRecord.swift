@@ -16,8 +16,9 @@ public struct UserRecord: Codable, Sendable, Equatable {
     public var isAnonymous: Bool
     /// Linked identities, in the order they were linked.
     public var identities: [Identity]
-    /// Provider-owned private data (e.g. a password hash); never sent to clients.
-    public var secrets: [String: String]
+    /// Provider-owned private data (a PIN hash, a password hash), by provider id; never sent to clients.
+    /// Read and write it with ``secret(_:as:)`` and ``setSecret(_:_:)``.
+    public var secrets: [String: JSONValue]
     /// Creation time.
     public var createdAt: Date
     /// Last change.
@@ -26,7 +27,7 @@ public struct UserRecord: Codable, Sendable, Equatable {
     /// Creates a user.
     public init(
         id: UUID = UUID(), email: String? = nil, emailVerified: Bool = false, displayName: String? = nil,
-        username: String? = nil, isAnonymous: Bool = false, identities: [Identity] = [], secrets: [String: String] = [:],
+        username: String? = nil, isAnonymous: Bool = false, identities: [Identity] = [], secrets: [String: JSONValue] = [:],
         createdAt: Date, updatedAt: Date? = nil
     ) {
         self.id = id
@@ -50,5 +51,22 @@ public struct UserRecord: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
         case id, email, emailVerified = "email_verified", displayName = "display_name", username
         case isAnonymous = "is_anonymous", identities, secrets, createdAt = "created_at", updatedAt = "updated_at"
+    }
+}
+
+extension UserRecord {
+    /// Decodes the provider-owned value stored under `key`, if any.
+    public func secret<T: Decodable>(_ key: String, as type: T.Type) -> T? {
+        guard let value = secrets[key], let data = try? JSONEncoder().encode(value) else { return nil }
+        return try? JSONDecoder().decode(T.self, from: data)
+    }
+
+    /// Stores (or with nil removes) a provider-owned value under `key`.
+    public mutating func setSecret<T: Encodable>(_ key: String, _ value: T?) throws {
+        guard let value else {
+            secrets[key] = nil
+            return
+        }
+        secrets[key] = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(value))
     }
 }

@@ -35,6 +35,8 @@ public struct UserService: Sendable {
     public func user(id: UUID) async -> UserRecord? { await store.read { $0.user(id: id) } }
     /// The user with this (case-folded) email.
     public func user(email: String) async -> UserRecord? { await store.read { $0.user(email: email) } }
+    /// The user with this user name, compared case-insensitively.
+    public func user(username: String) async -> UserRecord? { await store.read { $0.user(username: username) } }
     /// The user an identity belongs to.
     public func user(identity: Identity) async -> UserRecord? { await store.read { $0.user(identity: identity) } }
 
@@ -105,10 +107,23 @@ public struct UserService: Sendable {
     /// Email and user-name uniqueness are checked after `body`; a clash throws 409 (`IDENTITY_IN_USE`
     /// for email, `USERNAME_TAKEN` for user names) and nothing changes.
     public func update(_ userID: UUID, _ body: @Sendable (inout UserRecord) throws -> Void) async throws -> UserRecord {
+        try await modify(userID) { try body(&$0) }.user
+    }
+
+    /// Like ``update(_:_:)``, but `body` returns a value, and the changes it made are kept even when the
+    /// value says the operation failed: e.g. a wrong PIN is answered 401 *and* its failure is counted.
+    /// When `body` throws, nothing changes. An unchanged user is not written.
+    public func change<R: Sendable>(_ userID: UUID, _ body: @Sendable (inout UserRecord) throws -> R) async throws -> R {
+        try await modify(userID, body).result
+    }
+
+    private func modify<R: Sendable>(_ userID: UUID, _ body: @Sendable (inout UserRecord) throws -> R) async throws -> (user: UserRecord, result: R) {
         let now = clock.now()
         return try await store.write { state in
-            guard var user = state.user(id: userID) else { throw AuthError.unauthorized }
-            try body(&user)
+            guard let original = state.user(id: userID) else { throw AuthError.unauthorized }
+            var user = original
+            let result = try body(&user)
+            guard user != original else { return (user, result) }
             if let email = user.email, let other = state.user(email: email), other.id != userID { throw AuthError.identityInUse }
             if let name = user.username, let other = state.user(username: name), other.id != userID {
                 throw AuthError.usernameTaken
@@ -118,7 +133,7 @@ public struct UserService: Sendable {
             }
             user.updatedAt = now
             state.put(user)
-            return user
+            return (user, result)
         }
     }
 

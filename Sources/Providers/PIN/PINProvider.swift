@@ -1,0 +1,180 @@
+public import AuthKernel
+import Foundation
+public import Hummingbird
+import Logging
+
+/// Anonymous sign-in, a numeric PIN, user names, and sign-in with user name (or id) and PIN
+/// (contract §4 "pin").
+///
+/// - `POST /api/v1/auth/anonymous`: a session for a new anonymous user.
+/// - `PUT /api/v1/auth/pin` (Bearer): set the PIN, or change it with `current_pin`.
+/// - `PUT /api/v1/auth/username` (Bearer): choose a user name.
+/// - `POST /api/v1/auth/pin/verify`: sign in with `user_id` or `username`, and `pin`.
+public struct PINProvider: AuthProvider {
+    public static let id = "pin"
+
+    let kernel: Kernel
+    let settings: PINSettings
+    let pepper: [UInt8]
+
+    public init(kernel: Kernel, config: inout ConfigSection) throws {
+        self.kernel = kernel
+        self.settings = try PINSettings(&config)
+        self.pepper = try kernel.keys.loadOrCreateSecret(named: "pin-pepper", logger: kernel.logger)
+    }
+
+    struct DeviceBody: Decodable {
+        var deviceName: String?
+        var platform: String?
+        enum CodingKeys: String, CodingKey { case deviceName = "device_name", platform }
+    }
+    struct SetPINBody: Decodable {
+        var pin: String
+        var currentPIN: String?
+        enum CodingKeys: String, CodingKey { case pin, currentPIN = "current_pin" }
+    }
+    struct UsernameBody: Decodable { var username: String }
+    struct VerifyBody: Decodable {
+        var userID: String?
+        var username: String?
+        var pin: String
+        var deviceName: String?
+        var platform: String?
+        enum CodingKeys: String, CodingKey { case userID = "user_id", username, pin, deviceName = "device_name", platform }
+    }
+
+    enum Outcome: Sendable {
+        case done
+        case changed
+        case locked(seconds: Int)
+        case wrong
+        case currentPINRequired
+    }
+
+    public func routes() -> RouteCollection<AuthRequestContext> {
+        let routes = RouteCollection(context: AuthRequestContext.self)
+
+        routes.post("anonymous") { request, context -> SessionResponse in
+            let body = try await request.decodeJSONIfPresent(as: DeviceBody.self, context: context)
+            let device = try DeviceInfo(name: body?.deviceName, platform: body?.platform)
+            try kernel.rateLimiter.consume(settings.anonymousPerIP, key: "pin.anonymous.ip:\(context.clientIP)")
+            let user = try await kernel.users.createAnonymous()
+            return try await kernel.sessions.signIn(user, amr: ["anonymous"], device: device)
+        }
+
+        routes.put("pin") { request, context -> Response in
+            let principal = try context.requirePrincipal()
+            let body = try await request.decodeJSON(as: SetPINBody.self, context: context)
+            guard PINFormat.isValidPIN(body.pin) else { throw AuthError.invalidPIN }
+            let outcome = try await setPIN(body, for: principal.user.id)
+            switch outcome {
+            case .done:
+                kernel.logger.info("PIN set", metadata: ["user.id": "\(principal.user.id.lowercased)"])
+            case .changed:
+                try await kernel.sessions.revokeAll(of: principal.user.id, except: principal.session.id)
+                kernel.logger.info("PIN changed; other sessions ended", metadata: ["user.id": "\(principal.user.id.lowercased)"])
+            case .locked(let seconds):
+                throw Self.lockedError(seconds)
+            case .wrong:
+                throw AuthError.invalidCredentials
+            case .currentPINRequired:
+                throw AuthError.invalidRequest("A PIN is already set: send it as `current_pin` to change it.", field: "current_pin")
+            }
+            return Response(status: .noContent)
+        }
+
+        routes.put("username") { request, context -> UserResponse in
+            let principal = try context.requirePrincipal()
+            let body = try await request.decodeJSON(as: UsernameBody.self, context: context)
+            guard PINFormat.isValidUsername(body.username) else {
+                throw AuthError.invalidRequest(
+                    "A user name is 3 to 32 characters: letters, digits, `_`, `.` and `-`.", field: "username"
+                )
+            }
+            let user = try await kernel.users.update(principal.user.id) { $0.username = body.username }
+            return UserResponse(user)
+        }
+
+        routes.post("pin/verify") { request, context -> SessionResponse in
+            let body = try await request.decodeJSON(as: VerifyBody.self, context: context)
+            let device = try DeviceInfo(name: body.deviceName, platform: body.platform)
+            guard body.userID != nil || body.username != nil else {
+                throw AuthError.invalidRequest("Send `user_id` or `username` with the PIN.", field: "username")
+            }
+            try kernel.rateLimiter.consume(settings.attemptsPerIP, key: "pin.verify.ip:\(context.clientIP)")
+            let user: UserRecord? =
+                if let id = body.userID { await UUID(uuidString: id).asyncFlatMap { await kernel.users.user(id: $0) } }
+                else { await kernel.users.user(username: body.username ?? "") }
+            guard let user, user.secret(Self.id, as: PINCredential.self) != nil else { throw AuthError.invalidCredentials }
+            switch try await verify(body.pin, for: user.id) {
+            case .done, .changed:
+                return try await kernel.sessions.signIn(user, amr: [Self.id], device: device)
+            case .locked(let seconds):
+                throw Self.lockedError(seconds)
+            case .wrong, .currentPINRequired:
+                throw AuthError.invalidCredentials
+            }
+        }
+        return routes
+    }
+
+    static func lockedError(_ seconds: Int) -> AuthError {
+        .rateLimited(retryAfter: seconds, message: "PIN sign-in is locked after too many wrong PINs. Try again later.")
+    }
+
+    /// Sets or changes the PIN atomically; a wrong `current_pin` counts toward the lockout.
+    func setPIN(_ body: SetPINBody, for userID: UUID) async throws -> Outcome {
+        let now = kernel.clock.now()
+        let settings = self.settings, pepper = self.pepper
+        let outcome = try await kernel.users.change(userID) { user -> Outcome in
+            let existing = user.secret(Self.id, as: PINCredential.self)
+            if var existing {
+                if let remaining = existing.lockRemaining(now: now) { return .locked(seconds: remaining) }
+                guard let current = body.currentPIN else { return .currentPINRequired }
+                guard existing.matches(current, pepper: pepper) else {
+                    let lock = existing.recordFailure(now: now, settings: settings)
+                    try user.setSecret(Self.id, existing)
+                    return lock.map { .locked(seconds: $0) } ?? .wrong
+                }
+            }
+            try user.setSecret(Self.id, PINCredential(pin: body.pin, pepper: pepper))
+            let identity = Identity(provider: Self.id, subject: user.id.lowercased)
+            if !user.identities.contains(identity) { user.identities.append(identity) }
+            return existing == nil ? .done : .changed
+        }
+        if case .locked = outcome { logLockout(userID) }
+        return outcome
+    }
+
+    /// Checks a PIN atomically: lock first, then the hash; counts failures, resets on success,
+    /// and re-hashes a legacy record with a per-user salt on its first success.
+    func verify(_ pin: String, for userID: UUID) async throws -> Outcome {
+        let now = kernel.clock.now()
+        let settings = self.settings, pepper = self.pepper
+        let outcome = try await kernel.users.change(userID) { user -> Outcome in
+            guard var credential = user.secret(Self.id, as: PINCredential.self) else { return .wrong }
+            if let remaining = credential.lockRemaining(now: now) { return .locked(seconds: remaining) }
+            if credential.matches(pin, pepper: pepper) {
+                if credential.isLegacy { credential = PINCredential(pin: pin, pepper: pepper) } else { credential.recordSuccess() }
+                try user.setSecret(Self.id, credential)
+                return .done
+            }
+            let lock = credential.recordFailure(now: now, settings: settings)
+            try user.setSecret(Self.id, credential)
+            return lock.map { .locked(seconds: $0) } ?? .wrong
+        }
+        if case .locked = outcome { logLockout(userID) }
+        return outcome
+    }
+
+    private func logLockout(_ userID: UUID) {
+        kernel.logger.warning("PIN sign-in locked after repeated wrong PINs", metadata: ["user.id": "\(userID.lowercased)"])
+    }
+}
+
+extension Optional {
+    fileprivate func asyncFlatMap<U>(_ transform: (Wrapped) async -> U?) async -> U? {
+        guard let value = self else { return nil }
+        return await transform(value)
+    }
+}

@@ -1,0 +1,24 @@
+public import AuthKernel
+
+/// The `pin` configuration section.
+public struct PINSettings: Sendable {
+    /// Consecutive wrong PINs that lock the user's PIN sign-in (`max_attempts`, default 5).
+    public var maxAttempts: Int
+    /// First lockout in seconds (`lockout`, default 300); each further lockout doubles it, up to a day.
+    public var lockout: Int
+    /// PIN attempts per client IP across users (`attempts_per_ip`, default 20 per 10 minutes).
+    public var attemptsPerIP: RateLimitRule
+    /// Anonymous sign-ups per client IP (`anonymous_per_ip`, default 30 per hour).
+    public var anonymousPerIP: RateLimitRule
+
+    /// Longest lockout, seconds.
+    public static let maxLockout = 86_400
+
+    /// Reads the section.
+    public init(_ section: inout ConfigSection) throws {
+        maxAttempts = try section.int("max_attempts", default: 5, in: 1...100)
+        lockout = try section.seconds("lockout", default: 300, max: Self.maxLockout)
+        attemptsPerIP = try section.rule("attempts_per_ip", default: RateLimitRule(limit: 20, window: 600))
+        anonymousPerIP = try section.rule("anonymous_per_ip", default: RateLimitRule(limit: 30, window: 3600))
+    }
+}
