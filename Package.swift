@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "AuthKernel", targets: ["AuthKernel"]),
         .library(name: "EmailProvider", targets: ["EmailProvider"]),
         .library(name: "PINProvider", targets: ["PINProvider"]),
+        .library(name: "PasswordProvider", targets: ["PasswordProvider"]),
     ],
     dependencies: [
         // FullFoundation only: with the default traits SwiftPM 6.3 rebuilds Hummingbird on every debug/test/release switch.
@@ -55,12 +56,25 @@ let package = Package(
             path: "Sources/Providers/PIN",
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "PasswordProvider",
+            dependencies: [
+                "AuthKernel",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Sources/Providers/Password",
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "authd",
             dependencies: [
                 "AuthKernel",
                 "EmailProvider",
                 "PINProvider",
+                "PasswordProvider",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -110,6 +124,17 @@ let package = Package(
                 "AuthKernel",
                 "EmailProvider",
                 "PINProvider",
+                "AuthTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PasswordProviderTests",
+            dependencies: [
+                "AuthKernel",
+                "EmailProvider",
+                "PasswordProvider",
                 "AuthTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],

@@ -16,6 +16,8 @@ public struct CodeRecord: Codable, Sendable, Equatable {
     public var attempts: Int
     /// Times of recent wrong tries for this key, across codes: a resend does not wipe them.
     public var failures: [Date]
+    /// Provider data handed back when the code is used (e.g. a pending registration); never a plain secret.
+    public var payload: [String: JSONValue]?
 
     /// Store key of a purpose and key.
     public static func id(purpose: String, key: String) -> String { "\(purpose):\(key)" }
@@ -24,7 +26,11 @@ public struct CodeRecord: Codable, Sendable, Equatable {
     public var id: String { Self.id(purpose: purpose, key: key) }
 
     /// Creates a record.
-    public init(purpose: String, key: String, digest: String, sentAt: Date, expiresAt: Date, attempts: Int = 0, failures: [Date] = []) {
+    public init(
+        purpose: String, key: String, digest: String, sentAt: Date, expiresAt: Date, attempts: Int = 0, failures: [Date] = [],
+        payload: [String: JSONValue]? = nil
+    ) {
+        self.payload = payload
         self.purpose = purpose
         self.key = key
         self.digest = digest
@@ -35,6 +41,6 @@ public struct CodeRecord: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case purpose, key, digest, sentAt = "sent_at", expiresAt = "expires_at", attempts, failures
+        case purpose, key, digest, sentAt = "sent_at", expiresAt = "expires_at", attempts, failures, payload
     }
 }

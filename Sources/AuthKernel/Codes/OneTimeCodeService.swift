@@ -22,9 +22,10 @@ public struct OneTimeCodeService: Sendable {
     }
 
     /// Creates a new code for `key`, replacing any earlier one, and returns it for delivery.
+    /// - Parameter payload: data handed back by ``verify(purpose:key:code:policy:)``; nil keeps the earlier code's.
     /// - Throws: 429 with `retry_after` when the last code for this key was sent less than
     ///   `policy.resendInterval` seconds ago.
-    public func issue(purpose: String, key: String, policy: CodePolicy) async throws -> String {
+    public func issue(purpose: String, key: String, policy: CodePolicy, payload: [String: JSONValue]? = nil) async throws -> String {
         let code = SecureRandom.digits(policy.digits)
         let digest = Hex.encode(self.digest(purpose: purpose, key: key, code: code))
         let now = clock.now()
@@ -44,7 +45,8 @@ public struct OneTimeCodeService: Sendable {
                 CodeRecord(
                     purpose: purpose, key: key, digest: digest, sentAt: now,
                     expiresAt: now.addingTimeInterval(TimeInterval(policy.ttl)),
-                    failures: (existing?.failures ?? []).filter { $0 > windowStart }
+                    failures: (existing?.failures ?? []).filter { $0 > windowStart },
+                    payload: payload ?? existing?.payload
                 )
             )
         }
@@ -52,12 +54,14 @@ public struct OneTimeCodeService: Sendable {
     }
 
     /// Checks a code and uses it up on success.
+    /// - Returns: the payload given when the code was issued (empty if none).
     /// - Throws: 401 `INVALID_CODE` when it is wrong, expired, used or dead after too many tries;
     ///   429 when the key has had too many wrong tries within the failure window.
-    public func verify(purpose: String, key: String, code: String, policy: CodePolicy) async throws {
+    @discardableResult
+    public func verify(purpose: String, key: String, code: String, policy: CodePolicy) async throws -> [String: JSONValue] {
         let presented = digest(purpose: purpose, key: key, code: code)
         let now = clock.now()
-        try await store.write { state in
+        return try await store.write { state -> [String: JSONValue] in
             guard var record = state.code(purpose: purpose, key: key) else { throw AuthError.invalidCode }
             let windowStart = now.addingTimeInterval(-TimeInterval(policy.failureWindow))
             let recent = record.failures.filter { $0 > windowStart }
@@ -71,13 +75,31 @@ public struct OneTimeCodeService: Sendable {
             let expected = Hex.decode(record.digest) ?? []
             if ConstantTime.equals(presented, expected) {
                 state.deleteCode(id: record.id)
-                return
+                return record.payload ?? [:]
             }
             record.attempts += 1
             record.failures = recent + [now]
             if record.attempts >= policy.maxAttempts { record.digest = "" }  // dead: no further try can succeed
             state.put(record)
             throw AuthError.invalidCode
+        }
+    }
+
+    /// Whether an unexpired code is outstanding for this purpose and key.
+    public func isPending(purpose: String, key: String) async -> Bool {
+        let now = clock.now()
+        return await store.read { state in
+            guard let record = state.code(purpose: purpose, key: key) else { return false }
+            return !record.digest.isEmpty && record.expiresAt > now
+        }
+    }
+
+    /// The payload of an unexpired code, without using the code.
+    public func pendingPayload(purpose: String, key: String) async -> [String: JSONValue]? {
+        let now = clock.now()
+        return await store.read { state in
+            guard let record = state.code(purpose: purpose, key: key), record.expiresAt > now else { return nil }
+            return record.payload
         }
     }
 

@@ -50,10 +50,18 @@ extension AuthError {
     public static let invalidEmail = AuthError(status: .badRequest, code: "INVALID_EMAIL", message: "That is not a valid email address.")
     /// 400 `INVALID_PIN`: not 4 to 8 digits.
     public static let invalidPIN = AuthError(status: .badRequest, code: "INVALID_PIN", message: "A PIN is 4 to 8 digits.")
+    /// 400 `WEAK_PASSWORD` with `details.reason` naming the rule that failed.
+    public static func weakPassword(reason: String, message: String) -> AuthError {
+        AuthError(status: .badRequest, code: "WEAK_PASSWORD", message: message, details: ["reason": .string(reason)])
+    }
+    /// 403 `EMAIL_NOT_VERIFIED`.
+    public static let emailNotVerified = AuthError(status: .forbidden, code: "EMAIL_NOT_VERIFIED", message: "Confirm your email address first: we sent a code to it.")
     /// 401 `UNAUTHORIZED`: missing, malformed, expired or forged token, or an ended session.
     public static let unauthorized = AuthError(status: .unauthorized, code: "UNAUTHORIZED", message: "Sign in to continue: the access token is missing, invalid or expired, or its session has ended.")
     /// 401 `INVALID_CODE`.
     public static let invalidCode = AuthError(status: .unauthorized, code: "INVALID_CODE", message: "The code is wrong or has expired. Request a new code if needed.")
+    /// 401 `INVALID_CODE` for an approval's match code.
+    public static let wrongMatchCode = AuthError(status: .unauthorized, code: "INVALID_CODE", message: "The match code is wrong. Type the code shown on the device that made the request.")
     /// 401 `INVALID_CREDENTIALS`.
     public static let invalidCredentials = AuthError(status: .unauthorized, code: "INVALID_CREDENTIALS", message: "The credentials are not correct.")
     /// 401 `INVALID_REFRESH_TOKEN`.

@@ -10,6 +10,8 @@ public struct Kernel: Sendable {
     public let sessions: SessionService
     /// One-time codes.
     public let codes: OneTimeCodeService
+    /// Requests another device of the same user must approve.
+    public let approvals: ApprovalService
     /// Keyed rate limits.
     public let rateLimiter: RateLimiter
     /// Outgoing mail.

@@ -86,7 +86,8 @@ public final class AuthServer: Sendable {
             )
             let kernel = Kernel(
                 config: config, users: UserService(store: store, clock: clock, logger: logger), sessions: sessions,
-                codes: OneTimeCodeService(store: store, secret: codeSecret, clock: clock), rateLimiter: rateLimiter,
+                codes: OneTimeCodeService(store: store, secret: codeSecret, clock: clock),
+                approvals: ApprovalService(store: store, secret: codeSecret, clock: clock, logger: logger), rateLimiter: rateLimiter,
                 mailer: Mailer(transport: transport, from: config.mail.from, logger: logger), clock: clock, logger: logger,
                 keys: keys
             )
@@ -97,12 +98,13 @@ public final class AuthServer: Sendable {
             router.add(middleware: LogRequestsMiddleware(.info, includeHeaders: .none))
             let api = router.group("api/v1/auth").add(middleware: BearerAuthenticator(sessions: sessions))
             KernelRoutes(kernel: kernel, keyRing: keyRing, providerIDs: config.providers).add(to: router, api: api)
+            ApprovalRoutes(kernel: kernel).add(to: api)
             for provider in providers { api.addRoutes(provider.routes()) }
 
             // Order matters at shutdown: services stop in reverse, so the store closes after the HTTP
             // server has finished its in-flight requests.
             let services: [any Service] =
-                [StoreClosingService(store: store), CodePurgeService(codes: kernel.codes, logger: logger)] + providers.flatMap(\.services)
+                [StoreClosingService(store: store), ExpiryPurgeService(kernel: kernel)] + providers.flatMap(\.services)
             let onRunning = options.onServerRunning
             let application = Application(
                 router: router,
@@ -140,19 +142,19 @@ struct StoreClosingService: Service {
     }
 }
 
-/// Deletes expired one-time codes every minute.
-struct CodePurgeService: Service {
-    let codes: OneTimeCodeService
-    let logger: Logger
+/// Deletes expired one-time codes and long-ended approval requests every minute.
+struct ExpiryPurgeService: Service {
+    let kernel: Kernel
     func run() async throws {
         while !Task.isShuttingDownGracefully, !Task.isCancelled {
             do {
                 try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(60)) }
             } catch { return }
             do {
-                try await codes.purgeExpired()
+                try await kernel.codes.purgeExpired()
+                try await kernel.approvals.purgeExpired()
             } catch {
-                logger.warning("could not purge expired codes", metadata: ["error": "\(error)"])
+                kernel.logger.warning("could not purge expired codes and approvals", metadata: ["error": "\(error)"])
             }
         }
     }

@@ -55,9 +55,6 @@ public struct KernelRoutes: Sendable {
         var sessions: [Item]
     }
 
-    /// Longest display name, in characters.
-    static let maxDisplayName = 100
-
     /// Adds the routes: the public ones at the root, the `/api/v1/auth` ones to `api`.
     public func add(to router: Router<AuthRequestContext>, api: RouterGroup<AuthRequestContext>) {
         let kernel = self.kernel
@@ -94,7 +91,7 @@ public struct KernelRoutes: Sendable {
         api.patch("me") { request, context -> UserResponse in
             let principal = try context.requirePrincipal()
             let body = try await request.decodeJSON(as: ProfileBody.self, context: context)
-            let name = try Self.validDisplayName(body.displayName)
+            let name = try DisplayName.validate(body.displayName)
             let user = try await kernel.users.update(principal.user.id) { $0.displayName = name }
             return UserResponse(user)
         }
@@ -127,16 +124,5 @@ public struct KernelRoutes: Sendable {
             try await kernel.sessions.revoke(id, of: principal.user.id)
             return Response(status: .noContent)
         }
-    }
-
-    static func validDisplayName(_ value: String?) throws(AuthError) -> String? {
-        guard let trimmed = value?.trimmingCharacters(in: .whitespacesAndNewlines), !trimmed.isEmpty else { return nil }
-        guard trimmed.count <= maxDisplayName else {
-            throw AuthError.invalidRequest("The field `display_name` must be at most \(maxDisplayName) characters.", field: "display_name")
-        }
-        guard !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw AuthError.invalidRequest("The field `display_name` must not contain control characters.", field: "display_name")
-        }
-        return trimmed
     }
 }

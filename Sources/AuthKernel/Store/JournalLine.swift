@@ -15,6 +15,7 @@ struct Snapshot: Codable, Sendable {
     var users: [UserRecord]
     var sessions: [SessionRecord]
     var codes: [CodeRecord]
+    var approvals: [ApprovalRecord]?
 
     static let currentFormat = 1
 }

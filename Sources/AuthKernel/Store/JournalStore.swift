@@ -296,7 +296,8 @@ public actor JournalStore {
             format: Snapshot.currentFormat, seq: seq,
             users: state.users.values.sorted { $0.createdAt < $1.createdAt },
             sessions: Array(state.sessions.values),
-            codes: Array(state.codes.values)
+            codes: Array(state.codes.values),
+            approvals: Array(state.approvals.values)
         )
         let bytes = try [UInt8](StoreCoding.encoder().encode(snapshot))
         try DurableFile.replace(folder + "/snapshot.json", with: bytes)
@@ -326,6 +327,7 @@ public actor JournalStore {
             for u in snapshot.users { state.apply(.putUser(u)) }
             for s in snapshot.sessions { state.apply(.putSession(s)) }
             for c in snapshot.codes { state.apply(.putCode(c)) }
+            for a in snapshot.approvals ?? [] { state.apply(.putApproval(a)) }
             seq = snapshot.seq
         }
 

@@ -9,9 +9,14 @@ public enum StoreChange: Codable, Sendable, Equatable {
     case deleteSession(UUID)
     case putCode(CodeRecord)
     case deleteCode(String)
+    case putApproval(ApprovalRecord)
+    case deleteApproval(String)
 
-    private enum Op: String, Codable { case putUser = "put_user", deleteUser = "delete_user", putSession = "put_session", deleteSession = "delete_session", putCode = "put_code", deleteCode = "delete_code" }
-    private enum CodingKeys: String, CodingKey { case op, user, session, code, id }
+    private enum Op: String, Codable {
+        case putUser = "put_user", deleteUser = "delete_user", putSession = "put_session", deleteSession = "delete_session"
+        case putCode = "put_code", deleteCode = "delete_code", putApproval = "put_approval", deleteApproval = "delete_approval"
+    }
+    private enum CodingKeys: String, CodingKey { case op, user, session, code, approval, id }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -22,6 +27,8 @@ public enum StoreChange: Codable, Sendable, Equatable {
         case .deleteSession: self = .deleteSession(try c.decode(UUID.self, forKey: .id))
         case .putCode: self = .putCode(try c.decode(CodeRecord.self, forKey: .code))
         case .deleteCode: self = .deleteCode(try c.decode(String.self, forKey: .id))
+        case .putApproval: self = .putApproval(try c.decode(ApprovalRecord.self, forKey: .approval))
+        case .deleteApproval: self = .deleteApproval(try c.decode(String.self, forKey: .id))
         }
     }
 
@@ -34,6 +41,8 @@ public enum StoreChange: Codable, Sendable, Equatable {
         case .deleteSession(let id): try c.encode(Op.deleteSession, forKey: .op); try c.encode(id, forKey: .id)
         case .putCode(let r): try c.encode(Op.putCode, forKey: .op); try c.encode(r, forKey: .code)
         case .deleteCode(let id): try c.encode(Op.deleteCode, forKey: .op); try c.encode(id, forKey: .id)
+        case .putApproval(let a): try c.encode(Op.putApproval, forKey: .op); try c.encode(a, forKey: .approval)
+        case .deleteApproval(let id): try c.encode(Op.deleteApproval, forKey: .op); try c.encode(id, forKey: .id)
         }
     }
 }

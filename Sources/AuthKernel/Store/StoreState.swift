@@ -11,12 +11,15 @@ public struct StoreState: Sendable {
     public private(set) var sessions: [UUID: SessionRecord] = [:]
     /// One-time codes by ``CodeRecord/id``.
     public private(set) var codes: [String: CodeRecord] = [:]
+    /// Approval requests by id.
+    public private(set) var approvals: [String: ApprovalRecord] = [:]
 
     private var userByEmail: [String: UUID] = [:]
     private var userByIdentity: [Identity: UUID] = [:]
     private var userByUsername: [String: UUID] = [:]
     private var sessionsByUser: [UUID: Set<UUID>] = [:]
     private var sessionByRefreshHash: [String: UUID] = [:]
+    private var approvalsByUser: [UUID: Set<String>] = [:]
 
     /// Changes applied since the store last took them.
     var pending: [StoreChange] = []
@@ -42,6 +45,12 @@ public struct StoreState: Sendable {
     public func sessions(userID: UUID) -> [SessionRecord] {
         (sessionsByUser[userID] ?? []).compactMap { sessions[$0] }.sorted { $0.createdAt < $1.createdAt }
     }
+    /// The approval request with this id.
+    public func approval(id: String) -> ApprovalRecord? { approvals[id] }
+    /// The approval requests of a user, oldest first.
+    public func approvals(userID: UUID) -> [ApprovalRecord] {
+        (approvalsByUser[userID] ?? []).compactMap { approvals[$0] }.sorted { $0.createdAt < $1.createdAt }
+    }
     /// The code record for a purpose and key.
     public func code(purpose: String, key: String) -> CodeRecord? { codes[CodeRecord.id(purpose: purpose, key: key)] }
 
@@ -60,6 +69,7 @@ public struct StoreState: Sendable {
         if let email = user.email {
             for code in codes.values where code.key == email { deleteCode(id: code.id) }
         }
+        for approval in approvals(userID: id) { deleteApproval(id: approval.id) }
         apply(.deleteUser(id))
         pending.append(.deleteUser(id))
     }
@@ -90,6 +100,19 @@ public struct StoreState: Sendable {
         pending.append(.deleteCode(id))
     }
 
+    /// Inserts or replaces an approval request.
+    public mutating func put(_ approval: ApprovalRecord) {
+        apply(.putApproval(approval))
+        pending.append(.putApproval(approval))
+    }
+
+    /// Deletes an approval request.
+    public mutating func deleteApproval(id: String) {
+        guard approvals[id] != nil else { return }
+        apply(.deleteApproval(id))
+        pending.append(.deleteApproval(id))
+    }
+
     // MARK: Applying changes (journal replay and writes)
 
     /// Applies one change and updates the indexes; does not record it.
@@ -115,6 +138,14 @@ public struct StoreState: Sendable {
             codes[code.id] = code
         case .deleteCode(let id):
             codes.removeValue(forKey: id)
+        case .putApproval(let approval):
+            approvals[approval.id] = approval
+            if let user = approval.userID { approvalsByUser[user, default: []].insert(approval.id) }
+        case .deleteApproval(let id):
+            if let old = approvals.removeValue(forKey: id), let user = old.userID {
+                approvalsByUser[user]?.remove(id)
+                if approvalsByUser[user]?.isEmpty == true { approvalsByUser[user] = nil }
+            }
         }
     }
 

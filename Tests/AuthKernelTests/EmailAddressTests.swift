@@ -1,4 +1,4 @@
-import EmailProvider
+import AuthKernel
 import Testing
 
 struct EmailAddressTests {

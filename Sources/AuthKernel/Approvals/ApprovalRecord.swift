@@ -1,0 +1,58 @@
+public import Foundation
+
+/// A request that another signed-in device of the same user must approve (e.g. a password reset).
+///
+/// The approvals service knows nothing of what is approved: a kind, a user, an expiry, and a payload
+/// the requesting provider reads back on completion.
+public struct ApprovalRecord: Codable, Sendable, Equatable {
+    /// Unguessable request id (256 random bits, base64url).
+    public var id: String
+    /// What is being approved, e.g. `password_reset`.
+    public var kind: String
+    /// Whose devices must approve; nil for a decoy made for an unknown account, which only expires.
+    public var userID: UUID?
+    /// HMAC-SHA-256 (hex) of the match code shown on the requesting device.
+    public var matchCodeDigest: String
+    /// Wrong match codes so far; three deny the request.
+    public var matchAttempts: Int
+    /// Stored state; ``status(at:)`` adds expiry.
+    public var state: State
+    /// Creation time.
+    public var createdAt: Date
+    /// When a pending request expires.
+    public var expiresAt: Date
+    /// When an approved request can no longer be completed.
+    public var completeBy: Date?
+    /// Label of the requesting device.
+    public var deviceName: String?
+    /// Provider data for completion (e.g. the new password's hash; never a plain secret).
+    public var payload: [String: JSONValue]
+
+    /// Stored states. `expired` is not stored: it is a pending request past its time.
+    public enum State: String, Codable, Sendable {
+        case pending, approved, denied, completed
+    }
+
+    /// What a client sees.
+    public enum Status: String, Codable, Sendable {
+        case pending, approved, denied, expired, completed
+    }
+
+    /// The status at `now`: pending and approved requests expire; the others are final.
+    public func status(at now: Date) -> Status {
+        switch state {
+        case .pending: now >= expiresAt ? .expired : .pending
+        case .approved: now >= (completeBy ?? expiresAt) ? .expired : .approved
+        case .denied: .denied
+        case .completed: .completed
+        }
+    }
+
+    /// The expiry that applies to the current status.
+    public var currentExpiry: Date { state == .approved ? (completeBy ?? expiresAt) : expiresAt }
+
+    enum CodingKeys: String, CodingKey {
+        case id, kind, userID = "user_id", matchCodeDigest = "match_code_digest", matchAttempts = "match_attempts", state
+        case createdAt = "created_at", expiresAt = "expires_at", completeBy = "complete_by", deviceName = "device_name", payload
+    }
+}

@@ -1,0 +1,155 @@
+public import Foundation
+public import Logging
+import Synchronization
+
+/// Requests that another signed-in device of the same user must approve, with a match code that the
+/// person types on the approving device, so nobody approves a request they did not make.
+///
+/// Status moves pending → approved | denied | expired, approved → completed | expired, and never back.
+/// Devices can subscribe to new requests for their user (Server-Sent Events use this).
+public final class ApprovalService: Sendable {
+    let store: JournalStore
+    let secret: [UInt8]
+    let clock: any AuthClock
+    let logger: Logger
+    private let subscribers = Mutex<[UUID: [UUID: AsyncStream<ApprovalRecord>.Continuation]]>([:])
+
+    /// Wrong match codes that deny a request.
+    public static let maxMatchAttempts = 3
+
+    /// Creates the service; `secret` keys the match-code hashes.
+    public init(store: JournalStore, secret: [UInt8], clock: any AuthClock, logger: Logger) {
+        self.store = store
+        self.secret = secret
+        self.clock = clock
+        self.logger = logger
+    }
+
+    func digest(id: String, matchCode: String) -> [UInt8] {
+        SHA256.hmac(key: secret, message: Array("approval\u{0}\(id)\u{0}\(matchCode)".utf8))
+    }
+
+    /// Creates a pending request and returns it with its match code (to show on the requesting device only).
+    /// - Parameters:
+    ///   - userID: whose devices approve; nil makes a decoy that behaves like a real request to the
+    ///     requester (so a response never reveals whether an account exists) and simply expires.
+    ///   - ttl: seconds until a pending request expires; an approved one then has as long again to complete.
+    ///   - matchDigits: length of the match code.
+    public func create(
+        kind: String, userID: UUID?, ttl: Int, deviceName: String?, payload: [String: JSONValue], matchDigits: Int = 3
+    ) async throws -> (approval: ApprovalRecord, matchCode: String) {
+        let id = Base64URL.encode(SecureRandom.bytes(32))
+        let matchCode = SecureRandom.digits(matchDigits)
+        let now = clock.now()
+        let approval = ApprovalRecord(
+            id: id, kind: kind, userID: userID, matchCodeDigest: Hex.encode(digest(id: id, matchCode: matchCode)), matchAttempts: 0,
+            state: .pending, createdAt: now, expiresAt: now.addingTimeInterval(TimeInterval(ttl)), completeBy: nil,
+            deviceName: deviceName, payload: payload
+        )
+        try await store.write { $0.put(approval) }
+        if let userID {
+            let listeners = subscribers.withLock { Array(($0[userID] ?? [:]).values) }
+            for listener in listeners { listener.yield(approval) }
+            logger.info("approval requested", metadata: ["user.id": "\(userID.lowercased)", "approval.kind": "\(kind)"])
+        }
+        return (approval, matchCode)
+    }
+
+    /// The request with this id, if any.
+    public func approval(id: String) async -> ApprovalRecord? {
+        await store.read { $0.approval(id: id) }
+    }
+
+    /// Pending (unexpired) requests of a user, oldest first; optionally of one kind.
+    public func pending(userID: UUID, kind: String? = nil) async -> [ApprovalRecord] {
+        let now = clock.now()
+        return await store.read { state in
+            state.approvals(userID: userID).filter { $0.status(at: now) == .pending && (kind == nil || $0.kind == kind) }
+        }
+    }
+
+    /// Approves a pending request of `userID` if `matchCode` is right.
+    /// - Throws: 404 `NOT_FOUND` (no such request for this user), 409 `INVALID_STATE` (not pending),
+    ///   401 `INVALID_CODE` (wrong match code; the third wrong one denies the request).
+    public func approve(id: String, userID: UUID, matchCode: String) async throws {
+        let now = clock.now()
+        let presented = digest(id: id, matchCode: matchCode)
+        let approved = try await store.write { state -> Bool in
+            guard var approval = state.approval(id: id), approval.userID == userID else { throw AuthError.notFound("No such approval request.") }
+            guard approval.status(at: now) == .pending else { throw AuthError.invalidState("This request is no longer pending.") }
+            if ConstantTime.equals(presented, Hex.decode(approval.matchCodeDigest) ?? []) {
+                approval.state = .approved
+                approval.completeBy = now.addingTimeInterval(approval.expiresAt.timeIntervalSince(approval.createdAt))
+                state.put(approval)
+                return true
+            }
+            approval.matchAttempts += 1
+            if approval.matchAttempts >= Self.maxMatchAttempts { approval.state = .denied }
+            state.put(approval)
+            return false
+        }
+        guard approved else {
+            logger.warning("wrong approval match code", metadata: ["user.id": "\(userID.lowercased)"])
+            throw AuthError.wrongMatchCode
+        }
+        logger.info("approval granted", metadata: ["user.id": "\(userID.lowercased)"])
+    }
+
+    /// Denies a pending request of `userID`.
+    /// - Throws: 404 `NOT_FOUND`, 409 `INVALID_STATE`.
+    public func deny(id: String, userID: UUID) async throws {
+        let now = clock.now()
+        try await store.write { state in
+            guard var approval = state.approval(id: id), approval.userID == userID else { throw AuthError.notFound("No such approval request.") }
+            guard approval.status(at: now) == .pending else { throw AuthError.invalidState("This request is no longer pending.") }
+            approval.state = .denied
+            state.put(approval)
+        }
+        logger.info("approval denied", metadata: ["user.id": "\(userID.lowercased)"])
+    }
+
+    /// Marks an approved request of `kind` completed, once, and returns it with its payload.
+    /// The provider applies the payload; if that fails the request stays completed (ask again).
+    /// - Throws: 404 `NOT_FOUND`, 409 `INVALID_STATE` when it is not approved (pending, denied, expired, completed).
+    public func complete(id: String, kind: String) async throws -> ApprovalRecord {
+        let now = clock.now()
+        return try await store.write { state in
+            guard var approval = state.approval(id: id), approval.kind == kind else { throw AuthError.notFound("No such request.") }
+            let status = approval.status(at: now)
+            guard status == .approved, approval.userID != nil else {
+                throw AuthError.invalidState("The request is \(status.rawValue), not approved.")
+            }
+            approval.state = .completed
+            state.put(approval)
+            return approval
+        }
+    }
+
+    /// New requests for `userID`, as they are created. The stream ends when the caller stops iterating.
+    public func subscribe(userID: UUID) -> AsyncStream<ApprovalRecord> {
+        let (stream, continuation) = AsyncStream.makeStream(of: ApprovalRecord.self, bufferingPolicy: .bufferingNewest(16))
+        let token = UUID()
+        subscribers.withLock { $0[userID, default: [:]][token] = continuation }
+        continuation.onTermination = { [weak self] _ in
+            self?.subscribers.withLock { all in
+                all[userID]?[token] = nil
+                if all[userID]?.isEmpty == true { all[userID] = nil }
+            }
+        }
+        return stream
+    }
+
+    /// Number of open subscriptions (for tests and metrics).
+    public var subscriberCount: Int { subscribers.withLock { $0.values.reduce(0) { $0 + $1.count } } }
+
+    /// Deletes requests that ended more than `retention` seconds ago.
+    @discardableResult
+    public func purgeExpired(retention: Int = 86_400) async throws -> Int {
+        let cutoff = clock.now().addingTimeInterval(-TimeInterval(retention))
+        return try await store.write { state in
+            let old = state.approvals.values.filter { $0.currentExpiry < cutoff }
+            for approval in old { state.deleteApproval(id: approval.id) }
+            return old.count
+        }
+    }
+}

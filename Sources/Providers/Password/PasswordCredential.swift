@@ -1,0 +1,34 @@
+import Foundation
+
+/// A user's password as stored in `secrets["password"]`: the Argon2id PHC string and the lockout state.
+struct PasswordCredential: Codable, Sendable, Equatable {
+    /// `$argon2id$v=19$m=…,t=…,p=1$salt$hash`; any Argon2 library verifies it.
+    var hash: String
+    /// Consecutive wrong passwords.
+    var failures: Int = 0
+    /// End of the current lock (Unix seconds).
+    var lockedUntil: Double?
+    /// When the password was last set (Unix seconds).
+    var changedAt: Double
+
+    enum CodingKeys: String, CodingKey { case hash, failures, lockedUntil = "locked_until", changedAt = "changed_at" }
+
+    init(hash: String, now: Date) {
+        self.hash = hash
+        self.changedAt = now.timeIntervalSince1970
+    }
+
+    func lockRemaining(now: Date) -> Int? {
+        guard let until = lockedUntil, until > now.timeIntervalSince1970 else { return nil }
+        return max(1, Int((until - now.timeIntervalSince1970).rounded(.up)))
+    }
+
+    /// Counts a wrong password; returns the lock length when this one starts a lock.
+    mutating func recordFailure(now: Date, settings: PasswordSettings) -> Int? {
+        failures += 1
+        guard failures >= settings.lockoutAfter else { return nil }
+        failures = 0
+        lockedUntil = now.timeIntervalSince1970 + Double(settings.lockout)
+        return settings.lockout
+    }
+}

@@ -1,0 +1,419 @@
+public import AuthKernel
+import Foundation
+public import Hummingbird
+import Logging
+public import ServiceLifecycle
+
+/// Email and password sign-in with verification by mailed code, and password resets by mailed code
+/// or by approval from another signed-in device (contract §4 "password").
+public struct PasswordProvider: AuthProvider {
+    public static let id = "password"
+    static let verifyPurpose = "password_register"
+    static let resetPurpose = "password_reset"
+    static let approvalKind = "password_reset"
+
+    let kernel: Kernel
+    let settings: PasswordSettings
+    let policy: PasswordPolicy
+    let hasher: PasswordHasher
+
+    public init(kernel: Kernel, config: inout ConfigSection) throws {
+        self.kernel = kernel
+        settings = try PasswordSettings(&config)
+        policy = PasswordPolicy(minLength: settings.minLength)
+        hasher = try PasswordHasher(parameters: settings.argon2, threads: settings.maxConcurrentHashes)
+    }
+
+    public var services: [any Service] { [HasherShutdownService(hasher: hasher)] }
+
+    // MARK: Bodies
+
+    struct RegisterBody: Decodable {
+        var email: String
+        var password: String
+        var displayName: String?
+        enum CodingKeys: String, CodingKey { case email, password, displayName = "display_name" }
+    }
+    struct CodeBody: Decodable {
+        var email: String
+        var code: String
+        var deviceName: String?
+        var platform: String?
+        enum CodingKeys: String, CodingKey { case email, code, deviceName = "device_name", platform }
+    }
+    struct EmailBody: Decodable { var email: String }
+    struct LoginBody: Decodable {
+        var email: String
+        var password: String
+        var deviceName: String?
+        var platform: String?
+        enum CodingKeys: String, CodingKey { case email, password, deviceName = "device_name", platform }
+    }
+    struct ChangeBody: Decodable {
+        var currentPassword: String?
+        var newPassword: String
+        enum CodingKeys: String, CodingKey { case currentPassword = "current_password", newPassword = "new_password" }
+    }
+    struct ResetVerifyBody: Decodable {
+        var email: String
+        var code: String
+        var newPassword: String
+        enum CodingKeys: String, CodingKey { case email, code, newPassword = "new_password" }
+    }
+    struct DeviceResetBody: Decodable {
+        var email: String
+        var newPassword: String
+        var deviceName: String?
+        enum CodingKeys: String, CodingKey { case email, newPassword = "new_password", deviceName = "device_name" }
+    }
+
+    struct Registered: ResponseEncodable {
+        var status = "verification_required"
+        var email: String
+    }
+    struct Message: ResponseEncodable {
+        var message: String
+        var expiresIn: Int?
+        enum CodingKeys: String, CodingKey { case message, expiresIn = "expires_in" }
+    }
+    struct DeviceReset: ResponseEncodable {
+        var requestID: String
+        var expiresAt: String
+        var matchCode: String
+        enum CodingKeys: String, CodingKey { case requestID = "request_id", expiresAt = "expires_at", matchCode = "match_code" }
+    }
+    struct DeviceResetStatus: ResponseEncodable {
+        var status: String
+        var expiresAt: String
+        enum CodingKeys: String, CodingKey { case status, expiresAt = "expires_at" }
+    }
+
+    // MARK: Routes
+
+    public func routes() -> RouteCollection<AuthRequestContext> {
+        let routes = RouteCollection(context: AuthRequestContext.self)
+        routes.post("password/register") { request, context in try await register(request, context) }
+        routes.post("password/verify-email") { request, context in try await verifyEmail(request, context) }
+        routes.post("password/resend-verification") { request, context in try await resendVerification(request, context) }
+        routes.post("password/login") { request, context in try await login(request, context) }
+        routes.post("password/change") { request, context in try await change(request, context) }
+        routes.post("password/reset/email/initiate") { request, context in try await initiateEmailReset(request, context) }
+        routes.post("password/reset/email/verify") { request, context in try await verifyEmailReset(request, context) }
+        routes.post("password/reset/device/initiate") { request, context in try await initiateDeviceReset(request, context) }
+        routes.get("password/reset/device/{request_id}") { _, context in try await deviceResetStatus(context) }
+        routes.post("password/reset/device/{request_id}/complete") { _, context in try await completeDeviceReset(context) }
+        return routes
+    }
+
+    func email(_ raw: String) throws(AuthError) -> String {
+        guard let email = EmailAddress(raw) else { throw AuthError.invalidEmail }
+        return email.value
+    }
+
+    // MARK: Registration
+
+    func register(_ request: Request, _ context: AuthRequestContext) async throws -> EditedResponse<Registered> {
+        let body = try await request.decodeJSON(as: RegisterBody.self, context: context)
+        let email = try email(body.email)
+        let password = try policy.check(body.password, email: email)
+        let displayName = try DisplayName.validate(body.displayName)
+        try kernel.rateLimiter.consume(settings.registerPerIP, key: "password.register.ip:\(context.clientIP)")
+        let linkUserID = context.principal?.user.id
+        if let owner = await kernel.users.user(email: email) {
+            guard let linkUserID else { throw AuthError.accountExists }
+            guard owner.id == linkUserID else { throw AuthError.identityInUse }
+        }
+        let hash = try await hasher.hash(password)
+        if settings.requireEmailVerification {
+            // Nothing is created before the inbox answers: the registration waits in the code's payload,
+            // so nobody can park a password on someone else's address.
+            var payload: [String: JSONValue] = ["password_hash": .string(hash)]
+            if let displayName { payload["display_name"] = .string(displayName) }
+            if let linkUserID { payload["link_user_id"] = .string(linkUserID.lowercased) }
+            let code = try await kernel.codes.issue(purpose: Self.verifyPurpose, key: email, policy: settings.codes, payload: payload)
+            try await kernel.mailer.send(PasswordMessages.verification(to: email, code: code, ttl: settings.codes.ttl))
+        } else {
+            let user = try await kernel.users.signIn(
+                .init(identity: Identity(provider: Self.id, subject: email), email: email, emailVerified: false), linkingTo: linkUserID
+            )
+            try await setPassword(hash: hash, for: user.id, email: email, displayName: displayName)
+            let code = try await kernel.codes.issue(purpose: Self.verifyPurpose, key: email, policy: settings.codes, payload: [:])
+            try await kernel.mailer.send(PasswordMessages.verification(to: email, code: code, ttl: settings.codes.ttl))
+        }
+        kernel.logger.info("password registration started", metadata: ["request.ip": "\(context.clientIP)"])
+        return EditedResponse(status: .accepted, response: Registered(email: email))
+    }
+
+    func verifyEmail(_ request: Request, _ context: AuthRequestContext) async throws -> SessionResponse {
+        let body = try await request.decodeJSON(as: CodeBody.self, context: context)
+        let email = try email(body.email)
+        let device = try DeviceInfo(name: body.deviceName, platform: body.platform)
+        let payload = try await kernel.codes.verify(purpose: Self.verifyPurpose, key: email, code: body.code, policy: settings.codes)
+        var linkUserID = context.principal?.user.id
+        if case .string(let id) = payload["link_user_id"] { linkUserID = UUID(uuidString: id) }
+        var user = try await kernel.users.signIn(
+            .init(identity: Identity(provider: Self.id, subject: email), email: email, emailVerified: true), linkingTo: linkUserID
+        )
+        if case .string(let hash) = payload["password_hash"] {
+            var displayName: String?
+            if case .string(let name) = payload["display_name"] { displayName = name }
+            user = try await setPassword(hash: hash, for: user.id, email: email, displayName: displayName)
+        }
+        return try await kernel.sessions.signIn(user, amr: [Self.id], device: device)
+    }
+
+    func resendVerification(_ request: Request, _ context: AuthRequestContext) async throws -> Message {
+        let body = try await request.decodeJSON(as: EmailBody.self, context: context)
+        let email = try email(body.email)
+        // The same limit whether or not anything is pending, so the answer reveals nothing.
+        try kernel.rateLimiter.consume(
+            RateLimitRule(limit: 1, window: max(1, settings.codes.resendInterval)), key: "password.resend:\(email)",
+            message: "A code was sent a moment ago. Wait before asking for another."
+        )
+        await resendVerificationIfPending(email)
+        return Message(message: "Verification code resent", expiresIn: settings.codes.ttl)
+    }
+
+    /// Sends a new verification code when a registration is pending (or an account is unverified); silent otherwise.
+    func resendVerificationIfPending(_ email: String) async {
+        let pending = await kernel.codes.pendingPayload(purpose: Self.verifyPurpose, key: email)
+        let unverified = await kernel.users.user(email: email).map { !$0.emailVerified && $0.secret(Self.id, as: PasswordCredential.self) != nil } ?? false
+        guard pending != nil || unverified else { return }
+        do {
+            let code = try await kernel.codes.issue(purpose: Self.verifyPurpose, key: email, policy: settings.codes, payload: pending ?? [:])
+            try await kernel.mailer.send(PasswordMessages.verification(to: email, code: code, ttl: settings.codes.ttl))
+        } catch let error as AuthError where error.status == .tooManyRequests {
+            // Within the resend interval: the earlier code is still on its way.
+        } catch {
+            kernel.logger.error("could not resend a verification code", metadata: ["error": "\(error)"])
+        }
+    }
+
+    // MARK: Login
+
+    func login(_ request: Request, _ context: AuthRequestContext) async throws -> SessionResponse {
+        let body = try await request.decodeJSON(as: LoginBody.self, context: context)
+        let email = try email(body.email)
+        let device = try DeviceInfo(name: body.deviceName, platform: body.platform)
+        try kernel.rateLimiter.consume(settings.loginPerIP, key: "password.login.ip:\(context.clientIP)")
+        try kernel.rateLimiter.consume(settings.loginPerEmail, key: "password.login.email:\(email)")
+        let password = PasswordPolicy.normalize(body.password)
+        let user = await kernel.users.user(email: email)
+        let credential = user?.secret(Self.id, as: PasswordCredential.self)
+        let now = kernel.clock.now()
+
+        guard let user, let credential else {
+            // Unknown account, or one without a password: maybe a registration waiting for its code.
+            if let pending = await kernel.codes.pendingPayload(purpose: Self.verifyPurpose, key: email),
+                case .string(let hash) = pending["password_hash"], try await hasher.verify(password, hash: hash)
+            {
+                await resendVerificationIfPending(email)
+                throw Self.emailNotVerified
+            }
+            _ = try await hasher.verify(password, hash: nil)  // same work as a real check
+            kernel.logger.info("password sign-in failed", metadata: ["request.ip": "\(context.clientIP)"])
+            throw AuthError.invalidCredentials
+        }
+        if let remaining = credential.lockRemaining(now: now) { throw Self.locked(remaining) }
+        let ok = try await hasher.verify(password, hash: credential.hash)
+        let settings = self.settings
+        let lock = try await kernel.users.change(user.id) { user -> Int? in
+            guard var current = user.secret(Self.id, as: PasswordCredential.self), current.hash == credential.hash else { return nil }
+            if ok {
+                current.failures = 0
+                current.lockedUntil = nil
+                try user.setSecret(Self.id, current)
+                return nil
+            }
+            let lock = current.recordFailure(now: now, settings: settings)
+            try user.setSecret(Self.id, current)
+            return lock
+        }
+        guard ok else {
+            kernel.logger.info("password sign-in failed", metadata: ["user.id": "\(user.id.lowercased)", "request.ip": "\(context.clientIP)"])
+            if let lock {
+                kernel.logger.warning("password sign-in locked after repeated failures", metadata: ["user.id": "\(user.id.lowercased)"])
+                throw Self.locked(lock)
+            }
+            throw AuthError.invalidCredentials
+        }
+        if settings.requireEmailVerification, !user.emailVerified {
+            await resendVerificationIfPending(email)
+            throw Self.emailNotVerified
+        }
+        var signedIn = user
+        if hasher.needsRehash(credential.hash) {
+            let newHash = try await hasher.hash(password)
+            signedIn = try await kernel.users.update(user.id) { user in
+                guard var current = user.secret(Self.id, as: PasswordCredential.self), current.hash == credential.hash else { return }
+                current.hash = newHash
+                try user.setSecret(Self.id, current)
+            }
+            kernel.logger.info("password re-hashed with the current parameters", metadata: ["user.id": "\(user.id.lowercased)"])
+        }
+        return try await kernel.sessions.signIn(signedIn, amr: [Self.id], device: device)
+    }
+
+    static let emailNotVerified = AuthError.emailNotVerified
+
+    static func locked(_ seconds: Int) -> AuthError {
+        .rateLimited(retryAfter: seconds, message: "Password sign-in is locked for a while after too many wrong passwords.")
+    }
+
+    // MARK: Change
+
+    func change(_ request: Request, _ context: AuthRequestContext) async throws -> Response {
+        let principal = try context.requirePrincipal()
+        let body = try await request.decodeJSON(as: ChangeBody.self, context: context)
+        let user = principal.user
+        guard let email = user.email else {
+            throw AuthError.invalidState("Add an email address to the account before setting a password.")
+        }
+        let newPassword = try policy.check(body.newPassword, email: email)
+        let now = kernel.clock.now()
+        if let credential = user.secret(Self.id, as: PasswordCredential.self) {
+            guard let current = body.currentPassword else {
+                throw AuthError.invalidRequest("The field `current_password` is required.", field: "current_password")
+            }
+            if let remaining = credential.lockRemaining(now: now) { throw Self.locked(remaining) }
+            guard try await hasher.verify(PasswordPolicy.normalize(current), hash: credential.hash) else {
+                let settings = self.settings
+                let lock = try await kernel.users.change(user.id) { user -> Int? in
+                    guard var c = user.secret(Self.id, as: PasswordCredential.self) else { return nil }
+                    let lock = c.recordFailure(now: now, settings: settings)
+                    try user.setSecret(Self.id, c)
+                    return lock
+                }
+                if let lock { throw Self.locked(lock) }
+                throw AuthError.invalidCredentials
+            }
+        }
+        let hash = try await hasher.hash(newPassword)
+        try await setPassword(hash: hash, for: user.id, email: email, displayName: nil)
+        try await kernel.sessions.revokeAll(of: user.id, except: principal.session.id)
+        await notifyChanged(email: email, how: "password change", device: principal.session.deviceName)
+        kernel.logger.info("password changed; other sessions ended", metadata: ["user.id": "\(user.id.lowercased)"])
+        return Response(status: .noContent)
+    }
+
+    /// Stores a new password hash, links the `password` identity, and sets the display name if none.
+    @discardableResult
+    func setPassword(hash: String, for userID: UUID, email: String, displayName: String?) async throws -> UserRecord {
+        let now = kernel.clock.now()
+        return try await kernel.users.update(userID) { user in
+            try user.setSecret(Self.id, PasswordCredential(hash: hash, now: now))
+            let identity = Identity(provider: Self.id, subject: email)
+            if !user.identities.contains(identity) { user.identities.append(identity) }
+            if user.displayName == nil, let displayName { user.displayName = displayName }
+        }
+    }
+
+    func notifyChanged(email: String, how: String, device: String?) async {
+        do {
+            try await kernel.mailer.send(PasswordMessages.changed(to: email, at: kernel.clock.now(), how: how, device: device))
+        } catch {
+            kernel.logger.error("could not mail the password-changed notice", metadata: ["error": "\(error)"])
+        }
+    }
+
+    // MARK: Reset by email code
+
+    func initiateEmailReset(_ request: Request, _ context: AuthRequestContext) async throws -> Message {
+        let body = try await request.decodeJSON(as: EmailBody.self, context: context)
+        let email = try email(body.email)
+        try kernel.rateLimiter.consume(settings.resetsPerIP, key: "password.reset.ip:\(context.clientIP)")
+        try kernel.rateLimiter.consume(settings.resetsPerEmail, key: "password.reset.email:\(email)")
+        // Answer before doing anything that depends on the account, so neither the answer nor its
+        // timing says whether the account exists.
+        let provider = self
+        Task { await provider.sendResetCode(to: email) }
+        return Message(message: "If an account exists for this email, a reset code has been sent.", expiresIn: settings.codes.ttl)
+    }
+
+    func sendResetCode(to email: String) async {
+        guard await kernel.users.user(email: email) != nil else { return }
+        do {
+            let code = try await kernel.codes.issue(purpose: Self.resetPurpose, key: email, policy: settings.codes)
+            try await kernel.mailer.send(PasswordMessages.resetCode(to: email, code: code, ttl: settings.codes.ttl))
+        } catch let error as AuthError where error.status == .tooManyRequests {
+            // The previous code is still fresh.
+        } catch {
+            kernel.logger.error("could not send a password reset code", metadata: ["error": "\(error)"])
+        }
+    }
+
+    func verifyEmailReset(_ request: Request, _ context: AuthRequestContext) async throws -> Message {
+        let body = try await request.decodeJSON(as: ResetVerifyBody.self, context: context)
+        let email = try email(body.email)
+        let password = try policy.check(body.newPassword, email: email)
+        try await kernel.codes.verify(purpose: Self.resetPurpose, key: email, code: body.code, policy: settings.codes)
+        guard let user = await kernel.users.user(email: email) else { throw AuthError.invalidCode }
+        let hash = try await hasher.hash(password)
+        try await setPassword(hash: hash, for: user.id, email: email, displayName: nil)
+        // The code proved the inbox.
+        _ = try await kernel.users.update(user.id) { $0.emailVerified = true }
+        try await kernel.sessions.revokeAll(of: user.id)
+        await notifyChanged(email: email, how: "reset by emailed code", device: nil)
+        kernel.logger.info("password reset by email code; every session ended", metadata: ["user.id": "\(user.id.lowercased)"])
+        return Message(message: "Password changed", expiresIn: nil)
+    }
+
+    // MARK: Reset approved by another device
+
+    func initiateDeviceReset(_ request: Request, _ context: AuthRequestContext) async throws -> EditedResponse<DeviceReset> {
+        let body = try await request.decodeJSON(as: DeviceResetBody.self, context: context)
+        let email = try email(body.email)
+        let password = try policy.check(body.newPassword, email: email)
+        let device = try DeviceInfo(name: body.deviceName, platform: nil)
+        try kernel.rateLimiter.consume(settings.resetsPerIP, key: "password.reset.ip:\(context.clientIP)")
+        try kernel.rateLimiter.consume(settings.resetsPerEmail, key: "password.reset.email:\(email)")
+        // Hashed now, known account or not: the plain text is never stored and the timing is the same.
+        let hash = try await hasher.hash(password)
+        var target: UUID?
+        if let user = await kernel.users.user(email: email),
+            await kernel.approvals.pending(userID: user.id, kind: Self.approvalKind).count < settings.maxPendingResets
+        {
+            target = user.id
+        }
+        let (approval, matchCode) = try await kernel.approvals.create(
+            kind: Self.approvalKind, userID: target, ttl: settings.approvalTTL, deviceName: device.name,
+            payload: ["password_hash": .string(hash)]
+        )
+        return EditedResponse(
+            status: .accepted,
+            response: DeviceReset(requestID: approval.id, expiresAt: Timestamp.string(approval.expiresAt), matchCode: matchCode)
+        )
+    }
+
+    func deviceResetStatus(_ context: AuthRequestContext) async throws -> DeviceResetStatus {
+        let id = try context.parameters.require("request_id")
+        guard let approval = await kernel.approvals.approval(id: id), approval.kind == Self.approvalKind else {
+            throw AuthError.notFound("No such reset request.")
+        }
+        return DeviceResetStatus(
+            status: approval.status(at: kernel.clock.now()).rawValue, expiresAt: Timestamp.string(approval.currentExpiry)
+        )
+    }
+
+    func completeDeviceReset(_ context: AuthRequestContext) async throws -> Message {
+        let id = try context.parameters.require("request_id")
+        let approval = try await kernel.approvals.complete(id: id, kind: Self.approvalKind)
+        guard let userID = approval.userID, let user = await kernel.users.user(id: userID), let email = user.email,
+            case .string(let hash) = approval.payload["password_hash"]
+        else { throw AuthError.invalidState("The account of this request no longer exists.") }
+        try await setPassword(hash: hash, for: userID, email: email, displayName: nil)
+        try await kernel.sessions.revokeAll(of: userID)
+        await notifyChanged(email: email, how: "reset approved from another device", device: approval.deviceName)
+        kernel.logger.info("password reset approved by another device; every session ended", metadata: ["user.id": "\(userID.lowercased)"])
+        return Message(message: "Password changed", expiresIn: nil)
+    }
+}
+
+/// Stops the hashing threads at shutdown.
+struct HasherShutdownService: Service {
+    let hasher: PasswordHasher
+    func run() async throws {
+        try? await gracefulShutdown()
+        await hasher.shutdown()
+    }
+}

@@ -1,0 +1,67 @@
+public import AuthKernel
+
+/// The `password` configuration section.
+public struct PasswordSettings: Sendable {
+    /// Shortest password in Unicode code points after NFKC normalisation (`min_length`, default 8).
+    public var minLength: Int
+    /// Whether registration needs the mailed code before the first session (`require_email_verification`, default true).
+    public var requireEmailVerification: Bool
+    /// Seconds a device-reset request waits for approval (`approval_ttl`, default 60); an approved one then has as long again to complete.
+    public var approvalTTL: Int
+    /// Argon2id parameters (`argon2.ops_limit` ≥ 2, `argon2.memory_kib` ≥ 19456: OWASP's minimum).
+    public var argon2: Argon2id
+    /// Hashes computed at once (`max_concurrent_hashes`, default cores × 2); the rest queue.
+    public var maxConcurrentHashes: Int
+    /// Verification and reset codes (`code_ttl` 900, `resend_interval` 60, `max_attempts` 5, `max_failures` 10, `failure_window` 3600).
+    public var codes: CodePolicy
+    /// Login attempts per client IP (`login_per_ip`, default 30 per minute).
+    public var loginPerIP: RateLimitRule
+    /// Login attempts per email, known or not (`login_per_email`, default 10 per 5 minutes).
+    public var loginPerEmail: RateLimitRule
+    /// Consecutive wrong passwords that lock an account's password sign-in (`lockout_after`, default 10).
+    public var lockoutAfter: Int
+    /// Length of that lock in seconds (`lockout`, default 900).
+    public var lockout: Int
+    /// Registrations per client IP (`register_per_ip`, default 10 per hour).
+    public var registerPerIP: RateLimitRule
+    /// Resets (email or device) started per email, known or not (`resets_per_email`, default 3 per hour).
+    public var resetsPerEmail: RateLimitRule
+    /// Resets started per client IP (`resets_per_ip`, default 10 per hour).
+    public var resetsPerIP: RateLimitRule
+    /// Device resets one account may have pending (`max_pending_resets`, default 2); more become decoys that no device sees.
+    public var maxPendingResets: Int
+
+    /// Longest password, in code points.
+    public static let maxLength = 128
+
+    /// Reads the section.
+    public init(_ section: inout ConfigSection) throws {
+        minLength = try section.int("min_length", default: 8, in: 1...Self.maxLength)
+        requireEmailVerification = try section.bool("require_email_verification", default: true)
+        approvalTTL = try section.seconds("approval_ttl", default: 60, max: 3600)
+        var a = try section.section("argon2")
+        argon2 = Argon2id(
+            opsLimit: try a.int("ops_limit", default: 2, in: 2...20),
+            memLimit: try a.int("memory_kib", default: 19_456, in: 19_456...4_194_304) * 1024
+        )
+        try a.rejectUnknownKeys()
+        maxConcurrentHashes = try section.int("max_concurrent_hashes", default: max(2, System.coreCount * 2), in: 1...256)
+        codes = CodePolicy(
+            ttl: try section.seconds("code_ttl", default: 900, max: 86_400),
+            resendInterval: try section.int("resend_interval", default: 60, in: 0...86_400),
+            maxAttempts: try section.int("max_attempts", default: 5, in: 1...100),
+            maxFailures: try section.int("max_failures", default: 10, in: 1...10_000),
+            failureWindow: try section.seconds("failure_window", default: 3600, max: 86_400)
+        )
+        loginPerIP = try section.rule("login_per_ip", default: RateLimitRule(limit: 30, window: 60))
+        loginPerEmail = try section.rule("login_per_email", default: RateLimitRule(limit: 10, window: 300))
+        lockoutAfter = try section.int("lockout_after", default: 10, in: 1...1000)
+        lockout = try section.seconds("lockout", default: 900, max: 86_400)
+        registerPerIP = try section.rule("register_per_ip", default: RateLimitRule(limit: 10, window: 3600))
+        resetsPerEmail = try section.rule("resets_per_email", default: RateLimitRule(limit: 3, window: 3600))
+        resetsPerIP = try section.rule("resets_per_ip", default: RateLimitRule(limit: 10, window: 3600))
+        maxPendingResets = try section.int("max_pending_resets", default: 2, in: 1...20)
+    }
+}
+
+import NIOCore
