@@ -64,6 +64,33 @@ struct ServeEndToEndTests {
         #expect(server.stop() == 0)
     }
 
+    @Test func passwordRegistrationLoginAndADeviceApprovedReset() async throws {
+        let server = ServerProcess(folder: try ServerProcess.makeFolder())
+        try server.start()
+        let email = "pw@example.com", password = "first good secret", newPassword = "second good secret"
+        #expect(try await server.request("POST", "/api/v1/auth/password/register", json: ["email": email, "password": password]).0 == 202)
+        let (verified, _) = try await server.request("POST", "/api/v1/auth/password/verify-email", json: ["email": email, "code": try server.lastMailedCode()])
+        #expect(verified == 200)
+        let (loggedIn, first) = try await server.request("POST", "/api/v1/auth/password/login", json: ["email": email, "password": password, "device_name": "phone"])
+        #expect(loggedIn == 200)
+        let access = try #require(first["access_token"] as? String)
+        let refresh = try #require(first["refresh_token"] as? String)
+
+        let (initiated, reset) = try await server.request("POST", "/api/v1/auth/password/reset/device/initiate", json: ["email": email, "new_password": newPassword, "device_name": "laptop"])
+        #expect(initiated == 202)
+        let id = try #require(reset["request_id"] as? String)
+        let (_, pending) = try await server.request("GET", "/api/v1/auth/approvals", bearer: access)
+        #expect((pending["approvals"] as? [[String: Any]])?.first?["id"] as? String == id)
+        #expect(try await server.request("POST", "/api/v1/auth/approvals/\(id)/approve", json: ["match_code": try #require(reset["match_code"] as? String)], bearer: access).0 == 204)
+        #expect(try await server.request("GET", "/api/v1/auth/password/reset/device/\(id)").1["status"] as? String == "approved")
+        #expect(try await server.request("POST", "/api/v1/auth/password/reset/device/\(id)/complete").0 == 200)
+
+        #expect(try await server.request("POST", "/api/v1/auth/refresh", json: ["refresh_token": refresh]).0 == 401)
+        #expect(try await server.request("POST", "/api/v1/auth/password/login", json: ["email": email, "password": password]).0 == 401)
+        #expect(try await server.request("POST", "/api/v1/auth/password/login", json: ["email": email, "password": newPassword]).0 == 200)
+        #expect(server.stop() == 0)
+    }
+
     @Test func acknowledgedWritesSurviveSIGKILL() async throws {
         let folder = try ServerProcess.makeFolder()
         let server = ServerProcess(folder: folder)

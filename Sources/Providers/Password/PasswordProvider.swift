@@ -216,26 +216,25 @@ public struct PasswordProvider: AuthProvider {
         }
         if let remaining = credential.lockRemaining(now: now) { throw Self.locked(remaining) }
         let ok = try await hasher.verify(password, hash: credential.hash)
-        let settings = self.settings
-        let lock = try await kernel.users.change(user.id) { user -> Int? in
-            guard var current = user.secret(Self.id, as: PasswordCredential.self), current.hash == credential.hash else { return nil }
-            if ok {
-                current.failures = 0
-                current.lockedUntil = nil
-                try user.setSecret(Self.id, current)
-                return nil
-            }
-            let lock = current.recordFailure(now: now, settings: settings)
-            try user.setSecret(Self.id, current)
-            return lock
-        }
         guard ok else {
             kernel.logger.info("password sign-in failed", metadata: ["user.id": "\(user.id.lowercased)", "request.ip": "\(context.clientIP)"])
-            if let lock {
+            if credential.failures + 1 >= settings.lockoutAfter, let lock = try await recordFailure(user.id, now: now) {
                 kernel.logger.warning("password sign-in locked after repeated failures", metadata: ["user.id": "\(user.id.lowercased)"])
                 throw Self.locked(lock)
             }
+            // Counted after answering: a wrong password must take no longer than an unknown email,
+            // and a journal fsync would tell them apart.
+            let provider = self
+            Task { _ = try? await provider.recordFailure(user.id, now: now) }
             throw AuthError.invalidCredentials
+        }
+        if credential.failures > 0 {
+            _ = try await kernel.users.change(user.id) { user in
+                guard var current = user.secret(Self.id, as: PasswordCredential.self) else { return }
+                current.failures = 0
+                current.lockedUntil = nil
+                try user.setSecret(Self.id, current)
+            }
         }
         if settings.requireEmailVerification, !user.emailVerified {
             await resendVerificationIfPending(email)
@@ -252,6 +251,17 @@ public struct PasswordProvider: AuthProvider {
             kernel.logger.info("password re-hashed with the current parameters", metadata: ["user.id": "\(user.id.lowercased)"])
         }
         return try await kernel.sessions.signIn(signedIn, amr: [Self.id], device: device)
+    }
+
+    /// Counts a wrong password for the user; returns the lock length when this failure starts a lock.
+    func recordFailure(_ userID: UUID, now: Date) async throws -> Int? {
+        let settings = self.settings
+        return try await kernel.users.change(userID) { user -> Int? in
+            guard var current = user.secret(Self.id, as: PasswordCredential.self) else { return nil }
+            let lock = current.recordFailure(now: now, settings: settings)
+            try user.setSecret(Self.id, current)
+            return lock
+        }
     }
 
     static let emailNotVerified = AuthError.emailNotVerified
@@ -277,14 +287,7 @@ public struct PasswordProvider: AuthProvider {
             }
             if let remaining = credential.lockRemaining(now: now) { throw Self.locked(remaining) }
             guard try await hasher.verify(PasswordPolicy.normalize(current), hash: credential.hash) else {
-                let settings = self.settings
-                let lock = try await kernel.users.change(user.id) { user -> Int? in
-                    guard var c = user.secret(Self.id, as: PasswordCredential.self) else { return nil }
-                    let lock = c.recordFailure(now: now, settings: settings)
-                    try user.setSecret(Self.id, c)
-                    return lock
-                }
-                if let lock { throw Self.locked(lock) }
+                if let lock = try await recordFailure(user.id, now: now) { throw Self.locked(lock) }
                 throw AuthError.invalidCredentials
             }
         }

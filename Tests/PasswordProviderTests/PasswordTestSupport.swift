@@ -1,0 +1,46 @@
+import AuthKernel
+import AuthTestSupport
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import PasswordProvider
+
+enum PasswordTest {
+    static let config = #"{"mail":{"transport":"outbox"},"password":{"lockout_after":3,"lockout":60}}"#
+    static let password = "correct horse battery"
+
+    static func harness(_ config: String = Self.config) async throws -> TestHarness {
+        try await TestHarness.make(providers: [PasswordProvider.self], config: config)
+    }
+
+    static func lastCode(_ h: TestHarness, to email: String) throws -> String? {
+        try h.outbox().last { $0["to"] as? String == email && $0["code"] != nil }?["code"] as? String
+    }
+
+    /// Waits (up to 2 s) for mail that is sent after the answer, as reset codes are.
+    static func waitForMail(_ h: TestHarness, count: Int) async throws -> [[String: Any]] {
+        for _ in 0..<200 {
+            let mail = try h.outbox()
+            if mail.count >= count { return mail }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return try h.outbox()
+    }
+
+    /// Registers and verifies, returning the session.
+    static func registered(_ client: any TestClientProtocol, _ h: TestHarness, email: String, password: String = password) async throws -> SessionResponse {
+        let r = try await client.send(.post, "/api/v1/auth/password/register", json: ["email": email, "password": password])
+        guard r.status == .accepted else { throw TestFailure("register answered \(r.status)") }
+        let code = try lastCode(h, to: email) ?? ""
+        return try await client.send(.post, "/api/v1/auth/password/verify-email", json: ["email": email, "code": code]).decode(SessionResponse.self)
+    }
+
+    static func login(_ client: any TestClientProtocol, _ email: String, _ password: String) async throws -> TestResponse {
+        try await client.send(.post, "/api/v1/auth/password/login", json: ["email": email, "password": password])
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,225 @@
+import AuthKernel
+import AuthTestSupport
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import PasswordProvider
+import Testing
+
+struct RegistrationAndLoginTests {
+    typealias T = PasswordTest
+
+    @Test func registerNeedsTheInboxBeforeTheFirstSession() async throws {
+        let h = try await T.harness()
+        try await h.test { client async throws in
+            let r = try await client.send(.post, "/api/v1/auth/password/register", json: ["email": "New@Example.com", "password": T.password, "display_name": "Nia"])
+            #expect(r.status == .accepted)
+            #expect(r.json["status"] as? String == "verification_required" && r.json["email"] as? String == "new@example.com")
+            #expect(await h.kernel.users.user(email: "new@example.com") == nil)  // nothing exists before the code
+
+            let early = try await T.login(client, "new@example.com", T.password)
+            #expect(early.status == .forbidden && early.errorCode == "EMAIL_NOT_VERIFIED")
+            // The unverified login re-sends the code, subject to the resend interval.
+            #expect(try h.outbox().count == 1)
+            h.clock.advance(by: 60)
+            _ = try await T.login(client, "new@example.com", T.password)
+            #expect(try h.outbox().count == 2)
+            // A wrong password for a pending registration is just wrong.
+            #expect(try await T.login(client, "new@example.com", "wrong horse battery").errorCode == "INVALID_CREDENTIALS")
+
+            let code = try #require(try T.lastCode(h, to: "new@example.com"))
+            #expect(try await client.send(.post, "/api/v1/auth/password/verify-email", json: ["email": "new@example.com", "code": "000000" == code ? "111111" : "000000"]).errorCode == "INVALID_CODE")
+            let verified = try await client.send(.post, "/api/v1/auth/password/verify-email", json: ["email": "new@example.com", "code": code, "device_name": "web"])
+            #expect(verified.status == .ok)
+            let user = try verified.decode(SessionResponse.self).user
+            #expect(user.emailVerified && user.authProviders == ["password"] && user.displayName == "Nia")
+
+            let login = try await T.login(client, "NEW@example.com", T.password)
+            #expect(login.status == .ok)
+            #expect(try login.decode(SessionResponse.self).user.id == user.id)
+        }
+    }
+
+    @Test func theStoredHashIsAStandardArgon2idPHCString() async throws {
+        let h = try await T.harness()
+        let id = try await h.test { client async throws in try await T.registered(client, h, email: "phc@x.io").user.id }
+        let restarted = try await TestHarness.make(providers: [PasswordProvider.self], config: T.config, folder: h.folder)
+        let user = try #require(await restarted.kernel.users.user(id: UUID(uuidString: id)!))
+        await restarted.server.close()
+        guard case .object(let credential) = user.secrets["password"], case .string(let hash) = credential["hash"] else {
+            Issue.record("no stored hash")
+            return
+        }
+        #expect(hash.hasPrefix("$argon2id$v=19$m=19456,t=2,p=1$"))
+        #expect(Argon2id.verify(T.password, hash: hash))
+        #expect(!String(describing: user.secrets).contains(T.password))
+    }
+
+    @Test(arguments: [
+        ("short1", "too_short"), (String(repeating: "x", count: 129), "too_long"), ("weak@example.com", "matches_email"),
+        ("weak", "too_short"), ("iloveyou", "too_common"), ("ｐａｓｓｗｏｒｄ", "too_common"), ("Password", "too_common"),
+    ])
+    func weakPasswordsSayWhichRuleFailed(password: String, reason: String) async throws {
+        let h = try await T.harness()
+        try await h.test { client async throws in
+            let r = try await client.send(.post, "/api/v1/auth/password/register", json: ["email": "weak@example.com", "password": password])
+            #expect(r.status == .badRequest && r.errorCode == "WEAK_PASSWORD")
+            #expect(((r.json["error"] as? [String: Any])?["details"] as? [String: Any])?["reason"] as? String == reason)
+        }
+    }
+
+    @Test func lengthCountsCodePointsAfterNFKC() {
+        let policy = PasswordPolicy(minLength: 8)
+        // Eight code points once composed, though nine when typed with a combining accent.
+        #expect(throws: Never.self) { try policy.check("cafe\u{301}-bar", email: nil) }
+        #expect(throws: AuthError.self) { try policy.check("cafe\u{301}-ba", email: nil) }
+        #expect(PasswordPolicy.normalize("ﬁnance") == "finance")
+    }
+
+    @Test func registrationErrors() async throws {
+        let h = try await T.harness()
+        _ = try await h.signIn("someone", email: "taken@x.io")
+        try await h.test { client async throws in
+            #expect(try await client.send(.post, "/api/v1/auth/password/register", json: ["email": "taken@x.io", "password": T.password]).errorCode == "ACCOUNT_EXISTS")
+            #expect(try await client.send(.post, "/api/v1/auth/password/register", json: ["email": "nope", "password": T.password]).errorCode == "INVALID_EMAIL")
+            #expect(try await client.send(.post, "/api/v1/auth/password/register", json: ["email": "a@x.io"]).errorCode == "INVALID_REQUEST")
+            let longName = try await client.send(.post, "/api/v1/auth/password/register", json: ["email": "a@x.io", "password": T.password, "display_name": String(repeating: "n", count: 101)])
+            #expect(longName.errorCode == "INVALID_REQUEST")
+            // Registering again before verifying replaces the pending registration (resend interval applies).
+            #expect(try await client.send(.post, "/api/v1/auth/password/register", json: ["email": "a@x.io", "password": T.password]).status == .accepted)
+            #expect(try await client.send(.post, "/api/v1/auth/password/register", json: ["email": "a@x.io", "password": T.password]).status == .tooManyRequests)
+        }
+    }
+
+    @Test func resendVerificationRevealsNothing() async throws {
+        let h = try await T.harness()
+        try await h.test { client async throws in
+            _ = try await client.send(.post, "/api/v1/auth/password/register", json: ["email": "p@x.io", "password": T.password])
+            h.clock.advance(by: 60)
+            let known = try await client.send(.post, "/api/v1/auth/password/resend-verification", json: ["email": "p@x.io"])
+            let unknown = try await client.send(.post, "/api/v1/auth/password/resend-verification", json: ["email": "q@x.io"])
+            #expect(known.status == .ok && unknown.status == .ok)
+            #expect(known.json as NSDictionary == unknown.json as NSDictionary)
+            #expect(try h.outbox().map { $0["to"] as? String } == ["p@x.io", "p@x.io"])
+            let knownAgain = try await client.send(.post, "/api/v1/auth/password/resend-verification", json: ["email": "p@x.io"])
+            let unknownAgain = try await client.send(.post, "/api/v1/auth/password/resend-verification", json: ["email": "q@x.io"])
+            #expect(knownAgain.status == .tooManyRequests && unknownAgain.status == .tooManyRequests)
+            #expect(knownAgain.retryAfter == unknownAgain.retryAfter)
+        }
+    }
+
+    @Test func unknownEmailAndWrongPasswordLookAndTakeTheSame() async throws {
+        let h = try await T.harness(#"{"mail":{"transport":"outbox"},"password":{"login_per_email":{"limit":100,"window":60},"lockout_after":100}}"#)
+        try await h.test { client async throws in
+            _ = try await T.registered(client, h, email: "known@x.io")
+            let wrong = try await T.login(client, "known@x.io", "wrong horse battery")
+            let unknown = try await T.login(client, "unknown@x.io", "wrong horse battery")
+            #expect(wrong.status == .unauthorized && unknown.status == .unauthorized)
+            #expect(wrong.json as NSDictionary == unknown.json as NSDictionary)
+
+            // Interleaved, so both see the same load from tests running alongside.
+            var wrongTimes: [Double] = [], unknownTimes: [Double] = []
+            func seconds(_ email: String) async throws -> Double {
+                let start = ContinuousClock.now
+                _ = try await T.login(client, email, "wrong horse battery")
+                let d = ContinuousClock.now - start
+                return Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+            }
+            for _ in 0..<9 {
+                wrongTimes.append(try await seconds("known@x.io"))
+                unknownTimes.append(try await seconds("unknown@x.io"))
+            }
+            let wrongTime = wrongTimes.sorted()[4], unknownTime = unknownTimes.sorted()[4]
+            #expect(unknownTime >= wrongTime / 2, "unknown \(unknownTime)s vs wrong password \(wrongTime)s")
+        }
+    }
+
+    @Test func repeatedFailuresLockTheAccountForAWhile() async throws {
+        let h = try await T.harness()
+        try await h.test { client async throws in
+            _ = try await T.registered(client, h, email: "lock@x.io")
+            for _ in 0..<2 { #expect(try await T.login(client, "lock@x.io", "wrong horse battery").status == .unauthorized) }
+            let locked = try await T.login(client, "lock@x.io", "wrong horse battery")
+            #expect(locked.status == .tooManyRequests && locked.retryAfter == 60 && locked.headers[.retryAfter] == "60")
+            #expect(try await T.login(client, "lock@x.io", T.password).status == .tooManyRequests)
+            h.clock.advance(by: 60)
+            #expect(try await T.login(client, "lock@x.io", T.password).status == .ok)
+        }
+        #expect(h.logs.contains("password sign-in locked"))
+    }
+
+    @Test func loginsAreLimitedPerEmailAndPerIP() async throws {
+        let h = try await T.harness(#"{"password":{"login_per_email":{"limit":2,"window":60},"login_per_ip":{"limit":4,"window":60}}}"#)
+        try await h.test { client async throws in
+            for _ in 0..<2 { #expect(try await T.login(client, "a@x.io", "whatever pass").status == .unauthorized) }
+            #expect(try await T.login(client, "a@x.io", "whatever pass").retryAfter == 30)
+            #expect(try await T.login(client, "b@x.io", "whatever pass").status == .unauthorized)
+            #expect(try await T.login(client, "c@x.io", "whatever pass").retryAfter == 15)
+        }
+    }
+
+    @Test func loginRehashesWhenTheParametersWereRaised() async throws {
+        let h = try await T.harness()
+        try await h.test { client async throws in
+            let s = try await T.registered(client, h, email: "old@x.io")
+            let oldHash = try Argon2id(opsLimit: 1, memLimit: 8 << 20).hash(T.password)
+            let id = UUID(uuidString: s.user.id)!
+            _ = try await h.kernel.users.update(id) { user in
+                user.secrets["password"] = .object(["hash": .string(oldHash), "failures": .number(0), "changed_at": .number(0)])
+            }
+            #expect(try await T.login(client, "old@x.io", T.password).status == .ok)
+            guard case .object(let c) = await h.kernel.users.user(id: id)?.secrets["password"], case .string(let hash) = c["hash"] else {
+                Issue.record("no hash")
+                return
+            }
+            #expect(hash.hasPrefix("$argon2id$v=19$m=19456,t=2,p=1$"))
+            #expect(try await T.login(client, "old@x.io", T.password).status == .ok)
+        }
+    }
+
+    @Test func registeringWithABearerLinksToTheCaller() async throws {
+        let h = try await T.harness()
+        let anonymous = try await h.kernel.users.createAnonymous()
+        let session = try await h.kernel.sessions.signIn(anonymous, amr: ["anonymous"], device: .none)
+        let other = try await h.signIn("other", email: "other@x.io")
+        try await h.test { client async throws in
+            let r = try await client.send(.post, "/api/v1/auth/password/register", json: ["email": "mine@x.io", "password": T.password], bearer: session.accessToken)
+            #expect(r.status == .accepted)
+            let code = try #require(try T.lastCode(h, to: "mine@x.io"))
+            let linked = try await client.send(.post, "/api/v1/auth/password/verify-email", json: ["email": "mine@x.io", "code": code])
+            let user = try linked.decode(SessionResponse.self).user
+            #expect(user.id == anonymous.id.lowercased && !user.isAnonymous && user.authProviders == ["password"])
+            let clash = try await client.send(.post, "/api/v1/auth/password/register", json: ["email": "other@x.io", "password": T.password], bearer: session.accessToken)
+            #expect(clash.status == .conflict && clash.errorCode == "IDENTITY_IN_USE")
+            #expect(try await client.send(.get, "/api/v1/auth/me", bearer: other.accessToken).json["auth_providers"] as? [String] == ["test"])
+        }
+    }
+
+    @Test func withoutRequiredVerificationLoginWorksAtOnce() async throws {
+        let h = try await T.harness(#"{"mail":{"transport":"outbox"},"password":{"require_email_verification":false}}"#)
+        try await h.test { client async throws in
+            #expect(try await client.send(.post, "/api/v1/auth/password/register", json: ["email": "fast@x.io", "password": T.password]).status == .accepted)
+            let login = try await T.login(client, "fast@x.io", T.password)
+            #expect(login.status == .ok)
+            #expect(try login.decode(SessionResponse.self).user.emailVerified == false)
+            let code = try #require(try T.lastCode(h, to: "fast@x.io"))
+            let verified = try await client.send(.post, "/api/v1/auth/password/verify-email", json: ["email": "fast@x.io", "code": code])
+            #expect(try verified.decode(SessionResponse.self).user.emailVerified)
+        }
+    }
+
+    @Test func noPasswordReachesTheLog() async throws {
+        let h = try await T.harness()
+        try await h.test { client async throws in
+            _ = try await T.registered(client, h, email: "log@x.io", password: "tell nobody 8472")
+            _ = try await T.login(client, "log@x.io", "tell nobody 8472")
+            _ = try await T.login(client, "log@x.io", "also secret 9931")
+        }
+        #expect(!h.logs.contains("tell nobody") && !h.logs.contains("also secret"))
+    }
+
+    @Test func argon2ConfigHasOWASPFloors() async throws {
+        await #expect(throws: ConfigError.self) { _ = try await T.harness(#"{"password":{"argon2":{"memory_kib":1024}}}"#) }
+        await #expect(throws: ConfigError.self) { _ = try await T.harness(#"{"password":{"argon2":{"ops_limit":1}}}"#) }
+    }
+}
