@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "EmailProvider", targets: ["EmailProvider"]),
         .library(name: "PINProvider", targets: ["PINProvider"]),
         .library(name: "PasswordProvider", targets: ["PasswordProvider"]),
+        .library(name: "AppleProvider", targets: ["AppleProvider"]),
     ],
     dependencies: [
         // FullFoundation only: with the default traits SwiftPM 6.3 rebuilds Hummingbird on every debug/test/release switch.
@@ -25,6 +26,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        // Apple's RS256 identity tokens and ES256 client secrets; outbound HTTPS to Apple.
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "4.1.0"..<"6.0.0"),
     ],
     targets: [
         .systemLibrary(
@@ -68,6 +73,20 @@ let package = Package(
             path: "Sources/Providers/Password",
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "AppleProvider",
+            dependencies: [
+                "AuthKernel",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Sources/Providers/Apple",
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "authd",
             dependencies: [
@@ -75,6 +94,7 @@ let package = Package(
                 "EmailProvider",
                 "PINProvider",
                 "PasswordProvider",
+                "AppleProvider",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -136,6 +156,20 @@ let package = Package(
                 "EmailProvider",
                 "PasswordProvider",
                 "AuthTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "AppleProviderTests",
+            dependencies: [
+                "AuthKernel",
+                "AppleProvider",
+                "AuthTestSupport",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings

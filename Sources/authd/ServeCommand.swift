@@ -75,13 +75,13 @@ struct ServeCommand: AsyncParsableCommand {
         let file = path ?? dataFolder + "/authd.json"
         if let data = FileManager.default.contents(atPath: file) {
             do {
-                return try AuthConfig.parse(data, host: host, port: port, availableProviders: availableProviders.ids)
+                return try AuthConfig.parse(data, host: host, port: port, availableProviders: availableProviders.ids, defaultProviders: availableProviders.defaultIDs)
             } catch let error as ConfigError {
                 throw ConfigError("\(file): \(error.message)")
             }
         }
         if path != nil { throw ConfigError("cannot read the configuration file \(file)") }
-        return AuthConfig.defaults(host: host, port: port, availableProviders: availableProviders.ids)
+        return AuthConfig.defaults(host: host, port: port, availableProviders: availableProviders.ids, defaultProviders: availableProviders.defaultIDs)
     }
 
     private func fail(_ message: String) -> ExitCode {

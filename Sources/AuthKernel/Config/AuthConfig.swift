@@ -58,17 +58,22 @@ public struct AuthConfig: Sendable {
     public static let mailTransports = ["log", "outbox"]
 
     /// The configuration with every default, for `host:port`.
-    public static func defaults(host: String = "127.0.0.1", port: Int = 8080, availableProviders: [String]) -> AuthConfig {
+    public static func defaults(
+        host: String = "127.0.0.1", port: Int = 8080, availableProviders: [String], defaultProviders: [String]? = nil
+    ) -> AuthConfig {
         // Empty input cannot fail to parse.
-        try! parse(Data("{}".utf8), host: host, port: port, availableProviders: availableProviders)
+        try! parse(Data("{}".utf8), host: host, port: port, availableProviders: availableProviders, defaultProviders: defaultProviders)
     }
 
     /// Parses the configuration file.
     /// - Parameters:
     ///   - data: the file's bytes (JSON object).
-    ///   - availableProviders: ids of the providers this build contains, in default order.
+    ///   - availableProviders: ids of the providers this build contains.
+    ///   - defaultProviders: the ones started when `providers` is not set (default: all available).
     /// - Throws: ``ConfigError`` naming the first bad or unknown key.
-    public static func parse(_ data: Data, host: String, port: Int, availableProviders: [String]) throws -> AuthConfig {
+    public static func parse(
+        _ data: Data, host: String, port: Int, availableProviders: [String], defaultProviders: [String]? = nil
+    ) throws -> AuthConfig {
         let root: [String: JSONValue]
         do {
             guard case .object(let o) = try JSONDecoder().decode(JSONValue.self, from: data) else {
@@ -90,7 +95,7 @@ public struct AuthConfig: Sendable {
         let audience = try top.string("audience", default: "authd")
         guard !audience.isEmpty else { throw ConfigError("audience must not be empty") }
 
-        let providers = try top.strings("providers", default: availableProviders)
+        let providers = try top.strings("providers", default: defaultProviders ?? availableProviders)
         for id in providers where !availableProviders.contains(id) {
             throw ConfigError("providers lists \"\(id)\", which this build does not have (available: \(availableProviders.joined(separator: ", ")))")
         }

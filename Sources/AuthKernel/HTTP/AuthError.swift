@@ -64,6 +64,8 @@ extension AuthError {
     public static let wrongMatchCode = AuthError(status: .unauthorized, code: "INVALID_CODE", message: "The match code is wrong. Type the code shown on the device that made the request.")
     /// 401 `INVALID_CREDENTIALS`.
     public static let invalidCredentials = AuthError(status: .unauthorized, code: "INVALID_CREDENTIALS", message: "The credentials are not correct.")
+    /// 401 `INVALID_APPLE_TOKEN`: the response never says which check failed (the log does).
+    public static let invalidAppleToken = AuthError(status: .unauthorized, code: "INVALID_APPLE_TOKEN", message: "The Apple sign-in could not be verified. Try again.")
     /// 401 `INVALID_REFRESH_TOKEN`.
     public static let invalidRefreshToken = AuthError(status: .unauthorized, code: "INVALID_REFRESH_TOKEN", message: "The refresh token is not valid. Sign in again.")
     /// 401 `REFRESH_TOKEN_REUSED`: an already-rotated token came back; its session has been ended.

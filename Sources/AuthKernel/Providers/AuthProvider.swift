@@ -23,6 +23,10 @@ public protocol AuthProvider: Sendable {
     /// The id used in `providers`, in `auth_providers` and in the `amr` claim; also the name of its configuration section.
     static var id: String { get }
 
+    /// Whether the provider starts when the configuration does not list `providers` (default true;
+    /// false for one that cannot run without settings, like `apple` without its audiences).
+    static var startsByDefault: Bool { get }
+
     /// Creates the provider.
     /// - Parameters:
     ///   - kernel: the services a provider may use.
@@ -38,6 +42,9 @@ public protocol AuthProvider: Sendable {
 }
 
 extension AuthProvider {
+    /// Starts by default.
+    public static var startsByDefault: Bool { true }
+
     /// No background work.
     public var services: [any Service] { [] }
 }

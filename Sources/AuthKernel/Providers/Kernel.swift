@@ -12,6 +12,10 @@ public struct Kernel: Sendable {
     public let codes: OneTimeCodeService
     /// Requests another device of the same user must approve.
     public let approvals: ApprovalService
+    /// Durable, retried background work.
+    public let jobs: JobQueue
+    /// What providers do before an account is deleted.
+    public let accountDeletion: AccountDeletionHooks
     /// Keyed rate limits.
     public let rateLimiter: RateLimiter
     /// Outgoing mail.

@@ -12,6 +12,9 @@ public struct ProviderRegistry: Sendable {
     /// Ids of the available providers.
     public var ids: [String] { types.map { $0.id } }
 
+    /// Ids of the providers started when the configuration does not list `providers`.
+    public var defaultIDs: [String] { types.filter { $0.startsByDefault }.map { $0.id } }
+
     /// Creates the providers listed in `config.providers`, each with its configuration section.
     /// - Throws: ``ConfigError`` from a provider's configuration.
     public func instantiate(kernel: Kernel) throws -> [any AuthProvider] {

@@ -87,7 +87,8 @@ public final class AuthServer: Sendable {
             let kernel = Kernel(
                 config: config, users: UserService(store: store, clock: clock, logger: logger), sessions: sessions,
                 codes: OneTimeCodeService(store: store, secret: codeSecret, clock: clock),
-                approvals: ApprovalService(store: store, secret: codeSecret, clock: clock, logger: logger), rateLimiter: rateLimiter,
+                approvals: ApprovalService(store: store, secret: codeSecret, clock: clock, logger: logger),
+                jobs: JobQueue(store: store, clock: clock, logger: logger), accountDeletion: AccountDeletionHooks(), rateLimiter: rateLimiter,
                 mailer: Mailer(transport: transport, from: config.mail.from, logger: logger), clock: clock, logger: logger,
                 keys: keys
             )
@@ -104,7 +105,7 @@ public final class AuthServer: Sendable {
             // Order matters at shutdown: services stop in reverse, so the store closes after the HTTP
             // server has finished its in-flight requests.
             let services: [any Service] =
-                [StoreClosingService(store: store), ExpiryPurgeService(kernel: kernel)] + providers.flatMap(\.services)
+                [StoreClosingService(store: store), ExpiryPurgeService(kernel: kernel), JobRunner(jobs: kernel.jobs, interval: .seconds(5))] + providers.flatMap(\.services)
             let onRunning = options.onServerRunning
             let application = Application(
                 router: router,

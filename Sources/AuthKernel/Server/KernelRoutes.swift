@@ -98,6 +98,7 @@ public struct KernelRoutes: Sendable {
 
         api.delete("account") { _, context -> Response in
             let principal = try context.requirePrincipal()
+            await kernel.accountDeletion.run(for: principal.user)
             try await kernel.users.delete(principal.user.id)
             return Response(status: .noContent)
         }

@@ -16,6 +16,7 @@ struct Snapshot: Codable, Sendable {
     var sessions: [SessionRecord]
     var codes: [CodeRecord]
     var approvals: [ApprovalRecord]?
+    var jobs: [JobRecord]?
 
     static let currentFormat = 1
 }

@@ -297,7 +297,8 @@ public actor JournalStore {
             users: state.users.values.sorted { $0.createdAt < $1.createdAt },
             sessions: Array(state.sessions.values),
             codes: Array(state.codes.values),
-            approvals: Array(state.approvals.values)
+            approvals: Array(state.approvals.values),
+            jobs: Array(state.jobs.values)
         )
         let bytes = try [UInt8](StoreCoding.encoder().encode(snapshot))
         try DurableFile.replace(folder + "/snapshot.json", with: bytes)
@@ -328,6 +329,7 @@ public actor JournalStore {
             for s in snapshot.sessions { state.apply(.putSession(s)) }
             for c in snapshot.codes { state.apply(.putCode(c)) }
             for a in snapshot.approvals ?? [] { state.apply(.putApproval(a)) }
+            for j in snapshot.jobs ?? [] { state.apply(.putJob(j)) }
             seq = snapshot.seq
         }
 

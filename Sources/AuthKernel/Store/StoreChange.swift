@@ -11,12 +11,15 @@ public enum StoreChange: Codable, Sendable, Equatable {
     case deleteCode(String)
     case putApproval(ApprovalRecord)
     case deleteApproval(String)
+    case putJob(JobRecord)
+    case deleteJob(UUID)
 
     private enum Op: String, Codable {
         case putUser = "put_user", deleteUser = "delete_user", putSession = "put_session", deleteSession = "delete_session"
         case putCode = "put_code", deleteCode = "delete_code", putApproval = "put_approval", deleteApproval = "delete_approval"
+        case putJob = "put_job", deleteJob = "delete_job"
     }
-    private enum CodingKeys: String, CodingKey { case op, user, session, code, approval, id }
+    private enum CodingKeys: String, CodingKey { case op, user, session, code, approval, job, id }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -29,6 +32,8 @@ public enum StoreChange: Codable, Sendable, Equatable {
         case .deleteCode: self = .deleteCode(try c.decode(String.self, forKey: .id))
         case .putApproval: self = .putApproval(try c.decode(ApprovalRecord.self, forKey: .approval))
         case .deleteApproval: self = .deleteApproval(try c.decode(String.self, forKey: .id))
+        case .putJob: self = .putJob(try c.decode(JobRecord.self, forKey: .job))
+        case .deleteJob: self = .deleteJob(try c.decode(UUID.self, forKey: .id))
         }
     }
 
@@ -43,6 +48,8 @@ public enum StoreChange: Codable, Sendable, Equatable {
         case .deleteCode(let id): try c.encode(Op.deleteCode, forKey: .op); try c.encode(id, forKey: .id)
         case .putApproval(let a): try c.encode(Op.putApproval, forKey: .op); try c.encode(a, forKey: .approval)
         case .deleteApproval(let id): try c.encode(Op.deleteApproval, forKey: .op); try c.encode(id, forKey: .id)
+        case .putJob(let j): try c.encode(Op.putJob, forKey: .op); try c.encode(j, forKey: .job)
+        case .deleteJob(let id): try c.encode(Op.deleteJob, forKey: .op); try c.encode(id, forKey: .id)
         }
     }
 }

@@ -13,6 +13,8 @@ public struct StoreState: Sendable {
     public private(set) var codes: [String: CodeRecord] = [:]
     /// Approval requests by id.
     public private(set) var approvals: [String: ApprovalRecord] = [:]
+    /// Background jobs by id.
+    public private(set) var jobs: [UUID: JobRecord] = [:]
 
     private var userByEmail: [String: UUID] = [:]
     private var userByIdentity: [Identity: UUID] = [:]
@@ -113,6 +115,19 @@ public struct StoreState: Sendable {
         pending.append(.deleteApproval(id))
     }
 
+    /// Inserts or replaces a background job.
+    public mutating func put(_ job: JobRecord) {
+        apply(.putJob(job))
+        pending.append(.putJob(job))
+    }
+
+    /// Deletes a background job.
+    public mutating func deleteJob(id: UUID) {
+        guard jobs[id] != nil else { return }
+        apply(.deleteJob(id))
+        pending.append(.deleteJob(id))
+    }
+
     // MARK: Applying changes (journal replay and writes)
 
     /// Applies one change and updates the indexes; does not record it.
@@ -138,6 +153,10 @@ public struct StoreState: Sendable {
             codes[code.id] = code
         case .deleteCode(let id):
             codes.removeValue(forKey: id)
+        case .putJob(let job):
+            jobs[job.id] = job
+        case .deleteJob(let id):
+            jobs.removeValue(forKey: id)
         case .putApproval(let approval):
             approvals[approval.id] = approval
             if let user = approval.userID { approvalsByUser[user, default: []].insert(approval.id) }

@@ -42,8 +42,11 @@ public struct UserService: Sendable {
 
     /// Finds or creates the user for a sign-in, or links the identity to `linkingTo`.
     ///
-    /// Without `linkingTo`: the identity's user if linked; else the user with the same email when the
-    /// provider verified it (proving the address proves the account), linking the identity; else a new user.
+    /// Without `linkingTo`: the identity's user if linked; else, when the provider verified the email and
+    /// a user with that email exists whose email is verified too, that user, with the identity linked
+    /// (proving the address proves the account); else a new user. A verified claim beats an unverified
+    /// one: a user holding the address unverified loses it to the new user (no pre-registered squatting).
+    /// An unverified claim on an address another user holds creates the new user without the email.
     /// With `linkingTo` (the caller's Bearer session): the identity is added to that user, which
     /// stops being anonymous; 409 `IDENTITY_IN_USE` if the identity or its email belongs to someone else.
     public func signIn(_ claim: Claim, linkingTo linkUserID: UUID?) async throws -> UserRecord {
@@ -68,14 +71,23 @@ public struct UserService: Sendable {
                 }
                 return (owner, false)
             }
-            if let email = claim.email, var emailOwner = state.user(email: email) {
-                guard claim.emailVerified else { throw AuthError.accountExists }
-                Self.link(claim, to: &emailOwner, now: now)
-                state.put(emailOwner)
-                return (emailOwner, false)
+            var email = claim.email
+            if let address = claim.email, var emailOwner = state.user(email: address) {
+                if claim.emailVerified, emailOwner.emailVerified {
+                    Self.link(claim, to: &emailOwner, now: now)
+                    state.put(emailOwner)
+                    return (emailOwner, false)
+                }
+                if claim.emailVerified {
+                    emailOwner.email = nil
+                    emailOwner.updatedAt = now
+                    state.put(emailOwner)
+                } else {
+                    email = nil
+                }
             }
             let user = UserRecord(
-                email: claim.email, emailVerified: claim.email != nil && claim.emailVerified,
+                email: email, emailVerified: email != nil && claim.emailVerified,
                 identities: [claim.identity], createdAt: now
             )
             state.put(user)

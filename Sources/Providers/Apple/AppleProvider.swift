@@ -1,0 +1,119 @@
+public import AuthKernel
+import Foundation
+public import Hummingbird
+import Logging
+public import ServiceLifecycle
+
+/// Sign in with Apple (contract §4 "apple"): verifies the identity token an iOS app got from
+/// AuthenticationServices, finds or creates the user, links with a Bearer token, and — when the
+/// app's key is configured — exchanges the authorization code so that deleting the account can
+/// revoke the user's Apple tokens.
+public struct AppleProvider: AuthProvider {
+    public static let id = "apple"
+    /// Needs `apple.audiences`: started only when listed in `providers`.
+    public static let startsByDefault = false
+    static let revokeJob = "apple.revoke"
+
+    let kernel: Kernel
+    let settings: AppleSettings
+    let keySet: AppleKeySet
+    let verifier: AppleTokenVerifier
+    let tokenClient: AppleTokenClient?
+    let box: SecretBox
+
+    public init(kernel: Kernel, config: inout ConfigSection) throws {
+        self.kernel = kernel
+        settings = try AppleSettings(&config)
+        keySet = AppleKeySet(url: settings.jwksURL, refetchInterval: settings.jwksRefetchInterval, clock: kernel.clock, logger: kernel.logger)
+        verifier = AppleTokenVerifier(keySet: keySet, settings: settings)
+        box = try SecretBox(key: try kernel.keys.loadOrCreateSecret(named: "apple-secretbox", logger: kernel.logger))
+        if let revocation = settings.revocation {
+            let secret: AppleClientSecret
+            do { secret = try AppleClientSecret(revocation) } catch {
+                throw ConfigError("apple.private_key_path does not hold an EC P-256 (.p8) private key")
+            }
+            let client = AppleTokenClient(settings: revocation, secret: secret, clock: kernel.clock)
+            tokenClient = client
+            let box = self.box, logger = kernel.logger
+            kernel.jobs.register(kind: Self.revokeJob) { job in
+                guard case .string(let sealed) = job.payload["refresh_token"], let token = box.open(sealed) else {
+                    logger.error("an Apple revocation job holds no readable token; dropping it")
+                    return
+                }
+                try await client.revoke(refreshToken: token)
+                logger.info("revoked the Apple tokens of a deleted account")
+            }
+            kernel.accountDeletion.register { user in
+                guard case .object(let apple) = user.secrets[Self.id], case .string(let sealed) = apple["refresh_token"] else { return }
+                do {
+                    try await kernel.jobs.enqueue(kind: Self.revokeJob, payload: ["refresh_token": .string(sealed)])
+                    await kernel.jobs.runDue()  // try at once; the runner retries failures later
+                } catch {
+                    logger.error("could not queue the Apple revocation", metadata: ["user.id": "\(user.id.lowercased)", "error": "\(error)"])
+                }
+            }
+        } else {
+            tokenClient = nil
+        }
+    }
+
+    public var services: [any Service] { [AppleKeyRefresher(keySet: keySet)] }
+
+    public func routes() -> RouteCollection<AuthRequestContext> {
+        let routes = RouteCollection(context: AuthRequestContext.self)
+        routes.post("apple") { request, context -> SessionResponse in
+            let body = try await request.decodeJSON(as: AppleSignInBody.self, context: context)
+            let device = try DeviceInfo(name: body.deviceName, platform: body.platform)
+            try kernel.rateLimiter.consume(settings.attemptsPerIP, key: "apple.ip:\(context.clientIP)")
+            let claims: AppleIdentityClaims
+            do {
+                claims = try await verifier.verify(body.identityToken, nonce: body.nonce, now: kernel.clock.now())
+            } catch {
+                kernel.logger.info("Apple identity token refused", metadata: ["reason": "\(error)", "request.ip": "\(context.clientIP)"])
+                throw AuthError.invalidAppleToken
+            }
+            let email = claims.email.flatMap(EmailAddress.init)?.value
+            var user = try await kernel.users.signIn(
+                .init(identity: Identity(provider: Self.id, subject: claims.sub), email: email, emailVerified: email != nil && claims.emailVerified == true),
+                linkingTo: context.principal?.user.id
+            )
+            if user.displayName == nil, let name = try DisplayName.validate(body.fullName?.displayName) {
+                user = try await kernel.users.update(user.id) { if $0.displayName == nil { $0.displayName = name } }
+            }
+            if let code = body.authorizationCode, let tokenClient {
+                user = await storeRefreshToken(code: code, client: tokenClient, user: user)
+            }
+            return try await kernel.sessions.signIn(user, amr: [Self.id], device: device)
+        }
+        return routes
+    }
+
+    /// Exchanges the authorization code and keeps Apple's refresh token, encrypted. Failures are
+    /// logged and do not stop the sign-in.
+    func storeRefreshToken(code: String, client: AppleTokenClient, user: UserRecord) async -> UserRecord {
+        do {
+            guard let token = try await client.exchange(code: code) else { return user }
+            let sealed = box.seal(token)
+            return try await kernel.users.update(user.id) { $0.secrets[Self.id] = .object(["refresh_token": .string(sealed)]) }
+        } catch {
+            kernel.logger.warning("could not exchange the Apple authorization code", metadata: ["user.id": "\(user.id.lowercased)", "error": "\(error)"])
+            return user
+        }
+    }
+}
+
+/// Fetches Apple's keys in the background: once at start (without delaying it), then whenever the cache expires.
+struct AppleKeyRefresher: Service {
+    let keySet: AppleKeySet
+
+    func run() async throws {
+        while !Task.isShuttingDownGracefully, !Task.isCancelled {
+            // Shutdown does not wait for a slow Apple.
+            await cancelWhenGracefulShutdown { await keySet.refresh() }
+            let wait = await keySet.secondsUntilExpiry()
+            do {
+                try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(max(300, wait))) }
+            } catch { return }
+        }
+    }
+}
