@@ -23,5 +23,5 @@ serve: deps
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
-	@$(PYTHON) -c "import pytest, joserfc, argon2" 2>/dev/null || $(PYTHON) -m pip install -q pytest joserfc argon2-cffi
+	@$(PYTHON) -c "import pytest, joserfc, argon2, aiosmtpd, cryptography" 2>/dev/null || $(PYTHON) -m pip install -q pytest joserfc argon2-cffi aiosmtpd cryptography
 	AUTHD_BINARY=$$($(SWIFT) build --show-bin-path)/authd $(PYTHON) -m pytest -q tests/blackbox

@@ -27,7 +27,7 @@ struct ChangeAndResetTests {
             #expect(try await T.login(client, "c@x.io", T.password).status == .unauthorized)
             #expect(try await T.login(client, "c@x.io", Self.newPassword).status == .ok)
             let notice = try #require(h.outbox().last)
-            #expect(notice["to"] as? String == "c@x.io" && notice["subject"] as? String == "Your password was changed")
+            #expect(notice["to"] as? String == "c@x.io" && notice["subject"] as? String == "Your authd password was changed")
         }
     }
 
@@ -71,7 +71,7 @@ struct ChangeAndResetTests {
             #expect(try await client.send(.get, "/api/v1/auth/me", bearer: s.accessToken).status == .unauthorized)
             #expect(try await client.send(.post, "/api/v1/auth/refresh", json: ["refresh_token": s.refreshToken]).status == .unauthorized)
             #expect(try await T.login(client, "r@x.io", Self.newPassword).status == .ok)
-            #expect(try h.outbox().last?["subject"] as? String == "Your password was changed")
+            #expect(try h.outbox().last?["subject"] as? String == "Your authd password was changed")
         }
     }
 

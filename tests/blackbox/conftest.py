@@ -10,13 +10,14 @@ import pytest
 
 
 class Server:
-    def __init__(self, folder):
+    def __init__(self, folder, log=False):
         self.folder = folder
         binary = os.environ.get("AUTHD_BINARY", ".build/debug/authd")
+        self.log_path = os.path.join(folder, "server.log") if log else None
         self.proc = subprocess.Popen(
             [binary, "serve", "--data", folder, "--port", "0"],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-            env={**os.environ, "AUTHD_LOG_LEVEL": "warning"},
+            stdout=subprocess.PIPE, stderr=open(self.log_path, "a") if log else subprocess.DEVNULL, text=True,
+            env={**os.environ, "AUTHD_LOG_LEVEL": "info" if log else "warning"},
         )
         line = self.proc.stdout.readline()
         assert "authd listening on " in line, line
@@ -45,6 +46,10 @@ class Server:
         status, session, _ = self.call("POST", "/api/v1/auth/email/verify", {"email": email, "code": self.last_code()})
         assert status == 200, session
         return session
+
+    def log(self):
+        with open(self.log_path) as f:
+            return f.read()
 
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)

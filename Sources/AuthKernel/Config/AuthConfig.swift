@@ -38,10 +38,22 @@ public struct AuthConfig: Sendable {
 
     /// How mail is delivered.
     public struct MailSettings: Sendable {
-        /// `log` or `outbox` (`smtp` and `sendmail` arrive with their issue).
+        /// `log`, `outbox`, `smtp` or `sendmail`.
         public var transport: String = "log"
         /// The `From` header.
         public var from: String = "authd <no-reply@localhost>"
+        /// The app's name in mail (`product_name`).
+        public var productName: String = "authd"
+        /// `mail.smtp`, required with the `smtp` transport.
+        public var smtp: SMTPSettings?
+        /// `mail.sendmail.path`.
+        public var sendmailPath: String = "/usr/sbin/sendmail"
+        /// Delivery attempts before a message is given up (`max_attempts`).
+        public var maxAttempts: Int = 5
+        /// Delay after the first failed attempt, doubling after each further one (`retry_delay`, seconds).
+        public var retryDelay: Int = 30
+        /// How long an HTTP answer waits for the first delivery attempt (`wait_for_delivery`, seconds; 0 to 10).
+        public var waitForDelivery: Double = 2
         /// Creates the defaults.
         public init() {}
     }
@@ -55,7 +67,7 @@ public struct AuthConfig: Sendable {
     }
 
     /// Mail transports this build can deliver with.
-    public static let mailTransports = ["log", "outbox"]
+    public static let mailTransports = ["log", "outbox", "smtp", "sendmail"]
 
     /// The configuration with every default, for `host:port`.
     public static func defaults(
@@ -117,7 +129,21 @@ public struct AuthConfig: Sendable {
             throw ConfigError("mail.transport must be one of \(mailTransports.joined(separator: ", ")), not \"\(mail.transport)\"")
         }
         mail.from = try m.string("from", default: mail.from)
-        guard !mail.from.contains(where: { $0.isNewline }) else { throw ConfigError("mail.from must be one line") }
+        do { _ = try MailAddress(parsing: mail.from, field: "From") } catch {
+            throw ConfigError("mail.from must be one address, e.g. \"App <no-reply@example.com>\"")
+        }
+        mail.productName = try m.string("product_name", default: mail.productName)
+        guard !mail.productName.contains(where: { $0.isNewline }) else { throw ConfigError("mail.product_name must be one line") }
+        mail.maxAttempts = try m.int("max_attempts", default: mail.maxAttempts, in: 1...50)
+        mail.retryDelay = try m.seconds("retry_delay", default: mail.retryDelay, max: 86_400)
+        mail.waitForDelivery = Double(try m.int("wait_for_delivery_ms", default: Int(mail.waitForDelivery * 1000), in: 0...10_000)) / 1000
+        var smtp = try m.section("smtp")
+        if mail.transport == "smtp" || !smtp.isEmpty {
+            mail.smtp = try Self.parseSMTP(&smtp, required: mail.transport == "smtp")
+        }
+        var sendmail = try m.section("sendmail")
+        mail.sendmailPath = try sendmail.string("path", default: mail.sendmailPath)
+        try sendmail.rejectUnknownKeys()
         try m.rejectUnknownKeys()
 
         var storage = StorageSettings()
@@ -135,6 +161,43 @@ public struct AuthConfig: Sendable {
             issuer: issuer, audience: audience, providers: providers, tokens: tokens, mail: mail,
             storage: storage, providerSections: sections
         )
+    }
+}
+
+extension AuthConfig {
+    static func parseSMTP(_ s: inout ConfigSection, required: Bool) throws -> SMTPSettings? {
+        guard let host = try s.optionalString("host"), !host.isEmpty else {
+            if required { throw ConfigError("mail.smtp.host is required with the smtp transport") }
+            try s.rejectUnknownKeys()
+            return nil
+        }
+        let securityName = try s.string("security", default: "starttls")
+        guard let security = SMTPSettings.Security(rawValue: securityName) else {
+            throw ConfigError("mail.smtp.security must be starttls, tls or none, not \"\(securityName)\"")
+        }
+        if security == .none, !["127.0.0.1", "::1", "localhost"].contains(host.lowercased()) {
+            throw ConfigError("mail.smtp.security none is allowed only for a relay on the loopback interface (127.0.0.1, ::1, localhost)")
+        }
+        let defaultPort = switch security { case .starttls: 587; case .tls: 465; case .none: 25 }
+        var password = try s.optionalString("password")
+        if let file = try s.optionalString("password_file") {
+            guard password == nil else { throw ConfigError("mail.smtp: set password or password_file, not both") }
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { throw ConfigError("mail.smtp.password_file: cannot read \(file)") }
+            password = text.trimmingCharacters(in: .newlines)
+        }
+        let caFile = try s.optionalString("ca_file")
+        if let caFile, !FileManager.default.isReadableFile(atPath: caFile) { throw ConfigError("mail.smtp.ca_file: cannot read \(caFile)") }
+        let settings = SMTPSettings(
+            host: host, port: try s.int("port", default: defaultPort, in: 1...65_535), security: security,
+            username: try s.optionalString("username"), password: password,
+            helo: try s.string("helo", default: ProcessInfo.processInfo.hostName.isEmpty ? "localhost" : ProcessInfo.processInfo.hostName),
+            caFile: caFile, timeout: try s.seconds("timeout", default: 30, max: 600)
+        )
+        if (settings.username == nil) != (settings.password == nil) {
+            throw ConfigError("mail.smtp: username and password (or password_file) go together")
+        }
+        try s.rejectUnknownKeys()
+        return settings
     }
 }
 

@@ -28,6 +28,9 @@ public struct ConfigSection: Sendable {
         return values[key]
     }
 
+    /// Whether the section has no keys at all.
+    public var isEmpty: Bool { values.isEmpty }
+
     /// Whether the key is present in the file.
     public func contains(_ key: String) -> Bool { values[key] != nil }
 

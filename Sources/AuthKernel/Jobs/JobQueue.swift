@@ -3,19 +3,40 @@ public import Logging
 import Synchronization
 
 /// A durable queue of retried background work. Providers register a handler per kind at start-up;
-/// ``JobRunner`` runs due jobs, retrying failures with growing delays (1, 2, 4 … minutes, at most
-/// six hours) up to ``maxAttempts``, then logs the job as failed and drops it.
+/// ``JobRunner`` runs due jobs, retrying failures with doubling delays (from the kind's base delay,
+/// at most six hours) up to the kind's attempt limit, then logs the job as failed and drops it.
 public final class JobQueue: Sendable {
-    /// Runs one job; throwing means "try again later".
+    /// Runs one job; throwing means "try again later", throwing ``PermanentFailure`` "give up now".
     public typealias Handler = @Sendable (JobRecord) async throws -> Void
+
+    /// How a kind of job is retried.
+    public struct RetryPolicy: Sendable {
+        /// Attempts before giving up.
+        public var maxAttempts: Int
+        /// Delay after the first failure, seconds; it doubles after each further one.
+        public var baseDelay: Int
+        /// Twelve attempts from one minute: about a day and a half in all.
+        public static let standard = RetryPolicy(maxAttempts: 12, baseDelay: 60)
+        /// Creates a policy.
+        public init(maxAttempts: Int, baseDelay: Int) {
+            self.maxAttempts = maxAttempts
+            self.baseDelay = baseDelay
+        }
+    }
+
+    /// Thrown by a handler when retrying cannot help (e.g. the server refused the message for good).
+    public struct PermanentFailure: Error, CustomStringConvertible {
+        /// Why.
+        public var description: String
+        /// Creates the error.
+        public init(_ description: String) { self.description = description }
+    }
 
     let store: JournalStore
     let clock: any AuthClock
     let logger: Logger
-    private let handlers = Mutex<[String: Handler]>([:])
-
-    /// Attempts before a job is given up.
-    public static let maxAttempts = 12
+    private let handlers = Mutex<[String: (policy: RetryPolicy, run: Handler)]>([:])
+    private let running = Mutex<Set<UUID>>([])
 
     /// Creates the queue.
     public init(store: JournalStore, clock: any AuthClock, logger: Logger) {
@@ -25,8 +46,8 @@ public final class JobQueue: Sendable {
     }
 
     /// Registers the handler for `kind` (one per kind).
-    public func register(kind: String, handler: @escaping Handler) {
-        handlers.withLock { $0[kind] = handler }
+    public func register(kind: String, policy: RetryPolicy = .standard, handler: @escaping Handler) {
+        handlers.withLock { $0[kind] = (policy, handler) }
     }
 
     /// Stores a job to run as soon as the runner gets to it.
@@ -49,29 +70,38 @@ public final class JobQueue: Sendable {
         let now = clock.now()
         let due = await store.read { $0.jobs.values.filter { $0.runAfter <= now }.sorted { $0.runAfter < $1.runAfter } }
         var done = 0
-        for job in due {
-            guard let handler = handlers.withLock({ $0[job.kind] }) else { continue }
-            do {
-                try await handler(job)
-                try await store.write { $0.deleteJob(id: job.id) }
-                done += 1
-            } catch {
-                await reschedule(job, error: error)
-            }
-        }
+        for job in due where await run(job) { done += 1 }
         return done
     }
 
-    private func reschedule(_ job: JobRecord, error: any Error) async {
+    /// Runs one job now unless it is already running; returns whether it succeeded (and is gone).
+    @discardableResult
+    public func run(_ job: JobRecord) async -> Bool {
+        guard let handler = handlers.withLock({ $0[job.kind] }) else { return false }
+        guard running.withLock({ $0.insert(job.id).inserted }) else { return false }
+        defer { _ = running.withLock { $0.remove(job.id) } }
+        // It may have finished or been dropped while we were not looking.
+        guard let current = await store.read({ $0.jobs[job.id] }) else { return false }
+        do {
+            try await handler.run(current)
+            try await store.write { $0.deleteJob(id: job.id) }
+            return true
+        } catch {
+            await reschedule(current, policy: handler.policy, error: error)
+            return false
+        }
+    }
+
+    private func reschedule(_ job: JobRecord, policy: RetryPolicy, error: any Error) async {
         var next = job
         next.attempts += 1
         let meta: Logger.Metadata = ["job.kind": "\(job.kind)", "job.id": "\(job.id.lowercased)", "job.attempts": "\(next.attempts)", "error": "\(error)"]
         do {
-            if next.attempts >= Self.maxAttempts {
+            if error is PermanentFailure || next.attempts >= policy.maxAttempts {
                 logger.error("background job failed for good; giving up", metadata: meta)
                 try await store.write { $0.deleteJob(id: job.id) }
             } else {
-                let delay = min(6 * 3600, 60 << min(next.attempts - 1, 16))
+                let delay = min(6 * 3600, policy.baseDelay << min(next.attempts - 1, 16))
                 next.runAfter = clock.now().addingTimeInterval(TimeInterval(delay))
                 logger.warning("background job failed; will retry", metadata: meta.merging(["job.retry_in": "\(delay)s"]) { $1 })
                 try await store.write { $0.put(next) }

@@ -1,27 +1,81 @@
+import Foundation
 public import Logging
 
-/// Sends mail through the configured transport and logs the outcome without the content.
-public struct Mailer: Sendable {
+/// Sends mail through a durable queue: a message is sealed (it may carry a code) and stored as a
+/// job, then delivered at once; the HTTP answer waits for that first attempt at most
+/// `mail.wait_for_delivery` seconds. Transient failures retry with doubling delays up to
+/// `mail.max_attempts`; permanent ones (5xx) are logged with the server's reply and dropped; a
+/// message still queued at a restart is delivered after it.
+public final class Mailer: Sendable {
     /// The transport.
     public let transport: any MailTransport
     /// The `From` header.
     public let from: String
+    /// The wording.
+    public let templates: MailTemplates
+    let jobs: JobQueue
+    let box: SecretBox
+    let wait: Duration
     let logger: Logger
 
-    /// Creates a mailer.
-    public init(transport: any MailTransport, from: String, logger: Logger) {
+    /// Job kind of queued mail.
+    public static let jobKind = "mail.send"
+
+    /// Creates the mailer and registers its queue handler.
+    public init(
+        transport: any MailTransport, from: String, templates: MailTemplates, jobs: JobQueue, box: SecretBox,
+        retry: JobQueue.RetryPolicy, waitForDelivery: Duration, logger: Logger
+    ) {
         self.transport = transport
         self.from = from
+        self.templates = templates
+        self.jobs = jobs
+        self.box = box
+        self.wait = waitForDelivery
         self.logger = logger
+        jobs.register(kind: Self.jobKind, policy: retry) { job in
+            guard case .string(let sealed) = job.payload["message"], let json = box.open(sealed),
+                let message = try? JSONDecoder().decode(MailMessage.self, from: Data(json.utf8))
+            else { throw JobQueue.PermanentFailure("unreadable queued mail") }
+            do {
+                try await transport.send(message, from: from)
+                logger.info("mail delivered", metadata: ["mail.subject": "\(Self.redacted(message))"])
+            } catch let error as MailError {
+                switch error {
+                case .transient: throw error
+                case .permanent, .headerInjection:
+                    logger.error("mail refused; not retrying", metadata: ["error": "\(error)"])
+                    throw JobQueue.PermanentFailure("\(error)")
+                }
+            }
+        }
     }
 
-    /// Sends a message. Delivery failures are logged and rethrown.
+    /// Renders a template and sends it (see ``MailTemplates``).
+    public func send(template: String, to: String, values: [String: String] = [:], code: String? = nil) async throws {
+        try await send(templates.render(template, to: to, values: values, code: code))
+    }
+
+    /// Queues a message and tries it at once, waiting for that attempt at most `mail.wait_for_delivery`.
+    /// - Throws: ``MailError/headerInjection(field:)`` before anything is queued; store errors.
     public func send(_ message: MailMessage) async throws {
-        do {
-            try await transport.send(message, from: from)
-        } catch {
-            logger.error("mail delivery failed", metadata: ["error": "\(error)"])
-            throw error
+        _ = try MailComposer.compose(message, from: from)  // refuses control characters in any header
+        let sealed = box.seal(String(decoding: try JSONEncoder().encode(message), as: UTF8.self))
+        let job = try await jobs.enqueue(kind: Self.jobKind, payload: ["message": .string(sealed)])
+        let jobs = self.jobs
+        let attempt = Task { await jobs.run(job) }
+        let wait = self.wait
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { _ = await attempt.value }
+            group.addTask { try? await Task.sleep(for: wait) }
+            await group.next()
+            group.cancelAll()
         }
+    }
+
+    /// The subject without the code, for logs.
+    static func redacted(_ message: MailMessage) -> String {
+        guard let code = message.code else { return message.subject }
+        return message.subject.replacingOccurrences(of: code, with: "******")
     }
 }

@@ -77,8 +77,18 @@ public final class AuthServer: Sendable {
             let transport: any MailTransport =
                 switch config.mail.transport {
                 case "outbox": OutboxMailTransport(path: options.dataFolder + "/outbox.jsonl")
+                case "smtp": SMTPTransport(settings: config.mail.smtp!)
+                case "sendmail": SendmailTransport(path: config.mail.sendmailPath)
                 default: LogMailTransport(logger: logger)
                 }
+            let jobs = JobQueue(store: store, clock: clock, logger: logger)
+            let mailer = Mailer(
+                transport: transport, from: config.mail.from,
+                templates: MailTemplates(folder: options.dataFolder + "/templates", productName: config.mail.productName), jobs: jobs,
+                box: try SecretBox(key: try keys.loadOrCreateSecret(named: "mail-queue", logger: logger)),
+                retry: .init(maxAttempts: config.mail.maxAttempts, baseDelay: config.mail.retryDelay),
+                waitForDelivery: .milliseconds(Int64(config.mail.waitForDelivery * 1000)), logger: logger
+            )
             let sessions = SessionService(
                 store: store, issuer: AccessTokenIssuer(keyRing: keyRing),
                 verifier: AccessTokenVerifier(keyRing: keyRing, issuer: config.issuer, audience: config.audience, clockSkew: config.tokens.clockSkew),
@@ -88,8 +98,8 @@ public final class AuthServer: Sendable {
                 config: config, users: UserService(store: store, clock: clock, logger: logger), sessions: sessions,
                 codes: OneTimeCodeService(store: store, secret: codeSecret, clock: clock),
                 approvals: ApprovalService(store: store, secret: codeSecret, clock: clock, logger: logger),
-                jobs: JobQueue(store: store, clock: clock, logger: logger), accountDeletion: AccountDeletionHooks(), rateLimiter: rateLimiter,
-                mailer: Mailer(transport: transport, from: config.mail.from, logger: logger), clock: clock, logger: logger,
+                jobs: jobs, accountDeletion: AccountDeletionHooks(), rateLimiter: rateLimiter,
+                mailer: mailer, clock: clock, logger: logger,
                 keys: keys
             )
             let providers = try registry.instantiate(kernel: kernel)
@@ -105,7 +115,7 @@ public final class AuthServer: Sendable {
             // Order matters at shutdown: services stop in reverse, so the store closes after the HTTP
             // server has finished its in-flight requests.
             let services: [any Service] =
-                [StoreClosingService(store: store), ExpiryPurgeService(kernel: kernel), JobRunner(jobs: kernel.jobs, interval: .seconds(5))] + providers.flatMap(\.services)
+                [StoreClosingService(store: store), ExpiryPurgeService(kernel: kernel), JobRunner(jobs: kernel.jobs, interval: .seconds(1))] + providers.flatMap(\.services)
             let onRunning = options.onServerRunning
             let application = Application(
                 router: router,

@@ -62,7 +62,9 @@ public struct EmailProvider: AuthProvider {
         guard let email = EmailAddress(body.email) else { throw AuthError.invalidEmail }
         try kernel.rateLimiter.consume(settings.sendsPerIP, key: "email.send.ip:\(context.clientIP)")
         let code = try await kernel.codes.issue(purpose: Self.purpose, key: email.value, policy: settings.codes)
-        try await kernel.mailer.send(EmailMessages.signInCode(to: email, code: code, ttl: settings.codes.ttl))
+        try await kernel.mailer.send(
+            template: "sign_in_code", to: email.value, values: ["code": code, "lifetime": MailTemplates.lifetime(settings.codes.ttl)], code: code
+        )
         kernel.logger.info("sign-in code sent", metadata: ["request.ip": "\(context.clientIP)"])
         return Sent(message: message, expiresIn: settings.codes.ttl)
     }

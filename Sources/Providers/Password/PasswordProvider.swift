@@ -131,14 +131,14 @@ public struct PasswordProvider: AuthProvider {
             if let displayName { payload["display_name"] = .string(displayName) }
             if let linkUserID { payload["link_user_id"] = .string(linkUserID.lowercased) }
             let code = try await kernel.codes.issue(purpose: Self.verifyPurpose, key: email, policy: settings.codes, payload: payload)
-            try await kernel.mailer.send(PasswordMessages.verification(to: email, code: code, ttl: settings.codes.ttl))
+            try await mailVerification(to: email, code: code)
         } else {
             let user = try await kernel.users.signIn(
                 .init(identity: Identity(provider: Self.id, subject: email), email: email, emailVerified: false), linkingTo: linkUserID
             )
             try await setPassword(hash: hash, for: user.id, email: email, displayName: displayName)
             let code = try await kernel.codes.issue(purpose: Self.verifyPurpose, key: email, policy: settings.codes, payload: [:])
-            try await kernel.mailer.send(PasswordMessages.verification(to: email, code: code, ttl: settings.codes.ttl))
+            try await mailVerification(to: email, code: code)
         }
         kernel.logger.info("password registration started", metadata: ["request.ip": "\(context.clientIP)"])
         return EditedResponse(status: .accepted, response: Registered(email: email))
@@ -181,7 +181,7 @@ public struct PasswordProvider: AuthProvider {
         guard pending != nil || unverified else { return }
         do {
             let code = try await kernel.codes.issue(purpose: Self.verifyPurpose, key: email, policy: settings.codes, payload: pending ?? [:])
-            try await kernel.mailer.send(PasswordMessages.verification(to: email, code: code, ttl: settings.codes.ttl))
+            try await mailVerification(to: email, code: code)
         } catch let error as AuthError where error.status == .tooManyRequests {
             // Within the resend interval: the earlier code is still on its way.
         } catch {
@@ -311,9 +311,18 @@ public struct PasswordProvider: AuthProvider {
         }
     }
 
+    func mailVerification(to email: String, code: String) async throws {
+        try await kernel.mailer.send(
+            template: "email_verification", to: email, values: ["code": code, "lifetime": MailTemplates.lifetime(settings.codes.ttl)], code: code
+        )
+    }
+
     func notifyChanged(email: String, how: String, device: String?) async {
         do {
-            try await kernel.mailer.send(PasswordMessages.changed(to: email, at: kernel.clock.now(), how: how, device: device))
+            try await kernel.mailer.send(
+                template: "password_changed", to: email,
+                values: ["when": Timestamp.string(kernel.clock.now()), "how": how, "device": device.map { " from \"\($0)\"" } ?? ""]
+            )
         } catch {
             kernel.logger.error("could not mail the password-changed notice", metadata: ["error": "\(error)"])
         }
@@ -337,7 +346,9 @@ public struct PasswordProvider: AuthProvider {
         guard await kernel.users.user(email: email) != nil else { return }
         do {
             let code = try await kernel.codes.issue(purpose: Self.resetPurpose, key: email, policy: settings.codes)
-            try await kernel.mailer.send(PasswordMessages.resetCode(to: email, code: code, ttl: settings.codes.ttl))
+            try await kernel.mailer.send(
+                template: "password_reset", to: email, values: ["code": code, "lifetime": MailTemplates.lifetime(settings.codes.ttl)], code: code
+            )
         } catch let error as AuthError where error.status == .tooManyRequests {
             // The previous code is still fresh.
         } catch {

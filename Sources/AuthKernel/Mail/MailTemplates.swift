@@ -1,0 +1,132 @@
+import Foundation
+import Synchronization
+
+/// One mail's wording: subject, text and HTML, with `{{name}}` placeholders.
+public struct MailTemplate: Sendable {
+    /// Subject line.
+    public var subject: String
+    /// Plain-text body.
+    public var text: String
+    /// HTML body; values put in it are HTML-escaped.
+    public var html: String
+
+    /// Creates a template.
+    public init(subject: String, text: String, html: String) {
+        self.subject = subject
+        self.text = text
+        self.html = html
+    }
+}
+
+/// The mails authd sends, by name, with defaults built in and per-file overrides in
+/// `DATA/templates/NAME.subject`, `NAME.txt`, `NAME.html` (read at each send, so edits need no restart).
+///
+/// Every template gets `{{product_name}}`; the code mails also get `{{code}}` and `{{lifetime}}`
+/// ("5 minutes"); `password_changed` gets `{{when}}`, `{{how}}` and `{{device}}`.
+public final class MailTemplates: Sendable {
+    /// The folder of overrides.
+    public let folder: String?
+    /// `mail.product_name`.
+    public let productName: String
+    private let defaults: Mutex<[String: MailTemplate]>
+
+    /// Creates the set with the built-in templates.
+    public init(folder: String?, productName: String) {
+        self.folder = folder
+        self.productName = productName
+        defaults = Mutex(Self.builtIn)
+    }
+
+    /// Adds or replaces a built-in template (a provider's own mail).
+    public func register(_ name: String, _ template: MailTemplate) {
+        defaults.withLock { $0[name] = template }
+    }
+
+    /// Renders a template into a message.
+    /// - Precondition: `name` is a registered template.
+    public func render(_ name: String, to: String, values: [String: String], code: String? = nil) -> MailMessage {
+        guard var template = defaults.withLock({ $0[name] }) else { preconditionFailure("no mail template named \(name)") }
+        if let folder {
+            let base = folder + "/" + name
+            if let s = try? String(contentsOfFile: base + ".subject", encoding: .utf8) { template.subject = s.trimmingCharacters(in: .whitespacesAndNewlines) }
+            if let t = try? String(contentsOfFile: base + ".txt", encoding: .utf8) { template.text = t }
+            if let h = try? String(contentsOfFile: base + ".html", encoding: .utf8) { template.html = h }
+        }
+        var all = values
+        all["product_name"] = productName
+        // A subject is one line, whatever a value or an override holds.
+        let subject = Self.fill(template.subject, all).components(separatedBy: .newlines).joined(separator: " ")
+        return MailMessage(
+            to: to, subject: subject, text: Self.fill(template.text, all),
+            html: Self.fill(template.html, all.mapValues(MailComposer.escapeHTML)), code: code
+        )
+    }
+
+    static func fill(_ template: String, _ values: [String: String]) -> String {
+        var out = template
+        for (key, value) in values { out = out.replacingOccurrences(of: "{{\(key)}}", with: value) }
+        return out
+    }
+
+    /// "5 minutes", "1 minute", "90 seconds".
+    public static func lifetime(_ seconds: Int) -> String {
+        if seconds % 3600 == 0 { return "\(seconds / 3600) hour\(seconds == 3600 ? "" : "s")" }
+        if seconds % 60 == 0 { return "\(seconds / 60) minute\(seconds == 60 ? "" : "s")" }
+        return "\(seconds) seconds"
+    }
+
+    static func codeHTML(_ lead: String, _ tail: String) -> String {
+        """
+        <!doctype html><html><body style="font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;color:#222">
+        <p>\(lead)</p>
+        <p style="font-size:28px;font-weight:bold;letter-spacing:6px;font-family:monospace">{{code}}</p>
+        <p>\(tail)</p>
+        <p style="color:#888;font-size:12px">{{product_name}}</p>
+        </body></html>
+        """
+    }
+
+    static let builtIn: [String: MailTemplate] = [
+        "sign_in_code": MailTemplate(
+            subject: "Your {{product_name}} sign-in code: {{code}}",
+            text: """
+                Your {{product_name}} sign-in code is {{code}}.
+
+                It works once and expires in {{lifetime}}. If you did not try to sign in, you can ignore this email.
+                """,
+            html: codeHTML("Your {{product_name}} sign-in code is", "It works once and expires in {{lifetime}}. If you did not try to sign in, you can ignore this email.")
+        ),
+        "email_verification": MailTemplate(
+            subject: "Confirm your email for {{product_name}}: {{code}}",
+            text: """
+                Your code to confirm this email address for {{product_name}} is {{code}}.
+
+                It works once and expires in {{lifetime}}. If you did not create an account, you can ignore this email.
+                """,
+            html: codeHTML("Your code to confirm this email address for {{product_name}} is", "It works once and expires in {{lifetime}}. If you did not create an account, you can ignore this email.")
+        ),
+        "password_reset": MailTemplate(
+            subject: "Your {{product_name}} password reset code: {{code}}",
+            text: """
+                Your code to reset your {{product_name}} password is {{code}}.
+
+                It works once and expires in {{lifetime}}. If you did not ask to reset your password, ignore this email: your password stays as it is.
+                """,
+            html: codeHTML("Your code to reset your {{product_name}} password is", "It works once and expires in {{lifetime}}. If you did not ask to reset your password, ignore this email: your password stays as it is.")
+        ),
+        "password_changed": MailTemplate(
+            subject: "Your {{product_name}} password was changed",
+            text: """
+                The password of your {{product_name}} account was changed ({{how}}) at {{when}}{{device}}, and every other session was signed out.
+
+                If this was not you, reset your password now and check your account's sessions.
+                """,
+            html: """
+                <!doctype html><html><body style="font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;color:#222">
+                <p>The password of your {{product_name}} account was changed ({{how}}) at {{when}}{{device}}, and every other session was signed out.</p>
+                <p><strong>If this was not you</strong>, reset your password now and check your account's sessions.</p>
+                </body></html>
+                """
+        ),
+    ]
+}

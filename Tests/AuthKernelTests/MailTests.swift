@@ -1,0 +1,179 @@
+@testable import AuthKernel
+import AuthTestSupport
+import Foundation
+import Logging
+import Testing
+
+struct MailComposerTests {
+    let message = MailMessage(to: "anna@example.com", subject: "Ihr Code für Äpp: 123456", text: "Code 123456\n.leading dot", code: "123456")
+
+    @Test func composesAnRFC5322MultipartMessage() throws {
+        let raw = try MailComposer.compose(message, from: "Äpp Team <no-reply@example.com>", date: Date(timeIntervalSince1970: 1_800_000_000))
+        let lines = raw.components(separatedBy: "\r\n")
+        #expect(lines.contains("Date: Fri, 15 Jan 2027 08:00:00 +0000"))
+        #expect(lines.contains { $0.hasPrefix("Message-ID: <") && $0.hasSuffix("@example.com>") })
+        #expect(lines.contains { $0.hasPrefix("From: =?UTF-8?B?") && $0.hasSuffix(" <no-reply@example.com>") })
+        #expect(lines.contains("To: anna@example.com"))
+        #expect(lines.contains { $0.hasPrefix("Subject: =?UTF-8?B?") })
+        #expect(lines.contains("MIME-Version: 1.0"))
+        #expect(lines.contains("Content-Type: text/plain; charset=utf-8") && lines.contains("Content-Type: text/html; charset=utf-8"))
+        #expect(lines.allSatisfy { $0.utf8.count <= 78 })
+        #expect(!raw.contains("\n") || raw.replacingOccurrences(of: "\r\n", with: "").contains("\n") == false)
+        // The subject decodes back to the original.
+        let encoded = lines.drop { !$0.hasPrefix("Subject:") }.prefix { $0.hasPrefix("Subject:") || $0.hasPrefix(" ") }
+        let decoded = encoded.map { $0.replacingOccurrences(of: "Subject: ", with: "").trimmingCharacters(in: .whitespaces) }
+            .map { String($0.dropFirst("=?UTF-8?B?".count).dropLast(2)) }
+            .compactMap { Data(base64Encoded: $0) }.reduce(Data(), +)
+        #expect(String(decoding: decoded, as: UTF8.self) == message.subject)
+    }
+
+    @Test(arguments: [
+        ("to", "anna@example.com\r\nBcc: everyone@example.com"), ("to", "anna@example.com\nX: y"), ("from", "App <a@b.c>\r\nBcc: x@y.z"),
+        ("subject", "Hi\r\nBcc: x@y.z"), ("to", "nul\u{0}@example.com"),
+    ])
+    func headerInjectionIsRefusedBeforeSending(field: String, value: String) {
+        var m = message
+        var from = "App <no-reply@example.com>"
+        switch field {
+        case "to": m.to = value
+        case "from": from = value
+        default: m.subject = value
+        }
+        #expect(throws: MailError.self) { try MailComposer.compose(m, from: from) }
+    }
+
+    @Test func dotStuffingAndCRLF() {
+        #expect(SMTPClient.dotStuffed("a\n.b\r\n..c\n") == "a\r\n..b\r\n...c\r\n")
+    }
+
+    @Test func mailboxParsing() throws {
+        let m = try MailAddress(parsing: "\"Acme Support\" <help@acme.io>", field: "From")
+        #expect(m.name == "Acme Support" && m.address == "help@acme.io" && m.domain == "acme.io")
+        #expect(try MailAddress(parsing: "plain@acme.io", field: "To").name == nil)
+        #expect(throws: MailError.self) { try MailAddress(parsing: "no at sign", field: "To") }
+    }
+}
+
+struct MailTemplateTests {
+    @Test func rendersDefaultsAndOperatorOverrides() throws {
+        let folder = temporaryFolder()
+        let templates = MailTemplates(folder: folder, productName: "Acme")
+        let m = templates.render("sign_in_code", to: "a@b.co", values: ["code": "123456", "lifetime": "5 minutes"], code: "123456")
+        #expect(m.subject == "Your Acme sign-in code: 123456")
+        #expect(m.text.contains("123456") && m.text.contains("5 minutes"))
+        #expect(m.html?.contains("123456") == true)
+        for name in ["email_verification", "password_reset"] {
+            let r = templates.render(name, to: "a@b.co", values: ["code": "654321", "lifetime": "15 minutes"])
+            #expect(r.subject.contains("654321") && r.text.contains("15 minutes") && r.subject.contains("Acme"))
+        }
+        try "Code for {{product_name}}: {{code}}\n".write(toFile: folder + "/sign_in_code.subject", atomically: true, encoding: .utf8)
+        try "<b>{{code}}</b> {{device}}".write(toFile: folder + "/sign_in_code.html", atomically: true, encoding: .utf8)
+        let overridden = templates.render("sign_in_code", to: "a@b.co", values: ["code": "999999", "device": "<script>"])
+        #expect(overridden.subject == "Code for Acme: 999999")
+        #expect(overridden.html == "<b>999999</b> &lt;script&gt;")
+        #expect(overridden.text.contains("999999"))  // the text part keeps its default
+        #expect(MailTemplates.lifetime(300) == "5 minutes" && MailTemplates.lifetime(60) == "1 minute" && MailTemplates.lifetime(90) == "90 seconds")
+    }
+}
+
+struct SendmailTransportTests {
+    func stub(exitCode: Int) throws -> (script: String, output: String) {
+        let folder = temporaryFolder()
+        let script = folder + "/sendmail", output = folder + "/received"
+        try "#!/bin/sh\necho \"$@\" > \(output).args\ncat > \(output)\nexit \(exitCode)\n".write(toFile: script, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script)
+        return (script, output)
+    }
+
+    @Test func pipesTheMessageToSendmailTI() async throws {
+        let (script, output) = try stub(exitCode: 0)
+        try await SendmailTransport(path: script).send(MailMessage(to: "a@b.co", subject: "Hello", text: "Code 4711"), from: "App <n@b.co>")
+        let received = try String(contentsOfFile: output, encoding: .utf8)
+        #expect(received.contains("To: a@b.co\n") && received.contains("Subject: Hello\n") && !received.contains("\r\n"))
+        #expect(try String(contentsOfFile: output + ".args", encoding: .utf8) == "-t -i\n")
+    }
+
+    @Test func aNonZeroExitIsAFailure() async throws {
+        let (script, _) = try stub(exitCode: 75)
+        await #expect(throws: MailError.self) {
+            try await SendmailTransport(path: script).send(MailMessage(to: "a@b.co", subject: "Hello", text: "x"), from: "n@b.co")
+        }
+    }
+}
+
+struct MailQueueTests {
+    @Test func aMessageQueuedWhenDeliveryFailsIsSentAfterARestart() async throws {
+        let folder = temporaryFolder()
+        let script = folder + "/sendmail", flag = folder + "/up", output = folder + "/received"
+        // Fails until the flag file exists, like a relay that is down.
+        try "#!/bin/sh\n[ -f \(flag) ] || exit 75\ncat > \(output)\n".write(toFile: script, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script)
+        let config = #"{"mail":{"transport":"sendmail","sendmail":{"path":"\#(script)"},"retry_delay":60,"max_attempts":3}}"#
+        let clock = ManualClock()
+        let first = try await TestHarness.make(config: config, folder: folder + "/data", clock: clock)
+        try await first.kernel.mailer.send(template: "sign_in_code", to: "a@b.co", values: ["code": "135790", "lifetime": "5 minutes"], code: "135790")
+        #expect(await first.kernel.jobs.pending().count == 1)
+        // The queue holds the message sealed, not the code.
+        let journal = try FileManager.default.contentsOfDirectory(atPath: folder + "/data").filter { $0.hasPrefix("journal-") }
+            .map { try String(contentsOfFile: folder + "/data/" + $0, encoding: .utf8) }.joined()
+        #expect(journal.contains("mail.send") && !journal.contains("135790"))
+        await first.server.close()
+
+        FileManager.default.createFile(atPath: flag, contents: Data())
+        clock.advance(by: 60)
+        let second = try await TestHarness.make(config: config, folder: folder + "/data", clock: clock)
+        #expect(await second.kernel.jobs.runDue() == 1)
+        #expect(try String(contentsOfFile: output, encoding: .utf8).contains("To: a@b.co"))
+        await second.server.close()
+    }
+
+    @Test func permanentFailuresAreNotRetriedAndTransientOnesGiveUpAfterMaxAttempts() async throws {
+        let h = try await TestHarness.make()
+        let attempts = Counter()
+        h.kernel.jobs.register(kind: "test.permanent") { _ in attempts.add(); throw JobQueue.PermanentFailure("nope") }
+        h.kernel.jobs.register(kind: "test.transient", policy: .init(maxAttempts: 3, baseDelay: 10)) { _ in attempts.add(); throw MailError.transient("later") }
+        try await h.kernel.jobs.enqueue(kind: "test.permanent", payload: [:])
+        await h.kernel.jobs.runDue()
+        #expect(await h.kernel.jobs.pending().isEmpty && attempts.value == 1)
+
+        try await h.kernel.jobs.enqueue(kind: "test.transient", payload: [:])
+        await h.kernel.jobs.runDue()
+        let retry = try #require(await h.kernel.jobs.pending().first)
+        #expect(retry.attempts == 1 && retry.runAfter == h.clock.now().addingTimeInterval(10))
+        await h.kernel.jobs.runDue()
+        #expect(attempts.value == 2)  // not due yet
+        h.clock.advance(by: 10)
+        await h.kernel.jobs.runDue()
+        #expect(await h.kernel.jobs.pending().first?.runAfter == h.clock.now().addingTimeInterval(20))
+        h.clock.advance(by: 20)
+        await h.kernel.jobs.runDue()
+        #expect(await h.kernel.jobs.pending().isEmpty && attempts.value == 4)
+        #expect(h.logs.contains("failed for good"))
+        await h.server.close()
+    }
+
+    @Test func smtpConfiguration() throws {
+        func parse(_ smtp: String) throws -> AuthConfig {
+            try AuthConfig.parse(Data(#"{"mail":{"transport":"smtp","smtp":\#(smtp)}}"#.utf8), host: "h", port: 1, availableProviders: [])
+        }
+        #expect(throws: ConfigError.self) { try parse("{}") }
+        #expect(throws: ConfigError.self) { try parse(#"{"host":"smtp.example.com","security":"none"}"#) }
+        #expect(throws: ConfigError.self) { try parse(#"{"host":"smtp.example.com","security":"ssl"}"#) }
+        #expect(throws: ConfigError.self) { try parse(#"{"host":"smtp.example.com","username":"u"}"#) }
+        #expect(throws: ConfigError.self) { try parse(#"{"host":"smtp.example.com","hots":"x"}"#) }
+        #expect(try parse(#"{"host":"smtp.example.com"}"#).mail.smtp?.port == 587)
+        #expect(try parse(#"{"host":"smtp.example.com","security":"tls"}"#).mail.smtp?.port == 465)
+        #expect(try parse(#"{"host":"127.0.0.1","security":"none"}"#).mail.smtp?.port == 25)
+        #expect(throws: ConfigError.self) {
+            try AuthConfig.parse(Data(#"{"mail":{"from":"a@b.c\r\nBcc: x@y.z"}}"#.utf8), host: "h", port: 1, availableProviders: [])
+        }
+    }
+}
+
+final class Counter: Sendable {
+    private let count = Synchronization.Mutex(0)
+    func add() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
+}
+
+import Synchronization
