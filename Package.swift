@@ -10,10 +10,12 @@ let swiftSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "authd",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v14), .iOS(.v16)],
     products: [
         .executable(name: "authd", targets: ["authd"]),
         .library(name: "AuthKernel", targets: ["AuthKernel"]),
+        // For apps and devices: Foundation only, no server code.
+        .library(name: "AuthClient", targets: ["AuthClient"]),
         .library(name: "EmailProvider", targets: ["EmailProvider"]),
         .library(name: "PINProvider", targets: ["PINProvider"]),
         .library(name: "PasswordProvider", targets: ["PasswordProvider"]),
@@ -49,6 +51,10 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "AuthClient",
             swiftSettings: swiftSettings
         ),
         .target(
@@ -188,7 +194,18 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["authd"],
+            dependencies: ["authd", "ServerProcessSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "AuthClientTests",
+            dependencies: ["AuthClient", "authd", "ServerProcessSupport"],
+            swiftSettings: swiftSettings
+        ),
+        // Starts `authd serve` as a real process for end-to-end tests.
+        .target(
+            name: "ServerProcessSupport",
+            path: "Tests/ServerProcessSupport",
             swiftSettings: swiftSettings
         ),
     ]

@@ -1,4 +1,5 @@
 import Foundation
+import ServerProcessSupport
 import Testing
 
 /// `authd serve` as a real process over real sockets.

@@ -1,18 +1,18 @@
-import Foundation
+public import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 
 /// A real `authd serve` process on 127.0.0.1 and a free port, for end-to-end tests.
-final class ServerProcess: @unchecked Sendable {
-    let process = Process()
-    let folder: String
-    private(set) var baseURL = ""
+public final class ServerProcess: @unchecked Sendable {
+    public let process = Process()
+    public let folder: String
+    public private(set) var baseURL = ""
     private let stdout = Pipe()
-    let stderr = Pipe()
+    public let stderr = Pipe()
 
     /// The `authd` binary built beside this test bundle (or `AUTHD_BINARY`).
-    static var binary: String {
+    public static var binary: String {
         if let path = ProcessInfo.processInfo.environment["AUTHD_BINARY"] { return path }
         let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         var dir = URL(fileURLWithPath: exe).deletingLastPathComponent()
@@ -24,14 +24,14 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     /// A new empty data folder with an outbox configuration.
-    static func makeFolder(config: String = #"{"mail":{"transport":"outbox"}}"#) throws -> String {
+    public static func makeFolder(config: String = #"{"mail":{"transport":"outbox"}}"#) throws -> String {
         let folder = NSTemporaryDirectory() + "authd-e2e-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try Data(config.utf8).write(to: URL(fileURLWithPath: folder + "/authd.json"))
         return folder
     }
 
-    init(folder: String, arguments: [String]? = nil) {
+    public init(folder: String, arguments: [String]? = nil) {
         self.folder = folder
         process.executableURL = URL(fileURLWithPath: Self.binary)
         process.arguments = arguments ?? ["serve", "--data", folder, "--port", "0"]
@@ -43,7 +43,7 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     /// Starts the server and waits for its "listening on" line.
-    func start() throws {
+    public func start() throws {
         try process.run()
         let handle = stdout.fileHandleForReading
         var line = Data()
@@ -62,29 +62,29 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     /// Runs to completion (for commands that should fail fast) and returns the exit status.
-    func runToExit() throws -> Int32 {
+    public func runToExit() throws -> Int32 {
         try process.run()
         process.waitUntilExit()
         return process.terminationStatus
     }
 
-    func errorOutput() -> String {
+    public func errorOutput() -> String {
         String(decoding: stderr.fileHandleForReading.availableData, as: UTF8.self)
     }
 
-    func standardOutput() -> String {
+    public func standardOutput() -> String {
         String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     }
 
     /// Sends a signal and waits for the exit status.
-    func stop(signal: Int32 = SIGTERM) -> Int32 {
+    public func stop(signal: Int32 = SIGTERM) -> Int32 {
         kill(process.processIdentifier, signal)
         process.waitUntilExit()
         return process.terminationStatus
     }
 
     /// One HTTP request; returns status and JSON object body.
-    func request(_ method: String, _ path: String, json: [String: Any]? = nil, bearer: String? = nil) async throws -> (Int, [String: Any]) {
+    public func request(_ method: String, _ path: String, json: [String: Any]? = nil, bearer: String? = nil) async throws -> (Int, [String: Any]) {
         var request = URLRequest(url: URL(string: baseURL + path)!)
         request.httpMethod = method
         if let json {
@@ -98,7 +98,7 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     /// The newest code in the outbox.
-    func lastMailedCode() throws -> String {
+    public func lastMailedCode() throws -> String {
         let text = try String(contentsOfFile: folder + "/outbox.jsonl", encoding: .utf8)
         let last = text.split(separator: "\n").last.map(String.init) ?? ""
         let mail = try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any]
@@ -107,7 +107,7 @@ final class ServerProcess: @unchecked Sendable {
     }
 }
 
-struct E2EError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+public struct E2EError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }

@@ -1,0 +1,121 @@
+public import Foundation
+
+/// Everything that can go wrong, as one enum mirroring the contract's error codes, each with a
+/// message fit to show a person.
+public enum AuthClientError: Error, Sendable, Equatable, LocalizedError {
+    case invalidRequest(String)
+    case invalidEmail
+    case weakPassword(reason: String)
+    case invalidPIN
+    case unauthorized
+    case invalidCode
+    case invalidCredentials
+    case invalidRefreshToken
+    case refreshTokenReused
+    case invalidAppleToken
+    case emailNotVerified
+    case notFound
+    case accountExists
+    case identityInUse
+    case usernameTaken
+    case invalidState(String)
+    case payloadTooLarge
+    /// Too many attempts; try again after this many seconds.
+    case rateLimited(retryAfter: Int)
+    /// The server is not accepting changes right now.
+    case unavailable
+    /// The session ended (refresh failed) and the stored tokens were cleared: sign in again.
+    case sessionExpired
+    /// No signed-in session for a call that needs one.
+    case notSignedIn
+    /// The server could not be reached.
+    case network(String)
+    /// The server answered something unexpected (a 5xx, or a body that is not the contract's).
+    case server(status: Int, code: String?)
+
+    /// A sentence to show a person.
+    public var errorDescription: String? {
+        switch self {
+        case .invalidRequest: "Something in the request was not right. Please try again."
+        case .invalidEmail: "That doesn't look like a valid email address."
+        case .weakPassword(let reason):
+            switch reason {
+            case "too_short": "That password is too short."
+            case "too_long": "That password is too long."
+            case "matches_email": "Don't use your email address as your password."
+            case "too_common": "That password is too common. Please choose another."
+            default: "Please choose a stronger password."
+            }
+        case .invalidPIN: "A PIN is 4 to 8 digits."
+        case .unauthorized, .sessionExpired, .notSignedIn, .invalidRefreshToken, .refreshTokenReused:
+            "Your session has ended. Please sign in again."
+        case .invalidCode: "That code is wrong or has expired. You can ask for a new one."
+        case .invalidCredentials: "Those sign-in details are not correct."
+        case .invalidAppleToken: "Sign in with Apple didn't work. Please try again."
+        case .emailNotVerified: "Please confirm your email address first. We've sent you a code."
+        case .notFound: "That could not be found."
+        case .accountExists: "An account with this email already exists. Try signing in instead."
+        case .identityInUse: "This sign-in method already belongs to another account."
+        case .usernameTaken: "That user name is taken."
+        case .invalidState: "That can't be done right now."
+        case .payloadTooLarge: "That is too much data to send."
+        case .rateLimited(let seconds): "Too many attempts. Please try again in \(Self.wait(seconds))."
+        case .unavailable: "The service is busy right now. Please try again in a moment."
+        case .network: "Can't reach the server. Check your connection and try again."
+        case .server: "Something went wrong on our side. Please try again later."
+        }
+    }
+
+    static func wait(_ seconds: Int) -> String {
+        seconds < 60 ? "\(seconds) second\(seconds == 1 ? "" : "s")" : "\((seconds + 59) / 60) minute\((seconds + 59) / 60 == 1 ? "" : "s")"
+    }
+
+    /// Maps a contract error body.
+    static func from(status: Int, body: Data, retryAfterHeader: String?) -> AuthClientError {
+        struct Envelope: Decodable {
+            struct Inner: Decodable {
+                var code: String
+                var message: String?
+                var details: [String: Detail]?
+            }
+            var error: Inner
+        }
+        enum Detail: Decodable {
+            case int(Int), string(String), other
+            init(from decoder: any Decoder) throws {
+                let c = try decoder.singleValueContainer()
+                if let i = try? c.decode(Int.self) { self = .int(i) } else if let s = try? c.decode(String.self) { self = .string(s) } else { self = .other }
+            }
+        }
+        guard let envelope = try? JSONDecoder().decode(Envelope.self, from: body) else {
+            return status >= 500 ? (status == 503 ? .unavailable : .server(status: status, code: nil)) : .server(status: status, code: nil)
+        }
+        let e = envelope.error
+        switch e.code {
+        case "INVALID_REQUEST": return .invalidRequest(e.message ?? "")
+        case "INVALID_EMAIL": return .invalidEmail
+        case "WEAK_PASSWORD":
+            if case .string(let reason) = e.details?["reason"] { return .weakPassword(reason: reason) }
+            return .weakPassword(reason: "")
+        case "INVALID_PIN": return .invalidPIN
+        case "UNAUTHORIZED": return .unauthorized
+        case "INVALID_CODE": return .invalidCode
+        case "INVALID_CREDENTIALS": return .invalidCredentials
+        case "INVALID_REFRESH_TOKEN": return .invalidRefreshToken
+        case "REFRESH_TOKEN_REUSED": return .refreshTokenReused
+        case "INVALID_APPLE_TOKEN": return .invalidAppleToken
+        case "EMAIL_NOT_VERIFIED": return .emailNotVerified
+        case "NOT_FOUND": return .notFound
+        case "ACCOUNT_EXISTS": return .accountExists
+        case "IDENTITY_IN_USE": return .identityInUse
+        case "USERNAME_TAKEN": return .usernameTaken
+        case "INVALID_STATE": return .invalidState(e.message ?? "")
+        case "PAYLOAD_TOO_LARGE": return .payloadTooLarge
+        case "RATE_LIMIT_EXCEEDED":
+            if case .int(let s) = e.details?["retry_after"] { return .rateLimited(retryAfter: s) }
+            return .rateLimited(retryAfter: Int(retryAfterHeader ?? "") ?? 1)
+        case "UNAVAILABLE": return .unavailable
+        default: return .server(status: status, code: e.code)
+        }
+    }
+}

@@ -1,0 +1,216 @@
+import AuthClient
+import Foundation
+import ServerProcessSupport
+import Testing
+
+/// The client library against a real `authd serve` on a random port.
+@Suite(.serialized)
+struct AuthClientTests {
+    static let config = #"""
+        {"mail":{"transport":"outbox"},"providers":["email","pin","password","apple"],
+         "email":{"resend_interval":1},"password":{"resend_interval":1,"approval_ttl":30},
+         "tokens":{"refresh_rate":{"limit":2,"window":60}},
+         "apple":{"audiences":["com.example.app"],"jwks_url":"http://127.0.0.1:1/keys"}}
+        """#
+
+    final class Fixture: Sendable {
+        let server: ServerProcess
+        init() throws {
+            server = ServerProcess(folder: try ServerProcess.makeFolder(config: AuthClientTests.config))
+            try server.start()
+        }
+        func client() -> AuthClient { AuthClient(baseURL: URL(string: server.baseURL)!) }
+        deinit { _ = server.stop() }
+
+        /// Codes mailed so far.
+        func mailCount() -> Int {
+            ((try? String(contentsOfFile: server.folder + "/outbox.jsonl", encoding: .utf8)) ?? "").split(separator: "\n").count
+        }
+
+        /// Waits for mail number `count` and returns its code.
+        func code(after count: Int) async throws -> String {
+            for _ in 0..<300 {
+                if mailCount() > count { return try server.lastMailedCode() }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            throw E2EError("no mail arrived")
+        }
+
+        func signInByEmail(_ client: AuthClient, _ email: String, device: String? = nil) async throws -> AuthSession {
+            let before = mailCount()
+            try await client.sendEmailCode(email)
+            return try await client.verifyEmailCode(email: email, code: try await code(after: before), deviceName: device)
+        }
+    }
+
+    @Test func emailSignInProfileSessionsAndLogout() async throws {
+        let f = try Fixture()
+        let client = f.client()
+        #expect(try await client.providers() == ["email", "pin", "password", "apple"])
+        let session = try await f.signInByEmail(client, "anna@example.com", device: "phone")
+        #expect(session.user.email == "anna@example.com" && session.user.emailVerified)
+        #expect(await client.isSignedIn)
+        #expect(try await client.me().id == session.user.id)
+        #expect(try await client.updateDisplayName("Anna").displayName == "Anna")
+        #expect(try await client.updateDisplayName(nil).displayName == nil)
+        let sessions = try await client.sessions()
+        #expect(sessions.count == 1 && sessions[0].current && sessions[0].deviceName == "phone")
+        try await client.logout()
+        #expect(await !client.isSignedIn)
+        await #expect(throws: AuthClientError.notSignedIn) { try await client.me() }
+    }
+
+    @Test func errorsMirrorTheContractWithReadableMessages() async throws {
+        let f = try Fixture()
+        let client = f.client()
+        await #expect(throws: AuthClientError.invalidEmail) { try await client.sendEmailCode("not-an-email") }
+        try await client.sendEmailCode("b@example.com")
+        do {
+            try await client.sendEmailCode("b@example.com")
+            Issue.record("no rate limit")
+        } catch let error as AuthClientError {
+            guard case .rateLimited(let seconds) = error else { Issue.record("got \(error)"); return }
+            #expect(seconds >= 1)
+            #expect(error.localizedDescription.hasPrefix("Too many attempts. Please try again in"))
+        }
+        await #expect(throws: AuthClientError.invalidCode) { try await client.verifyEmailCode(email: "b@example.com", code: "000000x") }
+        await #expect(throws: AuthClientError.invalidAppleToken) { try await client.signInWithApple(identityToken: "garbage") }
+        await #expect(throws: AuthClientError.weakPassword(reason: "too_common")) { try await client.register(email: "c@example.com", password: "password1") }
+        #expect(AuthClientError.invalidCredentials.localizedDescription == "Those sign-in details are not correct.")
+        let unreachable = AuthClient(baseURL: URL(string: "http://127.0.0.1:1")!)
+        do { try await unreachable.sendEmailCode("a@b.co") } catch let error as AuthClientError {
+            guard case .network = error else { Issue.record("got \(error)"); return }
+        }
+    }
+
+    @Test func fiftyParallelRequestsWithAnExpiredTokenShareOneRefresh() async throws {
+        let f = try Fixture()
+        let client = f.client()
+        let session = try await f.signInByEmail(client, "many@example.com")
+        var expired = session.tokens
+        expired.expiresAt = Date(timeIntervalSinceNow: -10)
+        try await client.tokenStore.save(expired)
+        let ids = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<50 { group.addTask { try await client.me().id } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(ids.count == 50 && Set(ids) == [session.user.id])
+        #expect(await client.refreshRequestsSent == 1)
+        #expect(try await client.tokenStore.load()?.refreshToken != session.tokens.refreshToken)
+    }
+
+    @Test func a401RefreshesAndRetriesOnce() async throws {
+        let f = try Fixture()
+        let client = f.client()
+        let session = try await f.signInByEmail(client, "retry@example.com")
+        var broken = session.tokens
+        broken.accessToken = "not-a-token"
+        try await client.tokenStore.save(broken)
+        #expect(try await client.me().id == session.user.id)
+        #expect(await client.refreshRequestsSent == 1)
+    }
+
+    @Test func aFailedRefreshSignsOut() async throws {
+        let f = try Fixture()
+        let phone = f.client(), laptop = f.client()
+        _ = try await f.signInByEmail(phone, "two@example.com", device: "phone")
+        try await Task.sleep(for: .seconds(1))
+        _ = try await f.signInByEmail(laptop, "two@example.com", device: "laptop")
+        let other = try #require(try await phone.sessions().first { !$0.current })
+        try await phone.revokeSession(other.id)
+        await #expect(throws: AuthClientError.sessionExpired) { try await laptop.me() }
+        #expect(await !laptop.isSignedIn)
+        #expect(try await phone.me().email == "two@example.com")
+    }
+
+    @Test func anonymousPINUsernameAndASecondDevice() async throws {
+        let f = try Fixture()
+        let first = f.client(), second = f.client()
+        let anonymous = try await first.signInAnonymously(deviceName: "kiosk")
+        #expect(anonymous.user.isAnonymous)
+        await #expect(throws: AuthClientError.invalidPIN) { try await first.setPIN("12") }
+        try await first.setPIN("4711")
+        #expect(try await first.setUsername("otto").username == "otto")
+        await #expect(throws: AuthClientError.usernameTaken) {
+            _ = try await second.signInAnonymously()
+            try await second.setUsername("OTTO")
+        }
+        let back = try await second.signIn(username: "otto", pin: "4711", deviceName: "tablet")
+        #expect(back.user.id == anonymous.user.id)
+        #expect(try await second.signIn(userID: anonymous.user.id, pin: "4711").user.id == anonymous.user.id)
+        await #expect(throws: AuthClientError.invalidCredentials) { try await second.signIn(username: "otto", pin: "0000") }
+        try await first.setPIN("0815", currentPIN: "4711")
+        #expect(try await first.sessions().count == 1)  // changing the PIN ended the others
+
+        // Upgrade by linking an email: same user, no longer anonymous.
+        let before = f.mailCount()
+        try await first.sendEmailCode("otto@example.com")
+        let linked = try await first.verifyEmailCode(email: "otto@example.com", code: try await f.code(after: before), link: true)
+        #expect(linked.user.id == anonymous.user.id && !linked.user.isAnonymous && linked.user.authProviders == ["pin", "email"])
+    }
+
+    @Test func passwordRegistrationChangeAndBothResets() async throws {
+        let f = try Fixture()
+        let phone = f.client(), laptop = f.client()
+        let email = "pw@example.com"
+        var mails = f.mailCount()
+        try await phone.register(email: email, password: "first good secret", displayName: "Pat")
+        await #expect(throws: AuthClientError.emailNotVerified) { try await laptop.signIn(email: email, password: "first good secret") }
+        let registered = try await phone.verifyRegistration(email: email, code: try await f.code(after: mails))
+        #expect(registered.user.displayName == "Pat" && registered.user.authProviders == ["password"])
+        await #expect(throws: AuthClientError.accountExists) { try await laptop.register(email: email, password: "another good one") }
+        try await laptop.signIn(email: email, password: "first good secret")
+        try await phone.changePassword(current: "first good secret", new: "second good secret")
+        await #expect(throws: AuthClientError.sessionExpired) { try await laptop.me() }
+
+        mails = f.mailCount()
+        try await laptop.startEmailReset(email: email)
+        let resetCode = try await f.code(after: mails)
+        try await laptop.completeEmailReset(email: email, code: resetCode, newPassword: "third good secret")
+        await #expect(throws: AuthClientError.sessionExpired) { try await phone.me() }
+        try await phone.signIn(email: email, password: "third good secret", deviceName: "phone")
+
+        let request = try await laptop.startDeviceReset(email: email, newPassword: "fourth good secret", deviceName: "laptop")
+        #expect(request.matchCode.count == 3)
+        let waiting = try await phone.approvals()
+        #expect(waiting.map(\.id) == [request.requestID] && waiting[0].deviceName == "laptop")
+        async let status = laptop.waitForDeviceResetApproval(request.requestID, pollInterval: .milliseconds(50), timeout: .seconds(10))
+        try await Task.sleep(for: .milliseconds(100))
+        try await phone.approve(request.requestID, matchCode: request.matchCode)
+        #expect(try await status == .approved)
+        try await laptop.completeDeviceReset(request.requestID)
+        #expect(try await laptop.deviceResetStatus(request.requestID) == .completed)
+        await #expect(throws: AuthClientError.sessionExpired) { try await phone.me() }
+        try await laptop.signIn(email: email, password: "fourth good secret")
+
+        let denied = try await phone.startDeviceReset(email: email, newPassword: "fifth good secret")
+        try await laptop.deny(denied.requestID)
+        #expect(try await phone.deviceResetStatus(denied.requestID) == .denied)
+        await #expect(throws: AuthClientError.self) { try await phone.completeDeviceReset(denied.requestID) }
+    }
+
+    @Test func deletingTheAccountForgetsTheTokens() async throws {
+        let f = try Fixture()
+        let client = f.client()
+        let first = try await f.signInByEmail(client, "gone@example.com")
+        try await client.deleteAccount()
+        #expect(await !client.isSignedIn)
+        try await Task.sleep(for: .seconds(1))
+        let again = try await f.signInByEmail(client, "gone@example.com")
+        #expect(again.user.id != first.user.id)
+    }
+
+    @Test func fileTokenStoreIsPrivate() async throws {
+        let path = NSTemporaryDirectory() + "tokens-\(UUID().uuidString).json"
+        let store = FileTokenStore(path: path)
+        #expect(try await store.load() == nil)
+        let tokens = AuthTokens(accessToken: "a", refreshToken: "r", expiresAt: Date(timeIntervalSince1970: 1_800_000_000))
+        try await store.save(tokens)
+        try await store.save(tokens)
+        #expect(try await store.load() == tokens)
+        let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        try await store.clear()
+        #expect(try await store.load() == nil)
+    }
+}
