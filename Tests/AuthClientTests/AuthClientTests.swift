@@ -55,6 +55,9 @@ struct AuthClientTests {
         #expect(try await client.updateDisplayName(nil).displayName == nil)
         let sessions = try await client.sessions()
         #expect(sessions.count == 1 && sessions[0].current && sessions[0].deviceName == "phone")
+        let before = try await client.tokenStore.load()
+        let refreshed = try await client.refresh()
+        #expect(refreshed.refreshToken != before?.refreshToken && refreshed.expiresAt > Date())
         try await client.logout()
         #expect(await !client.isSignedIn)
         await #expect(throws: AuthClientError.notSignedIn) { try await client.me() }
@@ -74,6 +77,10 @@ struct AuthClientTests {
             #expect(error.localizedDescription.hasPrefix("Too many attempts. Please try again in"))
         }
         await #expect(throws: AuthClientError.invalidCode) { try await client.verifyEmailCode(email: "b@example.com", code: "000000x") }
+        try await Task.sleep(for: .seconds(1))
+        let mails = f.mailCount()
+        #expect(try await client.resendEmailCode("b@example.com").expiresIn == 300)
+        #expect(try await client.verifyEmailCode(email: "b@example.com", code: try await f.code(after: mails)).user.email == "b@example.com")
         await #expect(throws: AuthClientError.invalidAppleToken) { try await client.signInWithApple(identityToken: "garbage") }
         await #expect(throws: AuthClientError.weakPassword(reason: "too_common")) { try await client.register(email: "c@example.com", password: "password1") }
         #expect(AuthClientError.invalidCredentials.localizedDescription == "Those sign-in details are not correct.")
@@ -156,6 +163,9 @@ struct AuthClientTests {
         var mails = f.mailCount()
         try await phone.register(email: email, password: "first good secret", displayName: "Pat")
         await #expect(throws: AuthClientError.emailNotVerified) { try await laptop.signIn(email: email, password: "first good secret") }
+        try await Task.sleep(for: .seconds(1))
+        mails = f.mailCount()
+        try await phone.resendVerification(email: email)
         let registered = try await phone.verifyRegistration(email: email, code: try await f.code(after: mails))
         #expect(registered.user.displayName == "Pat" && registered.user.authProviders == ["password"])
         await #expect(throws: AuthClientError.accountExists) { try await laptop.register(email: email, password: "another good one") }
