@@ -3,7 +3,7 @@ SWIFT ?= swift
 PYTHON ?= python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: serve test deps build release
+.PHONY: serve test deps build release bench
 
 # libsodium is the one system library authd needs; install it when missing (Debian/Ubuntu).
 deps:
@@ -23,5 +23,10 @@ serve: deps
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	bench/run --quick --debug
 	@$(PYTHON) -c "import pytest, joserfc, argon2, aiosmtpd, cryptography" 2>/dev/null || $(PYTHON) -m pip install -q pytest joserfc argon2-cffi aiosmtpd cryptography
 	AUTHD_BINARY=$$($(SWIFT) build --show-bin-path)/authd $(PYTHON) -m pytest -q tests/blackbox
+
+# The full benchmark (release build, about five minutes): see bench/README.md.
+bench: deps
+	bench/run

@@ -12,6 +12,6 @@ struct AuthdCommand: AsyncParsableCommand {
               authd serve --data /var/lib/authd --host 0.0.0.0 --port 9000
             """,
         version: AuthdVersion.current,
-        subcommands: [ServeCommand.self]
+        subcommands: [ServeCommand.self, BenchCommand.self]
     )
 }

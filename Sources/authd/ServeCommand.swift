@@ -32,6 +32,8 @@ struct ServeCommand: AsyncParsableCommand {
     var port: Int?
 
     func run() async throws {
+        // A peer that hangs up (a client, an SMTP server, sendmail) must give an error, not end the process.
+        signal(SIGPIPE, SIG_IGN)
         let env = ProcessInfo.processInfo.environment
         let dataFolder = data ?? env["AUTHD_DATA"] ?? "./data"
         let host = self.host ?? env["AUTHD_HOST"] ?? "127.0.0.1"

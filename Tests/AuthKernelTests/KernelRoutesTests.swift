@@ -51,6 +51,22 @@ struct KernelRoutesTests {
         }
     }
 
+    @Test func aCachedTokenStillExpiresAndStillNeedsItsSession() async throws {
+        let h = try await TestHarness.make()
+        let s = try await h.signIn()
+        try await h.test { client async throws in
+            #expect(try await client.send(.get, "/api/v1/auth/me", bearer: s.accessToken).status == .ok)  // now cached
+            h.clock.advance(by: 3600 + 31)
+            #expect(try await client.send(.get, "/api/v1/auth/me", bearer: s.accessToken).status == .unauthorized)
+        }
+        let cache = VerifiedTokenCache(capacity: 4)
+        let claims = AccessTokenClaims(iss: "i", aud: "a", sub: "s", sid: "x", iat: 0, exp: 100, jti: "j", amr: [], isAnonymous: false)
+        for i in 0..<10 { cache.insert("t\(i)", claims: claims, now: Date(timeIntervalSince1970: 50)) }
+        #expect(cache.count <= 4)
+        #expect(cache.claims(for: "t9", now: Date(timeIntervalSince1970: 50), skew: 0) == claims)
+        #expect(cache.claims(for: "t9", now: Date(timeIntervalSince1970: 100), skew: 0) == nil)
+    }
+
     @Test func patchMeChangesTheDisplayName() async throws {
         let h = try await TestHarness.make()
         let s = try await h.signIn()

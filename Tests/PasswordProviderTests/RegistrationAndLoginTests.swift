@@ -129,7 +129,8 @@ struct RegistrationAndLoginTests {
                 wrongTimes.append(try await seconds("known@x.io"))
                 unknownTimes.append(try await seconds("unknown@x.io"))
             }
-            let wrongTime = wrongTimes.sorted()[4], unknownTime = unknownTimes.sorted()[4]
+            // The fastest of each: the work itself, least disturbed by tests running alongside.
+            let wrongTime = wrongTimes.min()!, unknownTime = unknownTimes.min()!
             #expect(unknownTime >= wrongTime / 2, "unknown \(unknownTime)s vs wrong password \(wrongTime)s")
         }
     }

@@ -44,7 +44,9 @@ struct SMTPClient: Sendable {
                 throw MailError.permanent("\(host) does not offer STARTTLS")
             }
             try await session.command("STARTTLS", expect: 220)
-            try await channel.pipeline.addHandler(try NIOSSLClientHandler(context: tls, serverHostname: Self.sniName(host)), position: .first).get()
+            try await channel.eventLoop.submit {
+                try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: tls, serverHostname: Self.sniName(host)), position: .first)
+            }.get()
             capabilities = try await session.command("EHLO \(settings.helo)", expect: 250).lines
         }
         if let user = settings.username, let password = settings.password {

@@ -23,9 +23,13 @@ public struct SendmailTransport: MailTransport {
             let errors = Pipe()
             process.standardError = errors
             do { try process.run() } catch { throw MailError.transient("cannot run \(path): \(error)") }
-            input.fileHandleForWriting.write(Data(composed.utf8))
+            // A program that exits without reading closes the pipe: that is its exit status's business.
+            let written = Result { try input.fileHandleForWriting.write(contentsOf: Data(composed.utf8)) }
             try? input.fileHandleForWriting.close()
             process.waitUntilExit()
+            if case .failure(let error) = written, process.terminationStatus == 0 {
+                throw MailError.transient("\(path) did not take the message: \(error)")
+            }
             guard process.terminationStatus == 0 else {
                 let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
                 throw MailError.transient("\(path) exited with \(process.terminationStatus): \(stderr.prefix(200))")

@@ -11,6 +11,7 @@ public struct SessionService: Sendable {
     let rateLimiter: RateLimiter
     let clock: any AuthClock
     let logger: Logger
+    let verified = VerifiedTokenCache()
 
     /// Creates the service.
     public init(
@@ -87,11 +88,16 @@ public struct SessionService: Sendable {
     public func authenticate(bearer token: String) async throws(AuthError) -> Principal {
         let now = clock.now()
         let claims: AccessTokenClaims
-        do {
-            claims = try verifier.verify(token, now: now)
-        } catch {
-            logger.debug("access token rejected", metadata: ["reason": "\(error)"])
-            throw AuthError.unauthorized
+        if let cached = verified.claims(for: token, now: now, skew: verifier.clockSkew) {
+            claims = cached
+        } else {
+            do {
+                claims = try verifier.verify(token, now: now)
+            } catch {
+                logger.debug("access token rejected", metadata: ["reason": "\(error)"])
+                throw AuthError.unauthorized
+            }
+            verified.insert(token, claims: claims, now: now)
         }
         guard let sid = UUID(uuidString: claims.sid), let uid = UUID(uuidString: claims.sub) else { throw AuthError.unauthorized }
         let found = await store.read { state -> (SessionRecord, UserRecord)? in

@@ -21,12 +21,20 @@ public final class PasswordHasher: Sendable {
 
     /// The PHC string of `password`.
     public func hash(_ password: String) async throws -> String {
-        try await parameters.hash(password, on: pool)
+        let parameters = self.parameters
+        return try await pool.runIfActive {
+            HashingThread.yieldToEventLoops()
+            return try parameters.hash(password)
+        }
     }
 
     /// Whether `password` matches `hash`; with no hash, verifies against the dummy and returns false.
     public func verify(_ password: String, hash: String?) async throws -> Bool {
-        let ok = try await Argon2id.verify(password, hash: hash ?? dummyHash, on: pool)
+        let phc = hash ?? dummyHash
+        let ok = try await pool.runIfActive {
+            HashingThread.yieldToEventLoops()
+            return Argon2id.verify(password, hash: phc)
+        }
         return hash != nil && ok
     }
 
@@ -40,3 +48,23 @@ public final class PasswordHasher: Sendable {
         try? await pool.shutdownGracefully()
     }
 }
+
+/// Hashing threads run at a lower scheduling priority (nice 10) than the event loops: a login storm
+/// then takes the CPU the loops leave, instead of delaying every other request.
+enum HashingThread {
+    private static let done = ThreadSpecificVariable<Box>()
+    private final class Box: Sendable {}
+
+    static func yieldToEventLoops() {
+        #if os(Linux)
+        guard done.currentValue == nil else { return }
+        done.currentValue = Box()
+        // On Linux the nice value is per thread; 0 names the calling one.
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+        #endif
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif

@@ -1,0 +1,145 @@
+import ArgumentParser
+import AuthKernel
+import Foundation
+import Logging
+
+/// `authd bench`: measurements `bench/run` needs from inside the process.
+struct BenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Measure the machine's crypto rates and the store (used by bench/run).",
+        subcommands: [CryptoBench.self, StoreBench.self]
+    )
+}
+
+/// Ed25519 sign and verify and Argon2id hash rates on one core: the limits the HTTP figures are compared with.
+struct CryptoBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "crypto", abstract: "Ed25519 and Argon2id rates on one core, as JSON.")
+
+    @Option(help: "Seconds per measurement.") var seconds: Double = 1
+    @Option(help: "Argon2id passes.") var opsLimit: Int = 2
+    @Option(help: "Argon2id memory in KiB.") var memoryKib: Int = 19_456
+
+    func run() throws {
+        let key = Ed25519KeyPair()
+        let message = Array(repeating: UInt8(7), count: 400)
+        let signature = key.sign(message)
+        let sign = rate(seconds) { _ = key.sign(message) }
+        let verify = rate(seconds) { _ = Ed25519.verify(signature: signature, message: message, publicKey: key.publicKey) }
+        let argon = Argon2id(opsLimit: opsLimit, memLimit: memoryKib * 1024)
+        let hash = try argon.hash("benchmark password")
+        let argonRate = rate(seconds) { _ = Argon2id.verify("benchmark password", hash: hash) }
+        let out: [String: Double] = [
+            "ed25519_sign_per_s_per_core": sign, "ed25519_verify_per_s_per_core": verify, "argon2id_per_s_per_core": argonRate,
+        ]
+        FileHandle.standardOutput.write(try JSONEncoder().encode(out) + Data("\n".utf8))
+    }
+
+    func rate(_ seconds: Double, _ body: () -> Void) -> Double {
+        var n = 0
+        let start = Date()
+        while Date().timeIntervalSince(start) < seconds {
+            body()
+            n += 1
+        }
+        return (Double(n) / Date().timeIntervalSince(start)).rounded()
+    }
+}
+
+/// Journal appends with concurrent writers, write latency and start-up time at a given number of users.
+struct StoreBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "store", abstract: "Store appends and start-up, as JSON lines.")
+
+    @Option(help: "A folder on the disk to measure (a fresh subfolder is made and removed).") var folder: String
+    @Option(help: "Seconds per writer count.") var seconds: Double = 3
+    @Option(help: "Concurrent writer counts.") var writers: String = "1,16,64"
+    @Option(help: "Store sizes for write latency and start-up.") var users: String = "1000,10000,100000,1000000"
+
+    func run() async throws {
+        var logger = Logger(label: "bench")
+        logger.logLevel = .error
+        let base = folder + "/store-bench-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: base) }
+
+        for n in writers.split(separator: ",").compactMap({ Int($0) }) {
+            let dir = base + "/writers-\(n)"
+            let store = try await JournalStore.open(folder: dir, logger: logger)
+            let result = try await appends(store, writers: n, seconds: seconds)
+            let batches = await store.syncedBatches
+            await store.close()
+            emit(["what": .string("journal appends, \(n) writers"), "writers": .number(Double(n)), "rps": .number(result.rate),
+                  "p50_ms": .number(result.p50), "p99_ms": .number(result.p99), "fsyncs_per_s": .number((Double(batches) / seconds).rounded())])
+        }
+
+        for count in users.split(separator: ",").compactMap({ Int($0) }) {
+            let dir = base + "/users-\(count)"
+            try await populate(dir, users: count, logger: logger)
+            let rss0 = residentBytes()
+            let start = ContinuousClock.now
+            let store = try await JournalStore.open(folder: dir, logger: logger)
+            let startup = seconds(ContinuousClock.now - start)
+            let rss = residentBytes() - rss0
+            let write = try await appends(store, writers: 1, seconds: min(seconds, 2))
+            await store.close()
+            try? FileManager.default.removeItem(atPath: dir)
+            emit(["what": .string("store with \(count) users"), "users": .number(Double(count)), "startup_s": .number((startup * 1000).rounded() / 1000),
+                  "write_p50_ms": .number(write.p50), "write_p99_ms": .number(write.p99),
+                  "rss_bytes_per_user": .number((Double(rss) / Double(count)).rounded())])
+        }
+    }
+
+    func appends(_ store: JournalStore, writers: Int, seconds: Double) async throws -> (rate: Double, p50: Double, p99: Double) {
+        let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
+        let t0 = ContinuousClock.now
+        let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
+            for _ in 0..<writers {
+                group.addTask {
+                    var local: [Double] = []
+                    while ContinuousClock.now < deadline {
+                        let user = UserRecord(email: "w\(UUID().uuidString)@bench.test", createdAt: Date())
+                        let start = ContinuousClock.now
+                        try await store.write { $0.put(user) }
+                        local.append(self.seconds(ContinuousClock.now - start) * 1000)
+                    }
+                    return local
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }.sorted()
+        let wall = self.seconds(ContinuousClock.now - t0)
+        func pct(_ p: Double) -> Double { latencies.isEmpty ? 0 : (latencies[min(latencies.count - 1, Int(p * Double(latencies.count - 1)))] * 100).rounded() / 100 }
+        return ((Double(latencies.count) / wall).rounded(), pct(0.5), pct(0.99))
+    }
+
+    /// A folder holding `users` users in its snapshot, as a long-running server would leave it.
+    func populate(_ dir: String, users: Int, logger: Logger) async throws {
+        let store = try await JournalStore.open(folder: dir, compactAfterBytes: 1 << 40, logger: logger)
+        let now = Date()
+        var made = 0
+        while made < users {
+            let batch = min(10_000, users - made)
+            let start = made
+            try await store.write { state in
+                for i in start..<(start + batch) {
+                    state.put(UserRecord(email: "u\(i)@bench.test", emailVerified: true, identities: [Identity(provider: "email", subject: "u\(i)@bench.test")], createdAt: now))
+                }
+            }
+            made += batch
+        }
+        await store.close()  // writes the snapshot
+    }
+
+    func residentBytes() -> Int {
+        guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        let pages = statm.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
+    func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
+
+    func emit(_ fields: [String: JSONValue]) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        FileHandle.standardOutput.write(((try? encoder.encode(fields)) ?? Data()) + Data("\n".utf8))
+    }
+}

@@ -1,0 +1,335 @@
+#!/usr/bin/env python3
+"""authd's benchmark driver: starts `authd serve` on a fresh data folder, prepares users and sessions
+through the public API, drives each scenario from this second process (wrk for simple requests,
+threads of keep-alive connections for chained flows), measures the machine's own limits, and prints
+one table plus bench/results.json. See bench/README.md."""
+import argparse
+import datetime
+import http.client
+import json
+import os
+import re
+import resource
+import shutil
+import signal
+import statistics
+import subprocess
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BIG = {"limit": 1000000, "window": 1}
+CONFIG = {
+    "mail": {"transport": "outbox"},
+    "tokens": {"refresh_rate": BIG},
+    "email": {"sends_per_ip": BIG, "verifies_per_ip": BIG, "resend_interval": 0},
+    "pin": {"anonymous_per_ip": BIG},
+    "password": {"login_per_ip": BIG, "login_per_email": BIG, "register_per_ip": BIG, "lockout_after": 1000},
+}
+PASSWORD = "a benchmark password"
+
+
+class Server:
+    def __init__(self, binary, folder):
+        self.folder = folder
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        with open(os.path.join(folder, "authd.json"), "w") as f:
+            json.dump(CONFIG, f)
+        self.proc = subprocess.Popen([binary, "serve", "--data", folder, "--port", "0"], stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, text=True, env={**os.environ, "AUTHD_LOG_LEVEL": "warning"})
+        line = self.proc.stdout.readline()
+        m = re.search(r"http://([\d.]+):(\d+)", line)
+        assert m, f"authd did not start: {line}"
+        self.host, self.port = m.group(1), int(m.group(2))
+        self.url = f"http://{self.host}:{self.port}"
+
+    def cpu_seconds(self):
+        fields = open(f"/proc/{self.proc.pid}/stat").read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout=60)
+
+
+class Client:
+    """One keep-alive connection."""
+
+    def __init__(self, server):
+        self.conn = http.client.HTTPConnection(server.host, server.port, timeout=30)
+
+    def call(self, method, path, body=None, token=None):
+        headers = {"Content-Type": "application/json"} if body is not None else {}
+        if token:
+            headers["Authorization"] = "Bearer " + token
+        for attempt in range(2):
+            try:
+                self.conn.request(method, path, body=json.dumps(body) if body is not None else None, headers=headers)
+                resp = self.conn.getresponse()
+                raw = resp.read()
+                return resp.status, (json.loads(raw) if raw else None)
+            except (ConnectionError, http.client.HTTPException):
+                self.conn.close()
+                if attempt:
+                    raise
+
+
+class Outbox:
+    """Codes from DATA/outbox.jsonl by recipient, read incrementally."""
+
+    def __init__(self, folder):
+        self.path = os.path.join(folder, "outbox.jsonl")
+        self.offset, self.codes, self.lock = 0, {}, threading.Lock()
+
+    def code(self, email, timeout=10):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            with self.lock:
+                if os.path.exists(self.path):
+                    with open(self.path) as f:
+                        f.seek(self.offset)
+                        for line in f:
+                            if line.endswith("\n"):
+                                m = json.loads(line)
+                                self.codes[m["to"]] = m.get("code")
+                                self.offset += len(line.encode())
+                if email in self.codes:
+                    return self.codes.pop(email)
+            time.sleep(0.001)
+        raise RuntimeError(f"no code for {email}")
+
+
+def pct(values, p):
+    s = sorted(values)
+    return round(s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))] * 1000, 2) if s else None
+
+
+def children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def self_cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def ms(text):
+    m = re.match(r"([\d.]+)(us|ms|s)$", text)
+    return round(float(m.group(1)) * {"us": 0.001, "ms": 1, "s": 1000}[m.group(2)], 2)
+
+
+def wrk(server, label, seconds, conns=32, script=None, env=None, path="/health", background=False):
+    cmd = ["wrk", "-t1", f"-c{conns}", f"-d{max(1, round(seconds))}s", "--latency"]
+    if script:
+        cmd += ["-s", os.path.join(HERE, script)]
+    cmd.append(server.url + path)
+    run_env = {**os.environ, **(env or {})}
+
+    def run():
+        c0, s0, t0 = children_cpu(), server.cpu_seconds(), time.perf_counter()
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=run_env).stdout
+        wall = time.perf_counter() - t0
+        c1, s1 = children_cpu(), server.cpu_seconds()
+        lat = dict(re.findall(r"^\s+(50|99)%\s+(\S+)$", out, re.M))
+        requests = int(re.search(r"(\d+) requests in", out).group(1))
+        non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+        sockerr = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+        loadgen, srv = (c1 - c0) / wall, (s1 - s0) / wall
+        return {"what": label, "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)), "requests": requests,
+                "p50_ms": ms(lat["50"]), "p99_ms": ms(lat["99"]),
+                "errors": (int(non2xx.group(1)) if non2xx else 0) + (sum(map(int, sockerr.groups())) if sockerr else 0),
+                "loadgen_cpu_share": round(loadgen / (loadgen + srv), 2) if loadgen + srv else None,
+                "server_cpu_cores": round(srv, 2)}
+
+    if background:
+        box = {}
+        t = threading.Thread(target=lambda: box.update(run()))
+        t.start()
+        return t, box
+    return run()
+
+
+def threads_loop(server, label, seconds, workers):
+    """Runs `workers` (functions of a Client, returning True on success) for `seconds`; one op = one call of a worker."""
+    lat, errors, lock = [], [0], threading.Lock()
+    stop = time.perf_counter() + seconds
+
+    def main(fn):
+        client, local, errs = Client(server), [], 0
+        while time.perf_counter() < stop:
+            t0 = time.perf_counter()
+            try:
+                ok = fn(client)
+            except Exception:
+                ok = False
+            if ok:
+                local.append(time.perf_counter() - t0)
+            else:
+                errs += 1
+        with lock:
+            lat.extend(local)
+            errors[0] += errs
+
+    c0, s0, t0 = self_cpu(), server.cpu_seconds(), time.perf_counter()
+    threads = [threading.Thread(target=main, args=(w,)) for w in workers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.perf_counter() - t0
+    driver, srv = (self_cpu() - c0) / wall, (server.cpu_seconds() - s0) / wall
+    return {"what": label, "rps": round(len(lat) / wall, 1), "requests": len(lat), "p50_ms": pct(lat, 50), "p99_ms": pct(lat, 99),
+            "errors": errors[0], "loadgen_cpu_share": round(driver / (driver + srv), 2), "server_cpu_cores": round(srv, 2)}
+
+
+def prepare(server, outbox, sessions):
+    client = Client(server)
+    access, refresh = [], []
+    for _ in range(sessions):
+        status, body = client.call("POST", "/api/v1/auth/anonymous", {})
+        assert status == 200, body
+        access.append(body["access_token"])
+        refresh.append(body["refresh_token"])
+    status, body = client.call("POST", "/api/v1/auth/password/register", {"email": "bench@bench.test", "password": PASSWORD})
+    assert status == 202, body
+    status, body = client.call("POST", "/api/v1/auth/password/verify-email", {"email": "bench@bench.test", "code": outbox.code("bench@bench.test")})
+    assert status == 200, body
+    return access, refresh
+
+
+def fsync_rate(folder, seconds):
+    path = os.path.join(folder, "fsync-probe")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    n, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        os.write(fd, b"x" * 200 + b"\n")
+        os.fdatasync(fd)
+        n += 1
+    os.close(fd)
+    os.unlink(path)
+    return round(n / (time.perf_counter() - t0))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--binary", required=True)
+    p.add_argument("--seconds", type=float, default=8)
+    p.add_argument("--quick", action="store_true", help="a few seconds per scenario, small stores: checks that everything runs")
+    p.add_argument("--sessions", type=int, default=1000)
+    p.add_argument("--out", default=os.path.join(HERE, "results.json"))
+    p.add_argument("--build", default="release")
+    args = p.parse_args()
+    secs = 2 if args.quick else args.seconds
+    sizes = "1000,10000" if args.quick else "1000,10000,100000,1000000"
+    folder = tempfile.mkdtemp(prefix="authd-bench-")
+    results = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), "cores": os.cpu_count(),
+               "build": args.build, "quick": args.quick, "seconds_per_scenario": secs, "scenarios": [], "limits": {}}
+    try:
+        crypto = json.loads(subprocess.run([args.binary, "bench", "crypto", "--seconds", "0.5" if args.quick else "2"],
+                                           capture_output=True, text=True, check=True).stdout)
+        results["limits"].update(crypto)
+        results["limits"]["fsync_per_s"] = fsync_rate(folder, 0.5 if args.quick else 2)
+
+        server = Server(args.binary, os.path.join(folder, "data"))
+        outbox = Outbox(server.folder)
+        try:
+            access, refresh = prepare(server, outbox, 100 if args.quick else args.sessions)
+            with open(os.path.join(folder, "access.txt"), "w") as f:
+                f.write("\n".join(access) + "\n")
+            with open(os.path.join(folder, "refresh.txt"), "w") as f:
+                f.write("\n".join(refresh) + "\n")
+            env = {"TOKENS": os.path.join(folder, "access.txt")}
+            run = results["scenarios"].append
+            wrk(server, "warm-up", 1)
+            run(wrk(server, "(a) GET /health", secs) | {"id": "a"})
+            me = wrk(server, "(b) GET /me, tokens of %d sessions" % len(access), secs, script="me.lua", env=env) | {"id": "b"}
+            run(me)
+            run(wrk(server, "(c) POST /refresh, rotation, %d chains" % len(refresh), secs, script="refresh.lua",
+                    env={"TOKENS": os.path.join(folder, "refresh.txt"), "THREADS": "1"}) | {"id": "c"})
+
+            counter = [0]
+            lock = threading.Lock()
+
+            def codeflow(client):
+                with lock:
+                    counter[0] += 1
+                    email = f"flow{counter[0]}@bench.test"
+                status, _ = client.call("POST", "/api/v1/auth/email/send-code", {"email": email})
+                if status != 200:
+                    return False
+                status, _ = client.call("POST", "/api/v1/auth/email/verify", {"email": email, "code": outbox.code(email)})
+                return status == 200
+
+            flow = threads_loop(server, "(d) email send-code + verify, distinct emails (ops = pairs)", secs, [codeflow] * 8) | {"id": "d"}
+            run(flow)
+            login_env = {"EMAIL": "bench@bench.test", "PASSWORD": PASSWORD}
+            run(wrk(server, "(e) password login (Argon2id)", secs, conns=8, script="login.lua", env=login_env, path="/api/v1/auth/password/login") | {"id": "e"})
+            storm, box = wrk(server, "login storm", secs + 1, conns=16, script="login.lua", env=login_env,
+                             path="/api/v1/auth/password/login", background=True)
+            time.sleep(0.5)
+            during = wrk(server, "(f) GET /me during a login storm", secs, script="me.lua", env=env) | {"id": "f"}
+            storm.join()
+            during["storm_logins_per_s"] = box.get("rps")
+            during["storm_errors"] = box.get("errors")
+            run(during)
+        finally:
+            server.stop()
+
+        out = subprocess.run([args.binary, "bench", "store", "--folder", folder, "--seconds", "1" if args.quick else "3", "--users", sizes],
+                             capture_output=True, text=True, check=True).stdout
+        for line in out.splitlines():
+            row = json.loads(line)
+            row["id"] = "g"
+            results["scenarios"].append(row)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+    report(results)
+    with open(args.out, "w") as f:
+        json.dump(results, f, indent=2)
+    bad = [s["what"] for s in results["scenarios"] if s.get("errors")]
+    if bad:
+        raise SystemExit("errors in: " + ", ".join(bad))
+
+
+def report(r):
+    by = {s["id"]: s for s in r["scenarios"] if s["id"] != "g"}
+    lim = r["limits"]
+    health = by["a"]["rps"]
+    ratios = {
+        "b_over_a": round(by["b"]["rps"] / health, 2),
+        "c_over_a": round(by["c"]["rps"] / health, 2),
+        "c_over_fsync": round(by["c"]["rps"] / lim["fsync_per_s"], 2),
+        "e_over_argon2_all_cores": round(by["e"]["rps"] / (lim["argon2id_per_s_per_core"] * r["cores"]), 2),
+        "b_over_ed25519_verify_all_cores": round(by["b"]["rps"] / (lim["ed25519_verify_per_s_per_core"] * r["cores"]), 2),
+        "f_p99_over_b_p99": round(by["f"]["p99_ms"] / by["b"]["p99_ms"], 2) if by["b"]["p99_ms"] else None,
+    }
+    store = [s for s in r["scenarios"] if s["id"] == "g"]
+    writers = {s["writers"]: s for s in store if "writers" in s}
+    sizes = {s["users"]: s for s in store if "users" in s}
+    if 1 in writers and 64 in writers:
+        ratios["g64_over_g1"] = round(writers[64]["rps"] / writers[1]["rps"], 1)
+        ratios["g1_over_fsync"] = round(writers[1]["rps"] / lim["fsync_per_s"], 2)
+    if 1000 in sizes and max(sizes) in sizes:
+        biggest = max(sizes)
+        ratios[f"write_p50_{biggest}_over_1000"] = round(sizes[biggest]["write_p50_ms"] / max(sizes[1000]["write_p50_ms"], 0.001), 2)
+        if 100000 in sizes and 1000000 in sizes:
+            ratios["startup_1m_over_100k"] = round(sizes[1000000]["startup_s"] / max(sizes[100000]["startup_s"], 0.001), 1)
+    r["ratios"] = ratios
+    print(f"authd benchmark — {r['date']}, {r['cores']} cores, {r['build']} build{' (quick)' if r['quick'] else ''}")
+    print(f"limits: fsync {lim['fsync_per_s']}/s; per core: Ed25519 sign {lim['ed25519_sign_per_s_per_core']:.0f}/s, "
+          f"verify {lim['ed25519_verify_per_s_per_core']:.0f}/s, Argon2id {lim['argon2id_per_s_per_core']:.1f}/s")
+    print(f"{'scenario':58} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'errors':>6} {'loadgen':>7}")
+    for s in r["scenarios"]:
+        if s["id"] == "g" and "users" in s:
+            print(f"{s['what']:58} {'':>9} {s['write_p50_ms']:>8} {s['write_p99_ms']:>8} {'':>6} {'':>7}  start-up {s['startup_s']} s, {s['rss_bytes_per_user']} B/user")
+        else:
+            share = s.get("loadgen_cpu_share")
+            print(f"{s['what']:58} {s['rps']:>9} {s['p50_ms']!s:>8} {s['p99_ms']!s:>8} {s.get('errors', 0)!s:>6} {'' if share is None else share:>7}")
+    print("ratios: " + ", ".join(f"{k} {v}" for k, v in ratios.items()))
+
+
+if __name__ == "__main__":
+    main()
