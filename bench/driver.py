@@ -121,7 +121,7 @@ def ms(text):
 
 
 def wrk(server, label, seconds, conns=32, script=None, env=None, path="/health", background=False):
-    cmd = ["wrk", "-t1", f"-c{conns}", f"-d{max(1, round(seconds))}s", "--latency"]
+    cmd = ["wrk", "-t1", f"-c{conns}", f"-d{max(1, round(seconds))}s", "--timeout", "10s", "--latency"]
     if script:
         cmd += ["-s", os.path.join(HERE, script)]
     cmd.append(server.url + path)
@@ -132,7 +132,9 @@ def wrk(server, label, seconds, conns=32, script=None, env=None, path="/health",
         out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=run_env).stdout
         wall = time.perf_counter() - t0
         c1, s1 = children_cpu(), server.cpu_seconds()
-        lat = dict(re.findall(r"^\s+(50|99)%\s+(\S+)$", out, re.M))
+        lat = dict(re.findall(r"^\s+(50|99)%\s+(\S+)\s*$", out, re.M))
+        if "50" not in lat or "99" not in lat:
+            raise RuntimeError(f"unexpected wrk output for {label}:\n{out}")
         requests = int(re.search(r"(\d+) requests in", out).group(1))
         non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
         sockerr = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)

@@ -101,3 +101,12 @@ struct CryptoTests {
         #expect(Base64URL.decode(Base64URL.encode(bytes)) == bytes)
     }
 }
+
+struct TimestampAndBearerTests {
+    @Test(arguments: [0.0, 951_782_400, 1_767_225_600, 1_800_000_000.9, 4_102_444_799, 68_169_600])
+    func timestampsMatchFoundation(_ seconds: Double) {
+        let date = Date(timeIntervalSince1970: seconds)
+        let foundation = date.formatted(.iso8601.year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: false).timeSeparator(.colon).timeZone(separator: .omitted))
+        #expect(Timestamp.string(date) == foundation)
+    }
+}

@@ -61,10 +61,11 @@ struct KernelRoutesTests {
         }
         let cache = VerifiedTokenCache(capacity: 4)
         let claims = AccessTokenClaims(iss: "i", aud: "a", sub: "s", sid: "x", iat: 0, exp: 100, jti: "j", amr: [], isAnonymous: false)
-        for i in 0..<10 { cache.insert("t\(i)", claims: claims, now: Date(timeIntervalSince1970: 50)) }
+        let entry = VerifiedTokenCache.Entry(claims: claims, userID: UUID(), sessionID: UUID())
+        for i in 0..<10 { cache.insert("t\(i)", entry: entry, now: Date(timeIntervalSince1970: 50)) }
         #expect(cache.count <= 4)
-        #expect(cache.claims(for: "t9", now: Date(timeIntervalSince1970: 50), skew: 0) == claims)
-        #expect(cache.claims(for: "t9", now: Date(timeIntervalSince1970: 100), skew: 0) == nil)
+        #expect(cache.entry(for: "t9", now: Date(timeIntervalSince1970: 50), skew: 0) == entry)
+        #expect(cache.entry(for: "t9", now: Date(timeIntervalSince1970: 100), skew: 0) == nil)
     }
 
     @Test func patchMeChangesTheDisplayName() async throws {
@@ -234,5 +235,18 @@ struct KernelRoutesTests {
             #expect(!h.logs.contains(String(secret.prefix(20))))
         }
         #expect(h.logs.contains(s.user.id))  // user ids are logged
+    }
+}
+
+@testable import AuthKernel
+struct BearerHeaderTests {
+    @Test func parsesTheBearerScheme() {
+        #expect(BearerAuthenticator.bearerToken("Bearer abc") == "abc")
+        #expect(BearerAuthenticator.bearerToken("bearer  abc ") == "abc")
+        #expect(BearerAuthenticator.bearerToken("BEARER abc") == "abc")
+        #expect(BearerAuthenticator.bearerToken("Basic abc") == nil)
+        #expect(BearerAuthenticator.bearerToken("Bearer    ") == nil)
+        #expect(BearerAuthenticator.bearerToken("Bearerabc") == nil)
+        #expect(BearerAuthenticator.bearerToken("Bear") == nil)
     }
 }

@@ -1,5 +1,4 @@
 public import Hummingbird
-import Logging
 
 /// Reads `Authorization: Bearer …` and puts the verified ``Principal`` in the context.
 ///
@@ -16,13 +15,24 @@ public struct BearerAuthenticator: RouterMiddleware {
 
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard let header = request.headers[.authorization] else { return try await next(request, context) }
-        guard header.count > 7, header.prefix(7).lowercased() == "bearer " else { throw AuthError.unauthorized }
+        guard let token = Self.bearerToken(header) else { throw AuthError.unauthorized }
         var context = context
-        let principal = try await sessions.authenticate(bearer: String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces))
-        context.principal = principal
-        context.logger[metadataKey: "user.id"] = "\(principal.user.id)"
+        context.principal = try await sessions.authenticate(bearer: token)
         return try await next(request, context)
+    }
+
+    /// The token of `Bearer <token>` (scheme case-insensitive, surrounding spaces ignored). Byte-level:
+    /// Foundation's trimming went through NSString and cost more than the rest of the request (profiled).
+    static func bearerToken(_ header: String) -> String? {
+        let bytes = Array(header.utf8)
+        guard bytes.count > 7 else { return nil }
+        let scheme: [UInt8] = Array("bearer ".utf8)
+        for i in 0..<7 where bytes[i] | (i < 6 ? 0x20 : 0) != scheme[i] { return nil }
+        var start = 7, end = bytes.count
+        while start < end, bytes[start] == 0x20 { start += 1 }
+        while end > start, bytes[end - 1] == 0x20 { end -= 1 }
+        guard start < end else { return nil }
+        return String(decoding: bytes[start..<end], as: UTF8.self)
     }
 }
 
-import Foundation

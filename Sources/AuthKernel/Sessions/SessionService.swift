@@ -87,19 +87,22 @@ public struct SessionService: Sendable {
     /// - Throws: 401 `UNAUTHORIZED` for any bad token or ended session (the reason is logged at debug).
     public func authenticate(bearer token: String) async throws(AuthError) -> Principal {
         let now = clock.now()
-        let claims: AccessTokenClaims
-        if let cached = verified.claims(for: token, now: now, skew: verifier.clockSkew) {
-            claims = cached
+        let entry: VerifiedTokenCache.Entry
+        if let cached = verified.entry(for: token, now: now, skew: verifier.clockSkew) {
+            entry = cached
         } else {
+            let claims: AccessTokenClaims
             do {
                 claims = try verifier.verify(token, now: now)
             } catch {
                 logger.debug("access token rejected", metadata: ["reason": "\(error)"])
                 throw AuthError.unauthorized
             }
-            verified.insert(token, claims: claims, now: now)
+            guard let sid = UUID(uuidString: claims.sid), let uid = UUID(uuidString: claims.sub) else { throw AuthError.unauthorized }
+            entry = .init(claims: claims, userID: uid, sessionID: sid)
+            verified.insert(token, entry: entry, now: now)
         }
-        guard let sid = UUID(uuidString: claims.sid), let uid = UUID(uuidString: claims.sub) else { throw AuthError.unauthorized }
+        let claims = entry.claims, sid = entry.sessionID, uid = entry.userID
         let found = await store.read { state -> (SessionRecord, UserRecord)? in
             guard let session = state.session(id: sid), session.userID == uid, session.expiresAt > now,
                 let user = state.user(id: uid)
