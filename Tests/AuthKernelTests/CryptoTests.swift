@@ -97,8 +97,16 @@ struct CryptoTests {
         #expect(Base64URL.decode("+/8") == nil)
         #expect(Base64URL.decode("a") == nil)
         #expect(Base64URL.decode("") == [])
-        let bytes = SecureRandom.bytes(33)
-        #expect(Base64URL.decode(Base64URL.encode(bytes)) == bytes)
+        for n in 0..<40 {
+            let bytes = SecureRandom.bytes(n)
+            let encoded = Base64URL.encode(bytes)
+            #expect(Base64URL.decode(encoded) == bytes)
+            // The same as Foundation's base64, with the URL alphabet and no padding.
+            let foundation = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            #expect(encoded == foundation)
+        }
+        #expect(Base64URL.decode("-_9") == nil)  // non-zero trailing bits: not a canonical encoding
     }
 }
 
