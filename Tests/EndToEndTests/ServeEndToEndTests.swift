@@ -119,6 +119,30 @@ struct ServeEndToEndTests {
         #expect(first.stop() == 0)
     }
 
+    @Test func aHalfSentRequestDoesNotHoldItsConnection() throws {
+        let server = ServerProcess(folder: try ServerProcess.makeFolder(config: #"{"http":{"idle_timeout":1}}"#))
+        try server.start()
+        defer { _ = server.stop() }
+        let port = UInt16(server.baseURL.split(separator: ":").last!)!
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = port.bigEndian
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        #expect(connected == 0)
+        let partial = Array("GET /health HTTP/1.1\r\nHost: x\r\n".utf8)
+        _ = partial.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let start = Date()
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let n = recv(fd, &buffer, buffer.count, 0)
+        #expect(n == 0, "the server should close the connection")  // EOF, not a timeout of our own
+        #expect(Date().timeIntervalSince(start) < 4)
+    }
+
     @Test func aBadConfigurationNamesTheKey() throws {
         let folder = try ServerProcess.makeFolder(config: #"{"tokens":{"acess_ttl":5}}"#)
         let server = ServerProcess(folder: folder)

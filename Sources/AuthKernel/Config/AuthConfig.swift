@@ -17,6 +17,8 @@ public struct AuthConfig: Sendable {
     public var mail: MailSettings
     /// Store tuning.
     public var storage: StorageSettings
+    /// Seconds a connection may stay idle, or send a request too slowly, before it is closed (`http.idle_timeout`).
+    public var idleTimeout: Int = 60
     /// Raw configuration sections of providers, by provider id.
     public var providerSections: [String: ConfigSection]
 
@@ -151,16 +153,22 @@ public struct AuthConfig: Sendable {
         storage.compactAfterBytes = try s.int("compact_after_bytes", default: storage.compactAfterBytes, in: 4096...(1 << 40))
         try s.rejectUnknownKeys()
 
+        var http = try top.section("http")
+        let idleTimeout = try http.seconds("idle_timeout", default: 60, max: 3600)
+        try http.rejectUnknownKeys()
+
         var sections: [String: ConfigSection] = [:]
         for id in availableProviders {
             sections[id] = try top.section(id)
         }
         try top.rejectUnknownKeys()
 
-        return AuthConfig(
+        var config = AuthConfig(
             issuer: issuer, audience: audience, providers: providers, tokens: tokens, mail: mail,
             storage: storage, providerSections: sections
         )
+        config.idleTimeout = idleTimeout
+        return config
     }
 }
 

@@ -120,6 +120,8 @@ public final class AuthServer: Sendable {
             let onRunning = options.onServerRunning
             let application = Application(
                 router: router,
+                // Without it an idle or half-sent request would hold its connection forever (slow-loris).
+                server: .http1(configuration: .init(idleTimeout: .seconds(Int64(config.idleTimeout)))),
                 configuration: .init(address: .hostname(options.host, port: options.port), serverName: "authd"),
                 services: services,
                 onServerRunning: { channel in
