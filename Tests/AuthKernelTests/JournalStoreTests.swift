@@ -153,6 +153,39 @@ struct JournalStoreTests {
         await reopened.close()
     }
 
+    @Test func snapshotsAreJSONLinesAndTheOldFormatIsStillRead() async throws {
+        let folder = temporaryFolder()
+        let store = try await JournalStore.open(folder: folder, logger: logger)
+        for i in 0..<2500 { let u = user(i); try await store.write { $0.put(u) } }
+        await store.close()
+        let text = try String(contentsOfFile: folder + "/snapshot.json", encoding: .utf8)
+        let lines = text.split(separator: "\n")
+        #expect(lines.first?.contains("\"format\":2") == true && lines.count == 2501)
+        let reopened = try await JournalStore.open(folder: folder, logger: logger)
+        #expect(await reopened.read { $0.users.count } == 2500)
+        await reopened.close()
+
+        // A damaged record names its line.
+        var damaged = lines.map(String.init)
+        damaged[7] = "{\"op\":\"put_user\",\"user\":{}}"
+        try Data((damaged.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: folder + "/snapshot.json"))
+        do {
+            _ = try await JournalStore.open(folder: folder, logger: logger)
+            Issue.record("opened a damaged snapshot")
+        } catch let StoreError.corrupt(_, line, _) {
+            #expect(line == 8)
+        }
+
+        // Format 1, one JSON object, as earlier versions wrote it (and the README's import example shows).
+        let old = temporaryFolder()
+        let u = user(1)
+        let json = String(decoding: try StoreCoding.encoder().encode(Snapshot(format: 1, seq: 3, users: [u], sessions: [], codes: [])), as: UTF8.self)
+        try json.write(toFile: old + "/snapshot.json", atomically: true, encoding: .utf8)
+        let legacy = try await JournalStore.open(folder: old, logger: logger)
+        #expect(await legacy.read { $0.user(id: u.id) } == u)
+        await legacy.close()
+    }
+
     @Test func theFolderIsLocked() async throws {
         let folder = temporaryFolder()
         let store = try await JournalStore.open(folder: folder, logger: logger)

@@ -6,7 +6,7 @@ struct JournalLine: Codable, Sendable {
     var changes: [StoreChange]
 }
 
-/// The snapshot file: the whole state as of `seq`.
+/// Format 1 of the snapshot file (one JSON object), still read; see ``SnapshotFile`` for format 2.
 struct Snapshot: Codable, Sendable {
     /// Format version; start-up refuses others.
     var format: Int
@@ -18,5 +18,4 @@ struct Snapshot: Codable, Sendable {
     var approvals: [ApprovalRecord]?
     var jobs: [JobRecord]?
 
-    static let currentFormat = 1
 }

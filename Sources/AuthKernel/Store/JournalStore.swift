@@ -292,16 +292,7 @@ public actor JournalStore {
     }
 
     static func writeSnapshot(_ state: StoreState, seq: UInt64, folder: String) throws {
-        let snapshot = Snapshot(
-            format: Snapshot.currentFormat, seq: seq,
-            users: state.users.values.sorted { $0.createdAt < $1.createdAt },
-            sessions: Array(state.sessions.values),
-            codes: Array(state.codes.values),
-            approvals: Array(state.approvals.values),
-            jobs: Array(state.jobs.values)
-        )
-        let bytes = try [UInt8](StoreCoding.encoder().encode(snapshot))
-        try DurableFile.replace(folder + "/snapshot.json", with: bytes)
+        try DurableFile.replace(folder + "/snapshot.json", with: try SnapshotFile.encode(state, seq: seq))
     }
 
     private struct Loaded {
@@ -318,18 +309,8 @@ public actor JournalStore {
         let snapshotPath = folder + "/snapshot.json"
         unlink(snapshotPath + ".tmp")  // an unfinished snapshot from a crash; the old one is intact
         if let bytes = try DurableFile.read(snapshotPath) {
-            let snapshot: Snapshot
-            do { snapshot = try decoder.decode(Snapshot.self, from: Data(bytes)) } catch {
-                throw StoreError.corrupt(path: snapshotPath, line: nil, reason: "not a valid snapshot (\(error))")
-            }
-            guard snapshot.format == Snapshot.currentFormat else {
-                throw StoreError.corrupt(path: snapshotPath, line: nil, reason: "snapshot format \(snapshot.format) is not supported")
-            }
-            for u in snapshot.users { state.apply(.putUser(u)) }
-            for s in snapshot.sessions { state.apply(.putSession(s)) }
-            for c in snapshot.codes { state.apply(.putCode(c)) }
-            for a in snapshot.approvals ?? [] { state.apply(.putApproval(a)) }
-            for j in snapshot.jobs ?? [] { state.apply(.putJob(j)) }
+            let snapshot = try SnapshotFile.decode(bytes, path: snapshotPath)
+            for change in snapshot.changes { state.apply(change) }
             seq = snapshot.seq
         }
 
