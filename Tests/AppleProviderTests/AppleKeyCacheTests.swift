@@ -86,10 +86,11 @@ struct AppleKeyCacheTests {
         try await h.test { client async throws in
             let health = try await client.send(.get, "/health")
             #expect(health.status == .ok)
-            #expect(ContinuousClock.now - start < .seconds(3))
+            // Apple takes 30 s to answer; the margins below leave room for a loaded machine.
+            #expect(ContinuousClock.now - start < .seconds(10))
             #expect(try await client.send(.post, "/api/v1/auth/apple", json: ["identity_token": "garbage"]).errorCode == "INVALID_APPLE_TOKEN")
         }
         // Shutting down does not wait for Apple either.
-        #expect(ContinuousClock.now - start < .seconds(4))
+        #expect(ContinuousClock.now - start < .seconds(15))
     }
 }

@@ -51,7 +51,7 @@ final class FakeApple: Sendable {
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
         }
         router.get("auth/slow-keys") { _, _ -> Response in
-            try await Task.sleep(for: .seconds(5))
+            try await Task.sleep(for: .seconds(30))
             return Response(status: .internalServerError)
         }
         router.post("auth/token") { request, _ -> Response in

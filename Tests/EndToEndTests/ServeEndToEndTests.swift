@@ -136,11 +136,10 @@ struct ServeEndToEndTests {
         _ = partial.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
         var timeout = timeval(tv_sec: 5, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let start = Date()
         var buffer = [UInt8](repeating: 0, count: 64)
         let n = recv(fd, &buffer, buffer.count, 0)
-        #expect(n == 0, "the server should close the connection")  // EOF, not a timeout of our own
-        #expect(Date().timeIntervalSince(start) < 4)
+        // 0 is the server closing the connection; our own 5 s receive timeout would give -1.
+        #expect(n == 0, "the server should close the connection")
     }
 
     @Test func aBadConfigurationNamesTheKey() throws {
