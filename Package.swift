@@ -183,6 +183,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "SpecTests",
+            dependencies: ["AuthKernel", "EmailProvider", "PINProvider", "PasswordProvider", "AppleProvider", "AuthTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "CustomProviderTests",
             dependencies: [
                 "AuthKernel",

@@ -48,12 +48,17 @@ public final class AuthServer: Sendable {
     public let keyRing: SigningKeyRing
     /// The Hummingbird application.
     public let application: Application<RouterResponder<AuthRequestContext>>
+    /// Every route served, as `METHOD /path` (the spec test compares them with docs/openapi.yaml).
+    public let routes: [String]
 
-    private init(kernel: Kernel, store: JournalStore, keyRing: SigningKeyRing, application: Application<RouterResponder<AuthRequestContext>>) {
+    private init(
+        kernel: Kernel, store: JournalStore, keyRing: SigningKeyRing, application: Application<RouterResponder<AuthRequestContext>>, routes: [String]
+    ) {
         self.kernel = kernel
         self.store = store
         self.keyRing = keyRing
         self.application = application
+        self.routes = routes
     }
 
     /// Opens the data folder and builds the server.
@@ -130,7 +135,8 @@ public final class AuthServer: Sendable {
                 },
                 logger: logger
             )
-            return AuthServer(kernel: kernel, store: store, keyRing: keyRing, application: application)
+            let routes = router.routes.map { "\($0.method.rawValue) \($0.path)" }.sorted()
+            return AuthServer(kernel: kernel, store: store, keyRing: keyRing, application: application, routes: routes)
         } catch {
             await store.close()
             throw error

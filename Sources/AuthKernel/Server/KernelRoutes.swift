@@ -62,6 +62,9 @@ public struct KernelRoutes: Sendable {
         let providerIDs = self.providerIDs
 
         router.get("health") { _, _ in Health() }
+        router.get("openapi.yaml") { _, _ -> Response in
+            Response(status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
+        }
         router.get(".well-known/jwks.json") { _, _ -> Response in
             let data = try JSONEncoder().encode(JWKS(keys: keyRing.jwks(now: kernel.clock.now())["keys"] ?? []))
             return Response(
