@@ -85,7 +85,10 @@ struct AuthClientTests {
         await #expect(throws: AuthClientError.weakPassword(reason: "too_common")) { try await client.register(email: "c@example.com", password: "password1") }
         #expect(AuthClientError.invalidCredentials.localizedDescription == "Those sign-in details are not correct.")
         let unreachable = AuthClient(baseURL: URL(string: "http://127.0.0.1:1")!)
-        do { try await unreachable.sendEmailCode("a@b.co") } catch let error as AuthClientError {
+        do {
+            try await unreachable.sendEmailCode("a@b.co")
+            Issue.record("reached a server that is not there")
+        } catch let error as AuthClientError {
             guard case .network = error else { Issue.record("got \(error)"); return }
         }
     }

@@ -61,6 +61,12 @@ class Inbox:
         return email.message_from_bytes(self.messages[-1].content, policy=email.policy.default)
 
 
+def server_tls(cert, key):
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    return context
+
+
 def authenticator(server, session, envelope, mechanism, auth_data):
     ok = isinstance(auth_data, LoginPassword) and auth_data.login == b"mailer" and auth_data.password == b"s3cret pass"
     return AuthResult(success=ok)
@@ -93,8 +99,7 @@ def send_code(server, address="reader@example.com"):
 
 def test_starttls_auth_and_both_mime_parts(tls_files):
     cert, key = tls_files
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.load_cert_chain(cert, key)
+    context = server_tls(cert, key)
     inbox = Inbox()
     controller = Controller(inbox, hostname="127.0.0.1", port=free_port(), tls_context=context, require_starttls=True,
                             authenticator=authenticator, auth_require_tls=True)
@@ -129,8 +134,7 @@ def test_starttls_auth_and_both_mime_parts(tls_files):
 
 def test_implicit_tls(tls_files):
     cert, key = tls_files
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.load_cert_chain(cert, key)
+    context = server_tls(cert, key)
     inbox = Inbox()
     controller = Controller(inbox, hostname="127.0.0.1", port=free_port(), ssl_context=context)
     controller.start()
@@ -148,8 +152,7 @@ def test_implicit_tls(tls_files):
 
 def test_an_untrusted_certificate_is_not_accepted(tls_files):
     cert, key = tls_files
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.load_cert_chain(cert, key)
+    context = server_tls(cert, key)
     inbox = Inbox()
     controller = Controller(inbox, hostname="127.0.0.1", port=free_port(), tls_context=context, require_starttls=True)
     controller.start()

@@ -85,15 +85,6 @@ public struct OneTimeCodeService: Sendable {
         }
     }
 
-    /// Whether an unexpired code is outstanding for this purpose and key.
-    public func isPending(purpose: String, key: String) async -> Bool {
-        let now = clock.now()
-        return await store.read { state in
-            guard let record = state.code(purpose: purpose, key: key) else { return false }
-            return !record.digest.isEmpty && record.expiresAt > now
-        }
-    }
-
     /// The payload of an unexpired code, without using the code.
     public func pendingPayload(purpose: String, key: String) async -> [String: JSONValue]? {
         let now = clock.now()

@@ -208,7 +208,7 @@ public struct PasswordProvider: AuthProvider {
                 case .string(let hash) = pending["password_hash"], try await hasher.verify(password, hash: hash)
             {
                 await resendVerificationIfPending(email)
-                throw Self.emailNotVerified
+                throw AuthError.emailNotVerified
             }
             _ = try await hasher.verify(password, hash: nil)  // same work as a real check
             kernel.logger.info("password sign-in failed", metadata: ["request.ip": "\(context.clientIP)"])
@@ -238,7 +238,7 @@ public struct PasswordProvider: AuthProvider {
         }
         if settings.requireEmailVerification, !user.emailVerified {
             await resendVerificationIfPending(email)
-            throw Self.emailNotVerified
+            throw AuthError.emailNotVerified
         }
         var signedIn = user
         if hasher.needsRehash(credential.hash) {
@@ -263,8 +263,6 @@ public struct PasswordProvider: AuthProvider {
             return lock
         }
     }
-
-    static let emailNotVerified = AuthError.emailNotVerified
 
     static func locked(_ seconds: Int) -> AuthError {
         .rateLimited(retryAfter: seconds, message: "Password sign-in is locked for a while after too many wrong passwords.")
