@@ -34,6 +34,8 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         // A peer that hangs up (a client, an SMTP server, sendmail) must give an error, not end the process.
         signal(SIGPIPE, SIG_IGN)
+        // A file-size limit (ulimit -f) must fail the write with EFBIG, which the store survives, not end the process.
+        signal(SIGXFSZ, SIG_IGN)
         let env = ProcessInfo.processInfo.environment
         let dataFolder = data ?? env["AUTHD_DATA"] ?? "./data"
         let host = self.host ?? env["AUTHD_HOST"] ?? "127.0.0.1"

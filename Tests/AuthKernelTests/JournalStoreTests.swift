@@ -200,25 +200,60 @@ struct JournalStoreTests {
         await again.close()
     }
 
-    @Test func aFailedWriteIsNeverAcknowledgedAndStopsWritesButNotReads() async throws {
+    @Test func aFailedWriteIsNeverAcknowledgedAndWritesResumeWhenTheDiskHasSpaceAgain() async throws {
         let folder = temporaryFolder()
         let faults = StoreFaults()
         let logs = LogCapture()
-        let store = try await JournalStore.open(folder: folder, faults: faults, logger: logs.logger())
-        let kept = user(1), lost = user(2), later = user(3)
+        let store = try await JournalStore.open(folder: folder, faults: faults, recoveryInterval: .milliseconds(10), logger: logs.logger())
+        let kept = user(1), refused = user(3), later = user(4)
         try await store.write { $0.put(kept) }
-        faults.failNextWrites(1)
-        await #expect(throws: StoreError.self) { try await store.write { $0.put(lost) } }
-        #expect(logs.contains("refusing all writes until restart"))
-        // No retry: the disk may have dropped the pages, so nothing more is acknowledged.
-        await #expect(throws: StoreError.self) { try await store.write { $0.put(later) } }
-        #expect(await store.isWritable == false)
+        // The first batch of these writers lands; the disk fills up during the second, half of which
+        // reaches the file before write(2) fails, as on a real full disk: whole lines of writers that
+        // are answered with an error, which recovery must cut away.
+        faults.setDiskFull(true, afterWrites: 1)
+        let acknowledged = await withTaskGroup(of: UserRecord?.self) { group in
+            for n in 100..<120 {
+                group.addTask {
+                    let u = self.user(n)
+                    return (try? await store.write { $0.put(u) }) == nil ? nil : u
+                }
+            }
+            return await group.reduce(into: Set<UUID>()) { if let u = $1 { $0.insert(u.id) } }
+        }
+        #expect(acknowledged.count < 20)
+        #expect(logs.contains("refusing writes (503) until the disk accepts them again"))
+        await #expect(throws: StoreError.self) { try await store.write { $0.put(refused) } }
         #expect(await store.read { $0.user(id: kept.id) } == kept)
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(await store.isWritable == false)
+        #expect(logs.contains("the disk still refuses writes"))
+
+        faults.setDiskFull(false)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while await !store.isWritable, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(await store.isWritable)
+        #expect(logs.contains("writes resumed"))
+        // Memory was rebuilt from disk: exactly the acknowledged changes, none answered with an error.
+        #expect(await store.read { Set($0.users.keys) } == acknowledged.union([kept.id]))
+        try await store.write { $0.put(later) }
+
+        // The torn half line was cut away, so the journal reads back cleanly after a crash.
         let crashed = try crashCopy(folder)
         await store.close()
         let reopened = try await JournalStore.open(folder: crashed, logger: logger)
-        #expect(await reopened.read { Set($0.users.keys) } == [kept.id])
+        #expect(await reopened.read { Set($0.users.keys) } == acknowledged.union([kept.id, later.id]))
+        #expect(reopened.loadReport.droppedTornLine == false)
         await reopened.close()
+    }
+
+    @Test func closingWhileTheDiskIsFullDoesNotHang() async throws {
+        let faults = StoreFaults()
+        let store = try await JournalStore.open(folder: temporaryFolder(), faults: faults, recoveryInterval: .milliseconds(10), logger: logger)
+        faults.setDiskFull(true)
+        await #expect(throws: StoreError.self) { try await store.write { $0.put(user(1)) } }
+        try await Task.sleep(for: .milliseconds(50))
+        await store.close()
+        #expect(await store.isWritable == false)
     }
 
     @Test func deletingAUserTakesItsSessionsAndCodes() async throws {

@@ -4,6 +4,8 @@ import os
 import signal
 import subprocess
 import tempfile
+import threading
+import time
 import urllib.request
 
 import pytest
@@ -13,15 +15,27 @@ class Server:
     def __init__(self, folder, log=False):
         self.folder = folder
         binary = os.environ.get("AUTHD_BINARY", ".build/debug/authd")
-        self.log_path = os.path.join(folder, "server.log") if log else None
+        # `log` is True (a log file in the data folder) or the path of one. The server writes its log
+        # into a pipe that this process copies to the file, so limits on the server's own file writes
+        # (test_disk_full) do not cost log lines.
+        self.log_path = (log if isinstance(log, str) else os.path.join(folder, "server.log")) if log else None
         self.proc = subprocess.Popen(
             [binary, "serve", "--data", folder, "--port", "0"],
-            stdout=subprocess.PIPE, stderr=open(self.log_path, "a") if log else subprocess.DEVNULL, text=True,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE if log else subprocess.DEVNULL, text=True,
             env={**os.environ, "AUTHD_LOG_LEVEL": "info" if log else "warning"},
         )
+        if log:
+            self.log_copier = threading.Thread(target=self._copy_log, daemon=True)
+            self.log_copier.start()
         line = self.proc.stdout.readline()
         assert "authd listening on " in line, line
         self.url = line.split("authd listening on ", 1)[1].strip()
+
+    def _copy_log(self):
+        with open(self.log_path, "a") as out:
+            for line in self.proc.stderr:
+                out.write(line)
+                out.flush()
 
     def call(self, method, path, body=None, token=None):
         data = json.dumps(body).encode() if body is not None else None
@@ -48,6 +62,7 @@ class Server:
         return session
 
     def log(self):
+        time.sleep(0.05)  # let the copier catch up
         with open(self.log_path) as f:
             return f.read()
 

@@ -26,7 +26,7 @@ public struct ErrorRenderingMiddleware: RouterMiddleware {
                 throw AuthError(status: error.status, code: "INVALID_REQUEST", message: error.body ?? "The request is not valid.")
             }
         } catch let error as StoreError {
-            context.logger.error("refusing a write: the store cannot persist changes; restart authd once the disk is healthy", metadata: ["error": "\(error)"])
+            context.logger.error("refusing a write (503): the store cannot persist changes until the disk accepts writes again", metadata: ["error": "\(error)"])
             throw AuthError.unavailable
         } catch {
             context.logger.error("unexpected error", metadata: ["error": "\(String(reflecting: error))"])

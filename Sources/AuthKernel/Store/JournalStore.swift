@@ -20,8 +20,11 @@ import NIOPosix
 ///   older segments are deleted. A crash at any point leaves a snapshot plus segments that replay to
 ///   the same state, because lines already in the snapshot are skipped by sequence number.
 /// - A failed write or fsync is never retried (after a failed fsync the kernel may have dropped the
-///   pages): the store refuses further writes with ``StoreError/unavailable``, reads go on, and a
-///   restart recovers from what is on disk.
+///   pages): every write of that batch and every later one fails with ``StoreError/unavailable``
+///   (503) while reads go on. In the background the store cuts the journal back to its last
+///   acknowledged byte (all of it fsync'ed before), rebuilds memory from disk, and resumes writes
+///   once a probe write and fsync in the data folder succeed, for example when a full disk has
+///   space again. No restart is needed, and nothing unacknowledged survives in memory.
 public actor JournalStore {
     /// The data folder.
     public nonisolated let folder: String
@@ -34,11 +37,14 @@ public actor JournalStore {
     private var compacting = false
     private var idleWaiters: [CheckedContinuation<Void, Never>] = []
     private var failure: StoreError?
+    private var recovering = false
+    private var recoveryStepRunning = false
     private var closed = false
     private let lock: DataFolderLock
     private let io: NIOThreadPool
     private let compactAfterBytes: Int
     private let faults: StoreFaults?
+    private let recoveryInterval: Duration
     private let logger: Logger
     private let encoder = StoreCoding.encoder()
 
@@ -62,7 +68,7 @@ public actor JournalStore {
 
     private init(
         folder: String, state: StoreState, seq: UInt64, segment: Segment, lock: DataFolderLock, io: NIOThreadPool,
-        compactAfterBytes: Int, faults: StoreFaults?, logger: Logger, report: LoadReport
+        compactAfterBytes: Int, faults: StoreFaults?, recoveryInterval: Duration, logger: Logger, report: LoadReport
     ) {
         self.folder = folder
         self.state = state
@@ -72,16 +78,19 @@ public actor JournalStore {
         self.io = io
         self.compactAfterBytes = compactAfterBytes
         self.faults = faults
+        self.recoveryInterval = recoveryInterval
         self.logger = logger
         self.loadReport = report
     }
 
     /// Opens the store in `folder` (created with mode 0700 if missing): takes the folder lock,
     /// loads the snapshot and replays the journal.
+    /// - Parameter recoveryInterval: how often, after a failed write, the store checks whether the disk accepts writes again.
     /// - Throws: ``StoreError/locked(path:)`` when another process has the folder open;
     ///   ``StoreError/corrupt(path:line:reason:)`` naming the file and line of any damage other than a torn last line.
     public static func open(
-        folder: String, compactAfterBytes: Int = 64 << 20, faults: StoreFaults? = nil, logger: Logger
+        folder: String, compactAfterBytes: Int = 64 << 20, faults: StoreFaults? = nil,
+        recoveryInterval: Duration = .seconds(1), logger: Logger
     ) async throws -> JournalStore {
         try DurableFile.makeDirectory(folder, mode: 0o700)
         let lock = try DataFolderLock(folder: folder)
@@ -92,7 +101,8 @@ public actor JournalStore {
             let loaded = try await io.runIfActive { try load(folder: folder, logger: logger) }
             return JournalStore(
                 folder: folder, state: loaded.state, seq: loaded.seq, segment: loaded.segment, lock: lock, io: io,
-                compactAfterBytes: compactAfterBytes, faults: faults, logger: logger, report: loaded.report
+                compactAfterBytes: compactAfterBytes, faults: faults, recoveryInterval: recoveryInterval, logger: logger,
+                report: loaded.report
             )
         } catch {
             lock.release()
@@ -153,7 +163,11 @@ public actor JournalStore {
             let faults = self.faults
             do {
                 try await io.runIfActive {
-                    if faults?.shouldFail() == true { throw StoreError.io(operation: "write", path: path, errno: ENOSPC) }
+                    if faults?.shouldFail() == true {
+                        // As a real full disk does: part of the batch lands, then write(2) fails.
+                        try DurableFile.writeAll(fd, Array(bytes.prefix(bytes.count / 2)), path: path)
+                        throw StoreError.io(operation: "write", path: path, errno: ENOSPC)
+                    }
                     try DurableFile.writeAll(fd, bytes, path: path)
                     try DurableFile.sync(fd, path: path)
                 }
@@ -174,13 +188,95 @@ public actor JournalStore {
 
     private func fail(_ error: any Error, pending: [CheckedContinuation<Void, any Error>]) {
         logger.critical(
-            "store: a journal write failed; refusing all writes until restart (reads go on)",
+            "store: a journal write failed; refusing writes (503) until the disk accepts them again, reads go on",
             metadata: ["error": "\(error)", "store.folder": "\(folder)"]
         )
         failure = (error as? StoreError) ?? .unavailable
         for w in pending + waiters { w.resume(throwing: StoreError.unavailable) }
         waiters = []
         buffer = []
+        if !recovering {
+            recovering = true
+            Task { await self.recover() }
+        }
+    }
+
+    // MARK: Recovery
+
+    /// Brings the store back from a failed write without a restart: cut the journal back to the last
+    /// acknowledged byte, check that the disk takes a write and an fsync, rebuild memory from disk.
+    /// Repeats every ``recoveryInterval`` until it succeeds or the store is closed.
+    private func recover() async {
+        var attempts = 0
+        while !closed {
+            await waitUntilIdle()
+            if closed { break }
+            recoveryStepRunning = true
+            let segment = self.segment
+            let folder = self.folder
+            let faults = self.faults
+            let logger = self.logger
+            let result: Result<Loaded, any Error>
+            do {
+                result = .success(try await io.runIfActive { () -> Loaded in
+                    // Every byte before `segment.bytes` was fsync'ed before it was acknowledged;
+                    // what follows belongs to the failed batch, which was answered 503.
+                    try DurableFile.check(ftruncate(segment.fd, off_t(segment.bytes)), "ftruncate", segment.path)
+                    try DurableFile.sync(segment.fd, path: segment.path)
+                    try Self.probeWrite(folder: folder, faults: faults)
+                    return try Self.load(folder: folder, logger: logger)
+                })
+            } catch {
+                result = .failure(error)
+            }
+            recoveryStepRunning = false
+            switch result {
+            case .success(let loaded):
+                if closed {
+                    Glibc.close(loaded.segment.fd)
+                } else {
+                    Glibc.close(self.segment.fd)
+                    state = loaded.state
+                    seq = loaded.seq
+                    self.segment = loaded.segment
+                    failure = nil
+                    logger.notice(
+                        "store: the disk accepts writes again; writes resumed",
+                        metadata: ["store.folder": "\(folder)", "store.seq": "\(loaded.seq)", "store.attempts": "\(attempts + 1)"]
+                    )
+                }
+                recovering = false
+                resumeIdleWaitersIfIdle()
+                return
+            case .failure(let error):
+                attempts += 1
+                // One line now and then, not one per second, while the disk stays full.
+                if attempts == 1 || attempts.isMultiple(of: 60) {
+                    logger.error(
+                        "store: the disk still refuses writes; writes stay refused (503)",
+                        metadata: ["error": "\(error)", "store.folder": "\(folder)", "store.attempts": "\(attempts)"]
+                    )
+                }
+                resumeIdleWaitersIfIdle()
+                try? await Task.sleep(for: recoveryInterval)
+            }
+        }
+        recovering = false
+    }
+
+    /// Writes and fsyncs a 64 KiB scratch file in the data folder, then removes it: a disk that
+    /// passes this takes the next journal batch too.
+    private static func probeWrite(folder: String, faults: StoreFaults?) throws {
+        let path = folder + "/.write-probe"
+        if faults?.shouldFail() == true { throw StoreError.io(operation: "write", path: path, errno: ENOSPC) }
+        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        try DurableFile.check(fd, "open", path)
+        defer {
+            Glibc.close(fd)
+            unlink(path)
+        }
+        try DurableFile.writeAll(fd, [UInt8](repeating: 0, count: 64 << 10), path: path)
+        try DurableFile.sync(fd, path: path)
     }
 
     // MARK: Compaction
@@ -221,13 +317,13 @@ public actor JournalStore {
     }
 
     private func resumeIdleWaitersIfIdle() {
-        guard !flushing, !compacting else { return }
+        guard !flushing, !compacting, !recoveryStepRunning else { return }
         for w in idleWaiters { w.resume() }
         idleWaiters = []
     }
 
     private func waitUntilIdle() async {
-        if !flushing, !compacting { return }
+        if !flushing, !compacting, !recoveryStepRunning { return }
         await withCheckedContinuation { idleWaiters.append($0) }
     }
 

@@ -6,7 +6,7 @@ public enum StoreError: Error, CustomStringConvertible, Sendable {
     case io(operation: String, path: String, errno: Int32)
     /// A snapshot or journal line that is not a torn tail: start-up stops here.
     case corrupt(path: String, line: Int?, reason: String)
-    /// A previous write or fsync failed; the store accepts no writes until restarted.
+    /// A write or fsync failed; the store refuses writes until the disk accepts them again.
     case unavailable
     /// The store was closed.
     case closed

@@ -1,20 +1,42 @@
 import Synchronization
 
-/// A fault-injection hook for tests of disk trouble: makes the next journal write fail as a full disk would.
+/// A fault-injection hook for tests of disk trouble: makes journal writes (and the store's
+/// recovery probe) fail as a full disk would.
 public final class StoreFaults: Sendable {
-    private let failWrites = Atomic<Int>(0)
+    private struct Plan {
+        var failNext = 0
+        var full = false
+        var writesBeforeFull = 0
+    }
+    private let plan = Mutex(Plan())
 
     /// Creates a hook that injects nothing until told to.
     public init() {}
 
-    /// Makes the next `count` journal writes fail with `ENOSPC`.
-    public func failNextWrites(_ count: Int = 1) { failWrites.store(count, ordering: .sequentiallyConsistent) }
+    /// Makes the next `count` writes fail with `ENOSPC`.
+    public func failNextWrites(_ count: Int = 1) { plan.withLock { $0.failNext = count } }
+
+    /// Fills the disk (after `writes` more successful writes, if given): every write then fails
+    /// with `ENOSPC` until ``setDiskFull(_:afterWrites:)`` is called with `false`.
+    public func setDiskFull(_ isFull: Bool, afterWrites writes: Int = 0) {
+        plan.withLock {
+            $0.full = isFull
+            $0.writesBeforeFull = isFull ? writes : 0
+        }
+    }
 
     func shouldFail() -> Bool {
-        while true {
-            let n = failWrites.load(ordering: .sequentiallyConsistent)
-            if n <= 0 { return false }
-            if failWrites.compareExchange(expected: n, desired: n - 1, ordering: .sequentiallyConsistent).exchanged { return true }
+        plan.withLock { plan in
+            if plan.failNext > 0 {
+                plan.failNext -= 1
+                return true
+            }
+            guard plan.full else { return false }
+            if plan.writesBeforeFull > 0 {
+                plan.writesBeforeFull -= 1
+                return false
+            }
+            return true
         }
     }
 }
