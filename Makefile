@@ -3,7 +3,7 @@ SWIFT ?= swift
 PYTHON ?= python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: serve test deps build release bench
+.PHONY: serve test deps build release bench crash
 
 # libsodium is the one system library authd needs; install it when missing (Debian/Ubuntu).
 deps:
@@ -26,7 +26,12 @@ test: deps
 	bench/run --quick --debug
 	@$(PYTHON) -c "import pytest, joserfc, argon2, aiosmtpd, cryptography, openapi_spec_validator" 2>/dev/null || $(PYTHON) -m pip install -q pytest joserfc argon2-cffi aiosmtpd cryptography openapi-spec-validator
 	AUTHD_BINARY=$$($(SWIFT) build --show-bin-path)/authd $(PYTHON) -m pytest -q tests/blackbox
+	AUTHD_BINARY=$$($(SWIFT) build --show-bin-path)/authd tests/crash/run --kills 50
 
 # The full benchmark (release build, about five minutes): see bench/README.md.
 bench: deps
 	bench/run
+
+# The long crash-consistency run (1,000 SIGKILLs, about 20 minutes): see the README's Reliability section.
+crash: build
+	AUTHD_BINARY=$$($(SWIFT) build --show-bin-path)/authd tests/crash/run --kills 1000
