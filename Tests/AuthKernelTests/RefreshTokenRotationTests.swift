@@ -32,6 +32,19 @@ struct RefreshTokenRotationTests {
         #expect(rotate(s3, "b", "e", at: 31) == .reused)
     }
 
+    @Test func a100WayRaceInsideTheGraceKeepsEveryAnswerValid() throws {
+        guard case .rotated(var s) = rotate(session(), "a", "first", at: 0) else { Issue.record("not rotated"); return }
+        for i in 0..<99 {
+            guard case .rotated(let next) = rotate(s, "a", "racer\(i)", at: 1) else { Issue.record("racer \(i) refused"); return }
+            s = next
+        }
+        #expect(s.refreshHashes.count == 100)
+        // The device kept any one of the answers: each still rotates, and that ends the race.
+        guard case .rotated(let after) = rotate(s, "racer42", "next", at: 100) else { Issue.record("answer refused"); return }
+        #expect(after.refreshHashes == ["next"])
+        #expect(rotate(after, "racer98", "x", at: 200) == .reused)
+    }
+
     @Test func retiredTokenAfterGraceIsReuse() {
         guard case .rotated(let s1) = rotate(session(), "a", "b", at: 0) else { Issue.record("not rotated"); return }
         #expect(rotate(s1, "a", "c", at: 10.5) == .reused)

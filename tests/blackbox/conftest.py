@@ -1,4 +1,5 @@
 """Starts a real `authd serve` on a fresh data folder and a free port for black-box tests."""
+import contextlib
 import json
 import os
 import signal
@@ -71,11 +72,24 @@ class Server:
         assert self.proc.wait(timeout=30) == 0
 
 
-@pytest.fixture
-def server():
+BASE_CONFIG = {"issuer": "https://auth.example.test", "audience": "my-app", "mail": {"transport": "outbox"}}
+
+
+@contextlib.contextmanager
+def running_server(config=None, log=False):
+    """A server on a fresh data folder; `config` entries are merged over BASE_CONFIG."""
     with tempfile.TemporaryDirectory() as folder:
         with open(os.path.join(folder, "authd.json"), "w") as f:
-            json.dump({"issuer": "https://auth.example.test", "audience": "my-app", "mail": {"transport": "outbox"}}, f)
-        s = Server(folder)
+            json.dump({**BASE_CONFIG, **(config or {})}, f)
+        s = Server(folder, log=log)
+        try:
+            yield s
+        finally:
+            if s.proc.poll() is None:
+                s.stop()
+
+
+@pytest.fixture
+def server():
+    with running_server() as s:
         yield s
-        s.stop()

@@ -24,8 +24,12 @@ public enum RefreshTokenRotation {
 
     /// Retired tokens remembered per session for reuse detection.
     public static let retiredLimit = 16
-    /// Tokens that may be current at once after racing refreshes.
-    public static let currentLimit = 4
+    /// Tokens that may be current at once after racing refreshes. Every answer to a race must stay
+    /// valid (the device keeps whichever arrived last), so this is a memory cap, not a rule: the
+    /// per-session refresh rate limit bounds a race far below it, and the next ordinary rotation
+    /// retires them all. Retired tokens are not used to make room, so the token the race presented
+    /// stays recognisable for the whole grace.
+    public static let currentLimit = 128
 
     /// Decides the outcome of presenting the token with hash `presented`.
     public static func rotate(
