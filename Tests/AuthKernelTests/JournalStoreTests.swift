@@ -246,6 +246,26 @@ struct JournalStoreTests {
         await reopened.close()
     }
 
+    @Test func eventualWritesActAtOnceAndAreDurableAfterTheBarrier() async throws {
+        let folder = temporaryFolder()
+        let faults = StoreFaults()
+        let store = try await JournalStore.open(folder: folder, faults: faults, recoveryInterval: .seconds(60), logger: logger)
+        let counted = user(1)
+        try await store.write(durability: .eventual) { $0.put(counted) }
+        #expect(await store.read { $0.user(id: counted.id) } == counted)  // in memory at once
+        try await store.waitUntilDurable()
+        let crashed = try crashCopy(folder)
+        let reopened = try await JournalStore.open(folder: crashed, logger: logger)
+        #expect(await reopened.read { $0.user(id: counted.id) } == counted)
+        await reopened.close()
+
+        // When the batch cannot be written, the barrier says so.
+        faults.setDiskFull(true)
+        try await store.write(durability: .eventual) { $0.put(user(2)) }
+        await #expect(throws: StoreError.self) { try await store.waitUntilDurable() }
+        await store.close()
+    }
+
     @Test func closingWhileTheDiskIsFullDoesNotHang() async throws {
         let faults = StoreFaults()
         let store = try await JournalStore.open(folder: temporaryFolder(), faults: faults, recoveryInterval: .milliseconds(10), logger: logger)

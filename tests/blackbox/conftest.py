@@ -20,16 +20,20 @@ class Server:
         # into a pipe that this process copies to the file, so limits on the server's own file writes
         # (test_disk_full) do not cost log lines.
         self.log_path = (log if isinstance(log, str) else os.path.join(folder, "server.log")) if log else None
+        self._stderr = tempfile.TemporaryFile()  # warnings and start-up errors, shown when start-up fails
         self.proc = subprocess.Popen(
             [binary, "serve", "--data", folder, "--port", "0"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE if log else subprocess.DEVNULL, text=True,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE if log else self._stderr, text=True,
             env={**os.environ, "AUTHD_LOG_LEVEL": "info" if log else "warning"},
         )
         if log:
             self.log_copier = threading.Thread(target=self._copy_log, daemon=True)
             self.log_copier.start()
         line = self.proc.stdout.readline()
-        assert "authd listening on " in line, line
+        if "authd listening on " not in line:
+            self.proc.wait(timeout=30)
+            self._stderr.seek(0)
+            raise AssertionError(f"authd did not start: {line!r} {self._stderr.read().decode(errors='replace')[-2000:]}")
         self.url = line.split("authd listening on ", 1)[1].strip()
 
     def _copy_log(self):

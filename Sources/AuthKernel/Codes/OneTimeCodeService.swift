@@ -61,7 +61,9 @@ public struct OneTimeCodeService: Sendable {
     public func verify(purpose: String, key: String, code: String, policy: CodePolicy) async throws -> [String: JSONValue] {
         let presented = digest(purpose: purpose, key: key, code: code)
         let now = clock.now()
-        return try await store.write { state -> [String: JSONValue] in
+        // A wrong try is counted in memory at once and answered without waiting for the disk (see
+        // `WriteDurability.eventual`); a right one waits until its use is durable.
+        let payload = try await store.write(durability: .eventual) { state -> [String: JSONValue] in
             guard var record = state.code(purpose: purpose, key: key) else { throw AuthError.invalidCode }
             let windowStart = now.addingTimeInterval(-TimeInterval(policy.failureWindow))
             let recent = record.failures.filter { $0 > windowStart }
@@ -83,6 +85,8 @@ public struct OneTimeCodeService: Sendable {
             state.put(record)
             throw AuthError.invalidCode
         }
+        try await store.waitUntilDurable()
+        return payload
     }
 
     /// The payload of an unexpired code, without using the code.

@@ -33,6 +33,8 @@ public actor JournalStore {
     private var segment: Segment
     private var buffer: [UInt8] = []
     private var waiters: [CheckedContinuation<Void, any Error>] = []
+    /// Waiting for the batch being written now, not the next one.
+    private var barrierWaiters: [CheckedContinuation<Void, any Error>] = []
     private var flushing = false
     private var compacting = false
     private var idleWaiters: [CheckedContinuation<Void, Never>] = []
@@ -123,7 +125,9 @@ public actor JournalStore {
     /// Changes the body made before throwing are kept and persisted too (bodies should check before
     /// they change anything). A body that changes nothing returns without touching the disk.
     /// - Throws: ``StoreError/unavailable`` when the store can no longer persist; the body's own errors.
-    public func write<R: Sendable>(_ body: (inout StoreState) throws -> R) async throws -> R {
+    public func write<R: Sendable>(
+        durability: WriteDurability = .synced, _ body: (inout StoreState) throws -> R
+    ) async throws -> R {
         guard !closed else { throw StoreError.closed }
         guard failure == nil else { throw StoreError.unavailable }
         var outcome: Result<R, any Error>
@@ -135,15 +139,39 @@ public actor JournalStore {
             var line = try encoder.encode(JournalLine(seq: seq, changes: changes))
             line.append(0x0A)
             buffer.append(contentsOf: line)
-            try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
-                waiters.append(c)
-                if !flushing {
-                    flushing = true
-                    Task { await self.flushLoop() }
+            switch durability {
+            case .synced:
+                try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
+                    waiters.append(c)
+                    startFlushing()
                 }
+            case .eventual:
+                startFlushing()
             }
         }
         return try outcome.get()
+    }
+
+    /// Returns once every change made so far (including ``WriteDurability/eventual`` ones) is on disk.
+    /// - Throws: ``StoreError/unavailable`` when they could not be persisted.
+    public func waitUntilDurable() async throws {
+        guard !buffer.isEmpty || flushing else {
+            guard failure == nil else { throw StoreError.unavailable }
+            return
+        }
+        if buffer.isEmpty {
+            // The lines are in the batch being written: wait for it by queueing an empty marker batch.
+            try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in barrierWaiters.append(c) }
+        } else {
+            try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in waiters.append(c) }
+        }
+    }
+
+    private func startFlushing() {
+        if !flushing {
+            flushing = true
+            Task { await self.flushLoop() }
+        }
     }
 
     /// Number of fsync'ed batches so far; fewer than the writes when concurrent writers share fsyncs.
@@ -173,7 +201,8 @@ public actor JournalStore {
                 }
                 segment.bytes += bytes.count
                 syncedBatches += 1
-                for w in batch { w.resume() }
+                for w in batch + barrierWaiters { w.resume() }
+                barrierWaiters = []
             } catch {
                 fail(error, pending: batch)
                 break
@@ -183,6 +212,8 @@ public actor JournalStore {
             }
         }
         flushing = false
+        for w in barrierWaiters { w.resume() }  // everything before them is on disk
+        barrierWaiters = []
         resumeIdleWaitersIfIdle()
     }
 
@@ -192,8 +223,9 @@ public actor JournalStore {
             metadata: ["error": "\(error)", "store.folder": "\(folder)"]
         )
         failure = (error as? StoreError) ?? .unavailable
-        for w in pending + waiters { w.resume(throwing: StoreError.unavailable) }
+        for w in pending + waiters + barrierWaiters { w.resume(throwing: StoreError.unavailable) }
         waiters = []
+        barrierWaiters = []
         buffer = []
         if !recovering {
             recovering = true

@@ -125,13 +125,23 @@ public struct UserService: Sendable {
     /// Like ``update(_:_:)``, but `body` returns a value, and the changes it made are kept even when the
     /// value says the operation failed: e.g. a wrong PIN is answered 401 *and* its failure is counted.
     /// When `body` throws, nothing changes. An unchanged user is not written.
-    public func change<R: Sendable>(_ userID: UUID, _ body: @Sendable (inout UserRecord) throws -> R) async throws -> R {
-        try await modify(userID, body).result
+    /// - Parameter durability: `.eventual` answers before the change is on disk (for failure counters; see ``WriteDurability``).
+    public func change<R: Sendable>(
+        _ userID: UUID, durability: WriteDurability = .synced, _ body: @Sendable (inout UserRecord) throws -> R
+    ) async throws -> R {
+        try await modify(userID, durability: durability, body).result
     }
 
-    private func modify<R: Sendable>(_ userID: UUID, _ body: @Sendable (inout UserRecord) throws -> R) async throws -> (user: UserRecord, result: R) {
+    /// Returns once every change made so far is on disk (after ``change(_:durability:_:)`` with `.eventual`).
+    public func waitUntilDurable() async throws {
+        try await store.waitUntilDurable()
+    }
+
+    private func modify<R: Sendable>(
+        _ userID: UUID, durability: WriteDurability = .synced, _ body: @Sendable (inout UserRecord) throws -> R
+    ) async throws -> (user: UserRecord, result: R) {
         let now = clock.now()
-        return try await store.write { state in
+        return try await store.write(durability: durability) { state in
             guard let original = state.user(id: userID) else { throw AuthError.unauthorized }
             var user = original
             let result = try body(&user)

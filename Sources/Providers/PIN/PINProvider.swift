@@ -16,6 +16,8 @@ public struct PINProvider: AuthProvider {
     let kernel: Kernel
     let settings: PINSettings
     let pepper: [UInt8]
+    /// Lock state for usernames and ids that do not exist (see ``DecoyAccounts``).
+    let decoys = DecoyAccounts<PINCredential>()
 
     public init(kernel: Kernel, config: inout ConfigSection) throws {
         self.kernel = kernel
@@ -102,20 +104,47 @@ public struct PINProvider: AuthProvider {
                 throw AuthError.invalidRequest("Send `user_id` or `username` with the PIN.", field: "username")
             }
             try kernel.rateLimiter.consume(settings.attemptsPerIP, key: "pin.verify.ip:\(context.clientIP)")
-            let user: UserRecord? =
-                if let id = body.userID { await UUID(uuidString: id).asyncFlatMap { await kernel.users.user(id: $0) } }
-                else { await kernel.users.user(username: body.username ?? "") }
-            guard let user, user.secret(Self.id, as: PINCredential.self) != nil else { throw AuthError.invalidCredentials }
-            switch try await verify(body.pin, for: user.id) {
-            case .done, .changed:
-                return try await kernel.sessions.signIn(user, amr: [Self.id], device: device)
-            case .locked(let seconds):
-                throw Self.lockedError(seconds)
-            case .wrong, .currentPINRequired:
-                throw AuthError.invalidCredentials
+            let started = ContinuousClock.now
+            do {
+                return try await signIn(body, device: device)
+            } catch let error as AuthError where error.status == .unauthorized || error.status == .tooManyRequests {
+                // A known and an unknown account reach a refusal by different paths (a journal write
+                // vs. a decoy in memory): both answer at the same moment.
+                try? await Task.sleep(until: started + Self.refusalFloor, clock: .continuous)
+                throw error
             }
         }
         return routes
+    }
+
+    /// The least time a refused PIN sign-in takes, whichever path refused it.
+    static let refusalFloor = Duration.milliseconds(5)
+
+    private func signIn(_ body: VerifyBody, device: DeviceInfo) async throws -> SessionResponse {
+        let user: UserRecord? =
+            if let id = body.userID { await UUID(uuidString: id).asyncFlatMap { await kernel.users.user(id: $0) } }
+            else { await kernel.users.user(username: body.username ?? "") }
+        guard let user, user.secret(Self.id, as: PINCredential.self) != nil else {
+            // The same check, counter and lock on a decoy: no answer or timing tells the username is unknown.
+            let key = body.userID.map { "id:\($0.lowercased())" } ?? "username:\((body.username ?? "").lowercased())"
+            let now = kernel.clock.now()
+            let (settings, pepper) = (self.settings, self.pepper)
+            let lock = decoys.withRecord(key, now: now, make: { PINCredential(pin: "decoy", pepper: pepper) }) { decoy -> Int? in
+                if let remaining = decoy.lockRemaining(now: now) { return remaining }
+                _ = decoy.matches(body.pin, pepper: pepper)
+                return decoy.recordFailure(now: now, settings: settings)
+            }
+            if let lock { throw Self.lockedError(lock) }
+            throw AuthError.invalidCredentials
+        }
+        switch try await verify(body.pin, for: user.id) {
+        case .done, .changed:
+            return try await kernel.sessions.signIn(user, amr: [Self.id], device: device)
+        case .locked(let seconds):
+            throw Self.lockedError(seconds)
+        case .wrong, .currentPINRequired:
+            throw AuthError.invalidCredentials
+        }
     }
 
     static func lockedError(_ seconds: Int) -> AuthError {
@@ -151,7 +180,9 @@ public struct PINProvider: AuthProvider {
     func verify(_ pin: String, for userID: UUID) async throws -> Outcome {
         let now = kernel.clock.now()
         let settings = self.settings, pepper = self.pepper
-        let outcome = try await kernel.users.change(userID) { user -> Outcome in
+        // A wrong PIN is counted at once but answered without waiting for the disk, so it takes no
+        // longer than a PIN for a username that does not exist; a right one waits below.
+        let outcome = try await kernel.users.change(userID, durability: .eventual) { user -> Outcome in
             guard var credential = user.secret(Self.id, as: PINCredential.self) else { return .wrong }
             if let remaining = credential.lockRemaining(now: now) { return .locked(seconds: remaining) }
             if credential.matches(pin, pepper: pepper) {
@@ -164,6 +195,7 @@ public struct PINProvider: AuthProvider {
             return lock.map { .locked(seconds: $0) } ?? .wrong
         }
         if case .locked = outcome { logLockout(userID) }
+        if case .done = outcome { try await kernel.users.waitUntilDurable() }
         return outcome
     }
 

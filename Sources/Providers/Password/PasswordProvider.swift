@@ -16,6 +16,8 @@ public struct PasswordProvider: AuthProvider {
     let settings: PasswordSettings
     let policy: PasswordPolicy
     let hasher: PasswordHasher
+    /// Lock state for emails without an account (see ``DecoyAccounts``).
+    let decoys = DecoyAccounts<PasswordCredential>()
 
     public init(kernel: Kernel, config: inout ConfigSection) throws {
         self.kernel = kernel
@@ -210,8 +212,16 @@ public struct PasswordProvider: AuthProvider {
                 await resendVerificationIfPending(email)
                 throw AuthError.emailNotVerified
             }
+            // The same lock, work and counter as a real account, on a decoy: neither the answers nor
+            // their timing say the account does not exist.
+            let settings = self.settings
+            let fresh = { PasswordCredential(hash: "", now: now) }
+            if let remaining = decoys.withRecord(email, now: now, make: fresh, { $0.lockRemaining(now: now) }) { throw Self.locked(remaining) }
             _ = try await hasher.verify(password, hash: nil)  // same work as a real check
             kernel.logger.info("password sign-in failed", metadata: ["request.ip": "\(context.clientIP)"])
+            if let lock = decoys.withRecord(email, now: now, make: fresh, { $0.recordFailure(now: now, settings: settings) }) {
+                throw Self.locked(lock)
+            }
             throw AuthError.invalidCredentials
         }
         if let remaining = credential.lockRemaining(now: now) { throw Self.locked(remaining) }
@@ -341,9 +351,11 @@ public struct PasswordProvider: AuthProvider {
     }
 
     func sendResetCode(to email: String) async {
-        guard await kernel.users.user(email: email) != nil else { return }
         do {
+            // A code is issued for an unknown email too (and mailed to no one), so that a wrong code
+            // afterwards costs the same whether or not the account exists.
             let code = try await kernel.codes.issue(purpose: Self.resetPurpose, key: email, policy: settings.codes)
+            guard await kernel.users.user(email: email) != nil else { return }
             try await kernel.mailer.send(
                 template: "password_reset", to: email, values: ["code": code, "lifetime": MailTemplates.lifetime(settings.codes.ttl)], code: code
             )
