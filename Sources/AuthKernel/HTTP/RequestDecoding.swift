@@ -14,8 +14,13 @@ extension Request {
             throw AuthError.payloadTooLarge
         }
         guard buffer.readableBytes > 0 else { throw AuthError.invalidRequest("The request body must be a JSON object.") }
+        try Self.checkContentType(headers[.contentType])
         do {
-            return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
+            let value = try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
+            if let key = JSONDuplicateKeys.first(in: buffer.readableBytesView) {
+                throw AuthError.invalidRequest("The field `\(key)` appears more than once.", field: key)
+            }
+            return value
         } catch let error as AuthError {
             throw error
         } catch DecodingError.keyNotFound(let key, let ctx) {
@@ -49,6 +54,20 @@ extension Request {
         var copy = self
         copy.body = .init(buffer: buffer)
         return try await copy.decodeJSON(as: type, context: context)
+    }
+
+    /// A body must be JSON: no Content-Type (some device HTTP stacks send none), `application/json`
+    /// or `application/…+json`. Anything else, e.g. a form that a browser may post cross-site without
+    /// asking, is 415.
+    static func checkContentType(_ value: String?) throws(AuthError) {
+        guard let value else { return }
+        let type = value.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        guard type == "application/json" || (type.hasPrefix("application/") && type.hasSuffix("+json")) else {
+            throw AuthError(
+                status: .unsupportedMediaType, code: "INVALID_REQUEST",
+                message: "Send the body as JSON with `Content-Type: application/json`, not `\(type)`."
+            )
+        }
     }
 
     private static func path(_ keys: [any CodingKey]) -> String {
