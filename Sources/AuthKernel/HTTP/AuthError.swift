@@ -37,6 +37,9 @@ public struct AuthError: Error, HTTPResponseError, Sendable, Equatable {
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }
         if status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
+        if status == .methodNotAllowed, case .array(let methods) = details?["allow"] {
+            headers[.allow] = methods.compactMap { if case .string(let m) = $0 { m } else { nil } }.joined(separator: ", ")
+        }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 }

@@ -7,8 +7,10 @@ import NIOCore
 public struct ErrorRenderingMiddleware: RouterMiddleware {
     public typealias Context = AuthRequestContext
 
-    /// Creates the middleware.
-    public init() {}
+    let routes: RouteTable?
+
+    /// Creates the middleware; with `routes`, a known path asked with another method gets 405 and `Allow`.
+    public init(routes: RouteTable? = nil) { self.routes = routes }
 
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
@@ -19,7 +21,15 @@ public struct ErrorRenderingMiddleware: RouterMiddleware {
             throw AuthError.payloadTooLarge
         } catch let error as HTTPError {
             switch error.status {
-            case .notFound: throw AuthError.notFound("No such endpoint: \(request.method) \(request.uri.path).")
+            case .notFound:
+                if let allowed = routes?.methods(for: request.uri.path), !allowed.isEmpty {
+                    throw AuthError(
+                        status: .methodNotAllowed, code: "INVALID_REQUEST",
+                        message: "\(request.uri.path) does not accept \(request.method); it accepts \(allowed.joined(separator: ", ")).",
+                        details: ["allow": .array(allowed.map { .string($0) })]
+                    )
+                }
+                throw AuthError.notFound("No such endpoint: \(request.method) \(request.uri.path).")
             case .contentTooLarge: throw AuthError.payloadTooLarge
             case .methodNotAllowed: throw AuthError(status: .methodNotAllowed, code: "INVALID_REQUEST", message: "This endpoint does not accept \(request.method).")
             default:

@@ -110,7 +110,8 @@ public final class AuthServer: Sendable {
             let providers = try registry.instantiate(kernel: kernel)
 
             let router = Router(context: AuthRequestContext.self)
-            router.add(middleware: ErrorRenderingMiddleware())
+            let routeTable = RouteTable()
+            router.add(middleware: ErrorRenderingMiddleware(routes: routeTable))
             // Per-request lines at debug: at thousands of requests a second an info line each is the bottleneck.
             router.add(middleware: LogRequestsMiddleware(.debug, includeHeaders: .none))
             let api = router.group("api/v1/auth").add(middleware: BearerAuthenticator(sessions: sessions))
@@ -135,6 +136,7 @@ public final class AuthServer: Sendable {
                 },
                 logger: logger
             )
+            routeTable.set(router.routes.map { (method: $0.method.rawValue, path: "\($0.path)") })
             let routes = router.routes.map { "\($0.method.rawValue) \($0.path)" }.sorted()
             return AuthServer(kernel: kernel, store: store, keyRing: keyRing, application: application, routes: routes)
         } catch {

@@ -13,7 +13,10 @@ info:
     Bodies are JSON with snake_case fields; unknown request fields are ignored. Every error is
     {"error": {"code", "message", "details"?}}; 429 answers carry details.retry_after and a Retry-After header.
     Protected operations take `Authorization: Bearer <access_token>`; on sign-in operations a Bearer token
-    is optional and links the new identity to the caller.
+    is optional and links the new identity to the caller. On every /api/v1/auth operation a Bearer header,
+    when sent, must be valid: otherwise 401 UNAUTHORIZED. Bodies go as application/json (or without a
+    Content-Type); other types get 415. A known path asked with another method gets 405 with Allow.
+    An optional request field may be null, which means the same as leaving it out.
 servers:
   - url: http://127.0.0.1:8080
 security: []
@@ -42,12 +45,14 @@ paths:
     get:
       summary: Registered providers
       responses:
+        "401": { $ref: "#/components/responses/Unauthorized" }
         "200": { description: Providers, content: { application/json: { schema: { type: object, required: [providers], properties: { providers: { type: array, items: { type: string } } } }, example: { providers: [email, pin, password] } } } }
   /api/v1/auth/refresh:
     post:
       summary: Exchange a refresh token for a new pair (rotation)
       requestBody: { $ref: "#/components/requestBodies/Refresh" }
       responses:
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "200": { $ref: "#/components/responses/Session" }
         "400": { $ref: "#/components/responses/InvalidRequest" }
         "401": { $ref: "#/components/responses/RefreshRefused" }
@@ -76,6 +81,7 @@ paths:
         required: true
         content: { application/json: { schema: { type: object, required: [display_name], properties: { display_name: { type: [string, "null"], maxLength: 100 } } }, example: { display_name: Anna } } }
       responses:
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "200": { $ref: "#/components/responses/User" }
         "400": { $ref: "#/components/responses/InvalidRequest" }
         "401": { $ref: "#/components/responses/Unauthorized" }
@@ -135,6 +141,7 @@ paths:
         required: true
         content: { application/json: { schema: { type: object, required: [match_code], properties: { match_code: { type: string } } }, example: { match_code: "123" } } }
       responses:
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "204": { description: Approved }
         "400": { $ref: "#/components/responses/InvalidRequest" }
         "401": { $ref: "#/components/responses/InvalidCode" }
@@ -158,6 +165,8 @@ paths:
       summary: Mail a sign-in code
       requestBody: { $ref: "#/components/requestBodies/Email" }
       responses:
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "200": { $ref: "#/components/responses/CodeSent" }
         "400": { $ref: "#/components/responses/InvalidEmail" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
@@ -168,6 +177,8 @@ paths:
       summary: Mail a new sign-in code
       requestBody: { $ref: "#/components/requestBodies/Email" }
       responses:
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "200": { $ref: "#/components/responses/CodeSent" }
         "400": { $ref: "#/components/responses/InvalidEmail" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
@@ -178,6 +189,7 @@ paths:
       summary: Sign in with the mailed code (links to the caller with a Bearer token)
       requestBody: { $ref: "#/components/requestBodies/EmailCode" }
       responses:
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "200": { $ref: "#/components/responses/Session" }
         "400": { $ref: "#/components/responses/InvalidEmail" }
         "401": { $ref: "#/components/responses/InvalidCode" }
@@ -196,14 +208,15 @@ paths:
               type: object
               properties:
                 identity_token: { type: string }
-                authorization_code: { type: string }
-                nonce: { type: string }
-                full_name: { type: object, properties: { given_name: { type: string }, family_name: { type: string } } }
-                email: { type: string }
-                device_name: { type: string }
-                platform: { type: string }
+                authorization_code: { type: [string, "null"] }
+                nonce: { type: [string, "null"] }
+                full_name: { type: [object, "null"], properties: { given_name: { type: [string, "null"] }, family_name: { type: [string, "null"] } } }
+                email: { type: [string, "null"] }
+                device_name: { type: [string, "null"] }
+                platform: { type: [string, "null"] }
             example: { identity_token: eyJraWQiOi..., nonce: raw-nonce, full_name: { given_name: Ada, family_name: Lovelace } }
       responses:
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "200": { $ref: "#/components/responses/Session" }
         "400": { $ref: "#/components/responses/InvalidRequest" }
         "401": { $ref: "#/components/responses/InvalidAppleToken" }
@@ -216,6 +229,8 @@ paths:
       summary: A session for a new anonymous user (body optional)
       requestBody: { required: false, content: { application/json: { schema: { $ref: "#/components/schemas/Device" } } } }
       responses:
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "200": { $ref: "#/components/responses/Session" }
         "400": { $ref: "#/components/responses/InvalidRequest" }
         "429": { $ref: "#/components/responses/RateLimited" }
@@ -226,8 +241,9 @@ paths:
       security: [{ bearer: [] }]
       requestBody:
         required: true
-        content: { application/json: { schema: { type: object, required: [pin], properties: { pin: { type: string, pattern: "^[0-9]{4,8}$" }, current_pin: { type: string } } }, example: { pin: "4711" } } }
+        content: { application/json: { schema: { type: object, required: [pin], properties: { pin: { type: string, pattern: "^[0-9]{4,8}$" }, current_pin: { type: [string, "null"] } } }, example: { pin: "4711" } } }
       responses:
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "204": { description: Set }
         "400": { $ref: "#/components/responses/InvalidPIN" }
         "401": { $ref: "#/components/responses/InvalidCredentials" }
@@ -241,6 +257,7 @@ paths:
         required: true
         content: { application/json: { schema: { type: object, required: [username], properties: { username: { type: string } } }, example: { username: otto } } }
       responses:
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "200": { $ref: "#/components/responses/User" }
         "400": { $ref: "#/components/responses/InvalidRequest" }
         "401": { $ref: "#/components/responses/Unauthorized" }
@@ -251,8 +268,9 @@ paths:
       summary: Sign in with user_id or username and the PIN
       requestBody:
         required: true
-        content: { application/json: { schema: { allOf: [{ $ref: "#/components/schemas/Device" }, { type: object, required: [pin], properties: { user_id: { type: string }, username: { type: string }, pin: { type: string } } }] }, example: { username: otto, pin: "4711" } } }
+        content: { application/json: { schema: { allOf: [{ $ref: "#/components/schemas/Device" }, { type: object, required: [pin], properties: { user_id: { type: [string, "null"] }, username: { type: [string, "null"] }, pin: { type: string } } }] }, example: { username: otto, pin: "4711" } } }
       responses:
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "200": { $ref: "#/components/responses/Session" }
         "400": { $ref: "#/components/responses/InvalidRequest" }
         "401": { $ref: "#/components/responses/InvalidCredentials" }
@@ -263,8 +281,10 @@ paths:
       summary: Register; a code is mailed and nothing exists until it is verified
       requestBody:
         required: true
-        content: { application/json: { schema: { type: object, required: [email, password], properties: { email: { type: string }, password: { type: string }, display_name: { type: string } } }, example: { email: anna@example.com, password: correct horse battery } } }
+        content: { application/json: { schema: { type: object, required: [email, password], properties: { email: { type: string }, password: { type: string }, display_name: { type: [string, "null"] } } }, example: { email: anna@example.com, password: correct horse battery } } }
       responses:
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "202": { description: Verification required, content: { application/json: { schema: { type: object, required: [status, email], properties: { status: { const: verification_required }, email: { type: string } } } } } }
         "400": { $ref: "#/components/responses/WeakPasswordOrEmail" }
         "409": { $ref: "#/components/responses/AccountExists" }
@@ -276,6 +296,7 @@ paths:
       summary: Finish a registration with the mailed code
       requestBody: { $ref: "#/components/requestBodies/EmailCode" }
       responses:
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "200": { $ref: "#/components/responses/Session" }
         "400": { $ref: "#/components/responses/InvalidEmail" }
         "401": { $ref: "#/components/responses/InvalidCode" }
@@ -287,6 +308,8 @@ paths:
       summary: Mail the verification code again (the same answer whether or not anything is pending)
       requestBody: { $ref: "#/components/requestBodies/Email" }
       responses:
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "200": { $ref: "#/components/responses/CodeSent" }
         "400": { $ref: "#/components/responses/InvalidEmail" }
         "429": { $ref: "#/components/responses/RateLimited" }
@@ -297,6 +320,7 @@ paths:
         required: true
         content: { application/json: { schema: { allOf: [{ $ref: "#/components/schemas/Device" }, { type: object, required: [email, password], properties: { email: { type: string }, password: { type: string } } }] }, example: { email: anna@example.com, password: correct horse battery } } }
       responses:
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "200": { $ref: "#/components/responses/Session" }
         "400": { $ref: "#/components/responses/InvalidEmail" }
         "401": { $ref: "#/components/responses/InvalidCredentials" }
@@ -309,8 +333,9 @@ paths:
       security: [{ bearer: [] }]
       requestBody:
         required: true
-        content: { application/json: { schema: { type: object, required: [new_password], properties: { current_password: { type: string }, new_password: { type: string } } } } }
+        content: { application/json: { schema: { type: object, required: [new_password], properties: { current_password: { type: [string, "null"] }, new_password: { type: string } } } } }
       responses:
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "204": { description: Changed }
         "400": { $ref: "#/components/responses/WeakPasswordOrEmail" }
         "401": { $ref: "#/components/responses/InvalidCredentials" }
@@ -322,6 +347,8 @@ paths:
       summary: Mail a reset code if the account exists (the same answer either way)
       requestBody: { $ref: "#/components/requestBodies/Email" }
       responses:
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "200": { $ref: "#/components/responses/CodeSent" }
         "400": { $ref: "#/components/responses/InvalidEmail" }
         "429": { $ref: "#/components/responses/RateLimited" }
@@ -332,6 +359,7 @@ paths:
         required: true
         content: { application/json: { schema: { type: object, required: [email, code, new_password], properties: { email: { type: string }, code: { type: string }, new_password: { type: string } } } } }
       responses:
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "200": { $ref: "#/components/responses/Message" }
         "400": { $ref: "#/components/responses/WeakPasswordOrEmail" }
         "401": { $ref: "#/components/responses/InvalidCode" }
@@ -342,8 +370,10 @@ paths:
       summary: Ask the account's signed-in devices to approve a new password (the same answer for unknown emails)
       requestBody:
         required: true
-        content: { application/json: { schema: { type: object, required: [email, new_password], properties: { email: { type: string }, new_password: { type: string }, device_name: { type: string } } } } }
+        content: { application/json: { schema: { type: object, required: [email, new_password], properties: { email: { type: string }, new_password: { type: string }, device_name: { type: [string, "null"] } } } } }
       responses:
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "202":
           description: Request made; show match_code to the person
           content: { application/json: { schema: { type: object, required: [request_id, expires_at, match_code], properties: { request_id: { type: string }, expires_at: { type: string, format: date-time }, match_code: { type: string } } } } }
@@ -355,6 +385,7 @@ paths:
       summary: Where a device reset stands
       parameters: [{ name: request_id, in: path, required: true, schema: { type: string } }]
       responses:
+        "401": { $ref: "#/components/responses/Unauthorized" }
         "200": { description: Status, content: { application/json: { schema: { type: object, required: [status, expires_at], properties: { status: { enum: [pending, approved, denied, expired, completed] }, expires_at: { type: string, format: date-time } } } } } }
         "404": { $ref: "#/components/responses/NotFound" }
   /api/v1/auth/password/reset/device/{request_id}/complete:
@@ -362,6 +393,7 @@ paths:
       summary: Apply an approved reset, once; every session ends
       parameters: [{ name: request_id, in: path, required: true, schema: { type: string } }]
       responses:
+        "401": { $ref: "#/components/responses/Unauthorized" }
         "200": { $ref: "#/components/responses/Message" }
         "404": { $ref: "#/components/responses/NotFound" }
         "409": { $ref: "#/components/responses/InvalidState" }
@@ -432,8 +464,8 @@ components:
     Device:
       type: object
       properties:
-        device_name: { type: string, maxLength: 100 }
-        platform: { type: string, maxLength: 100 }
+        device_name: { type: [string, "null"], maxLength: 100 }
+        platform: { type: [string, "null"], maxLength: 100 }
   requestBodies:
     Email:
       required: true
@@ -464,6 +496,7 @@ components:
     IdentityInUse: { description: IDENTITY_IN_USE, content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
     UsernameTaken: { description: USERNAME_TAKEN, content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
     InvalidState: { description: INVALID_STATE, content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
+    UnsupportedMediaType: { description: "INVALID_REQUEST: the body was sent with a Content-Type other than application/json", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
     PayloadTooLarge: { description: "PAYLOAD_TOO_LARGE: over 64 KiB", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
     RateLimited:
       description: RATE_LIMIT_EXCEEDED
