@@ -10,8 +10,14 @@ struct AuthdCommand: AsyncParsableCommand {
             Examples:
               authd serve                       # serve ./data on 127.0.0.1:8080
               authd serve --data /var/lib/authd --host 0.0.0.0 --port 9000
+              authd users list                  # admin commands reach a running server over DATA/admin.sock
+              authd keys rotate
+              authd backup --to backup.json
             """,
         version: AuthdVersion.current,
-        subcommands: [ServeCommand.self, BenchCommand.self]
+        subcommands: [
+            ServeCommand.self, UsersCommand.self, SessionsCommand.self, KeysCommand.self, BackupCommand.self, RestoreCommand.self,
+            CheckCommand.self, BenchCommand.self,
+        ]
     )
 }

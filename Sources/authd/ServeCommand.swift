@@ -54,7 +54,7 @@ struct ServeCommand: AsyncParsableCommand {
         let configPath = config ?? env["AUTHD_CONFIG"]
         let authConfig: AuthConfig
         do {
-            authConfig = try loadConfig(path: configPath, dataFolder: dataFolder, host: host, port: port)
+            authConfig = try ConfigLoading.load(path: configPath, dataFolder: dataFolder, host: host, port: port)
         } catch let error as ConfigError {
             throw fail("configuration error: \(error.message)")
         }
@@ -73,19 +73,6 @@ struct ServeCommand: AsyncParsableCommand {
         }
         try await server.run()
         logger.info("stopped; store flushed")
-    }
-
-    private func loadConfig(path: String?, dataFolder: String, host: String, port: Int) throws -> AuthConfig {
-        let file = path ?? dataFolder + "/authd.json"
-        if let data = FileManager.default.contents(atPath: file) {
-            do {
-                return try AuthConfig.parse(data, host: host, port: port, availableProviders: availableProviders.ids, defaultProviders: availableProviders.defaultIDs)
-            } catch let error as ConfigError {
-                throw ConfigError("\(file): \(error.message)")
-            }
-        }
-        if path != nil { throw ConfigError("cannot read the configuration file \(file)") }
-        return AuthConfig.defaults(host: host, port: port, availableProviders: availableProviders.ids, defaultProviders: availableProviders.defaultIDs)
     }
 
     private func fail(_ message: String) -> ExitCode {

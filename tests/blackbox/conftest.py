@@ -60,9 +60,18 @@ class Server:
         with open(os.path.join(self.folder, "outbox.jsonl")) as f:
             return json.loads(f.read().splitlines()[-1])["code"]
 
+    def code_for(self, email):
+        """The newest code mailed to `email` (safe while other threads send codes to other addresses)."""
+        with open(os.path.join(self.folder, "outbox.jsonl")) as f:
+            for line in reversed(f.read().splitlines()):
+                message = json.loads(line)
+                if message["to"] == email:
+                    return message["code"]
+        raise AssertionError(f"no code mailed to {email}")
+
     def sign_in(self, email):
         assert self.call("POST", "/api/v1/auth/email/send-code", {"email": email})[0] == 200
-        status, session, _ = self.call("POST", "/api/v1/auth/email/verify", {"email": email, "code": self.last_code()})
+        status, session, _ = self.call("POST", "/api/v1/auth/email/verify", {"email": email, "code": self.code_for(email)})
         assert status == 200, session
         return session
 
@@ -74,6 +83,8 @@ class Server:
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)
         assert self.proc.wait(timeout=30) == 0
+        self.proc.stdout.close()
+        self._stderr.close()
 
 
 BASE_CONFIG = {"issuer": "https://auth.example.test", "audience": "my-app", "mail": {"transport": "outbox"}}

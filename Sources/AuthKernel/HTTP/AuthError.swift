@@ -57,6 +57,8 @@ extension AuthError {
     public static func weakPassword(reason: String, message: String) -> AuthError {
         AuthError(status: .badRequest, code: "WEAK_PASSWORD", message: message, details: ["reason": .string(reason)])
     }
+    /// 403 `ACCOUNT_DISABLED`: an operator disabled the account (an addition to the contract's codes).
+    public static let accountDisabled = AuthError(status: .forbidden, code: "ACCOUNT_DISABLED", message: "This account has been disabled. Contact the operator of this service.")
     /// 403 `EMAIL_NOT_VERIFIED`.
     public static let emailNotVerified = AuthError(status: .forbidden, code: "EMAIL_NOT_VERIFIED", message: "Confirm your email address first: we sent a code to it.")
     /// 401 `UNAUTHORIZED`: missing, malformed, expired or forged token, or an ended session.

@@ -27,6 +27,8 @@ public final class AuthServer: Sendable {
         public var logger: Logger
         /// Disk fault injection, for tests.
         public var faults: StoreFaults?
+        /// Whether to serve admin commands on `DATA/admin.sock` (off when the CLI opens the folder itself).
+        public var adminSocket = true
         /// Called once the server listens, with the bound address as a URL (`http://127.0.0.1:8080`).
         public var onServerRunning: @Sendable (_ url: String) async -> Void = { _ in }
 
@@ -75,7 +77,10 @@ public final class AuthServer: Sendable {
                 logger.info("store recovered from journal", metadata: ["store.replayed": "\(store.loadReport.replayedLines)"])
             }
             let keys = try KeyFolder(dataFolder: options.dataFolder)
-            let keyRing = SigningKeyRing(keys: try keys.loadOrCreateSigningKeys(now: clock.now(), logger: logger), accessTTL: config.tokens.accessTTL)
+            // A retired key verifies until its last token has expired, clock skew included.
+            let keyRing = SigningKeyRing(
+                keys: try keys.loadOrCreateSigningKeys(now: clock.now(), logger: logger), accessTTL: config.tokens.accessTTL + config.tokens.clockSkew
+            )
             let codeSecret = try keys.loadOrCreateSecret(named: "code-secret", logger: logger)
 
             let rateLimiter = RateLimiter(clock: clock)
@@ -121,8 +126,13 @@ public final class AuthServer: Sendable {
 
             // Order matters at shutdown: services stop in reverse, so the store closes after the HTTP
             // server has finished its in-flight requests.
-            let services: [any Service] =
+            var services: [any Service] =
                 [StoreClosingService(store: store), ExpiryPurgeService(kernel: kernel), JobRunner(jobs: kernel.jobs, interval: .seconds(1))] + providers.flatMap(\.services)
+            if options.adminSocket {
+                let operations = try AdminOperations(kernel: kernel, store: store, keyRing: keyRing, dataFolder: options.dataFolder, via: "admin socket")
+                // Last, so it stops first, before the store closes.
+                if let admin = AdminSocket.service(dataFolder: options.dataFolder, operations: operations, logger: logger) { services.append(admin) }
+            }
             let onRunning = options.onServerRunning
             let application = Application(
                 router: router,

@@ -189,6 +189,7 @@ paths:
       summary: Sign in with the mailed code (links to the caller with a Bearer token)
       requestBody: { $ref: "#/components/requestBodies/EmailCode" }
       responses:
+        "403": { $ref: "#/components/responses/AccountDisabled" }
         "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "200": { $ref: "#/components/responses/Session" }
         "400": { $ref: "#/components/responses/InvalidEmail" }
@@ -216,6 +217,7 @@ paths:
                 platform: { type: [string, "null"] }
             example: { identity_token: eyJraWQiOi..., nonce: raw-nonce, full_name: { given_name: Ada, family_name: Lovelace } }
       responses:
+        "403": { $ref: "#/components/responses/AccountDisabled" }
         "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "200": { $ref: "#/components/responses/Session" }
         "400": { $ref: "#/components/responses/InvalidRequest" }
@@ -270,6 +272,7 @@ paths:
         required: true
         content: { application/json: { schema: { allOf: [{ $ref: "#/components/schemas/Device" }, { type: object, required: [pin], properties: { user_id: { type: [string, "null"] }, username: { type: [string, "null"] }, pin: { type: string } } }] }, example: { username: otto, pin: "4711" } } }
       responses:
+        "403": { $ref: "#/components/responses/AccountDisabled" }
         "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "200": { $ref: "#/components/responses/Session" }
         "400": { $ref: "#/components/responses/InvalidRequest" }
@@ -296,6 +299,7 @@ paths:
       summary: Finish a registration with the mailed code
       requestBody: { $ref: "#/components/requestBodies/EmailCode" }
       responses:
+        "403": { $ref: "#/components/responses/AccountDisabled" }
         "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "200": { $ref: "#/components/responses/Session" }
         "400": { $ref: "#/components/responses/InvalidEmail" }
@@ -324,7 +328,7 @@ paths:
         "200": { $ref: "#/components/responses/Session" }
         "400": { $ref: "#/components/responses/InvalidEmail" }
         "401": { $ref: "#/components/responses/InvalidCredentials" }
-        "403": { $ref: "#/components/responses/EmailNotVerified" }
+        "403": { $ref: "#/components/responses/EmailNotVerifiedOrDisabled" }
         "429": { $ref: "#/components/responses/RateLimited" }
         "503": { $ref: "#/components/responses/Unavailable" }
   /api/v1/auth/password/change:
@@ -491,6 +495,8 @@ components:
     InvalidAppleToken: { description: "INVALID_APPLE_TOKEN (or UNAUTHORIZED for a bad Bearer token)", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
     RefreshRefused: { description: "INVALID_REFRESH_TOKEN, or REFRESH_TOKEN_REUSED (the session has been ended)", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
     EmailNotVerified: { description: "EMAIL_NOT_VERIFIED (the code is mailed again)", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
+    AccountDisabled: { description: "ACCOUNT_DISABLED: an operator disabled the account (authd users disable); an addition to the contract", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
+    EmailNotVerifiedOrDisabled: { description: "EMAIL_NOT_VERIFIED (the code is mailed again), or ACCOUNT_DISABLED", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
     NotFound: { description: NOT_FOUND, content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
     AccountExists: { description: "ACCOUNT_EXISTS, or IDENTITY_IN_USE when linking", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
     IdentityInUse: { description: IDENTITY_IN_USE, content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }

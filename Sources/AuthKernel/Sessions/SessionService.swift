@@ -40,6 +40,7 @@ public struct SessionService: Sendable {
         let current = try await store.write { state -> UserRecord in
             // The user may have been deleted while the caller was deciding to sign it in.
             guard let current = state.user(id: user.id) else { throw AuthError.unauthorized }
+            guard current.disabledAt == nil else { throw AuthError.accountDisabled }
             state.put(session)
             return current
         }

@@ -359,6 +359,14 @@ public actor JournalStore {
         await withCheckedContinuation { idleWaiters.append($0) }
     }
 
+    /// The current state as snapshot file bytes (the format of `snapshot.json`), for backups. It holds
+    /// every acknowledged write; encoding runs off the actor, so writes go on meanwhile.
+    public func snapshotBytes() async throws -> [UInt8] {
+        let state = self.state
+        let seq = self.seq
+        return try await io.runIfActive { try SnapshotFile.encode(state, seq: seq) }
+    }
+
     /// Forces a snapshot now and starts a fresh journal (used by tests and at shutdown).
     public func compact() async throws {
         await waitUntilIdle()

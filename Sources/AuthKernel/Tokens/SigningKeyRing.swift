@@ -34,6 +34,22 @@ public final class SigningKeyRing: Sendable {
         verificationKeys(now: now).first { $0.kid == kid }
     }
 
+    /// Every key, oldest first, including retired ones that no longer verify.
+    public var all: [SigningKey] { keys.withLock { $0 } }
+
+    /// Retires the active key at `now` and makes `newKey` the one that signs. The retired key keeps
+    /// verifying (and stays in the JWKS) until every token it signed has expired.
+    /// - Returns: the retired key, to be saved with its `retired_at`.
+    @discardableResult
+    public func rotate(to newKey: SigningKey, now: Date) -> SigningKey {
+        keys.withLock { keys in
+            let index = keys.lastIndex { $0.retiredAt == nil }!
+            keys[index].retiredAt = now
+            keys.append(newKey)
+            return keys[index]
+        }
+    }
+
     /// The JWKS document: `{"keys":[...]}`.
     public func jwks(now: Date) -> [String: [[String: String]]] {
         ["keys": verificationKeys(now: now).reversed().map(\.jwk)]

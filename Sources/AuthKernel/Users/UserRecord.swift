@@ -23,6 +23,8 @@ public struct UserRecord: Codable, Sendable, Equatable {
     public var createdAt: Date
     /// Last change.
     public var updatedAt: Date
+    /// When an operator disabled the user (`authd users disable`); a disabled user cannot sign in.
+    public var disabledAt: Date?
 
     /// Creates a user.
     public init(
@@ -51,6 +53,7 @@ public struct UserRecord: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
         case id, email, emailVerified = "email_verified", displayName = "display_name", username
         case isAnonymous = "is_anonymous", identities, secrets, createdAt = "created_at", updatedAt = "updated_at"
+        case disabledAt = "disabled_at"
     }
 }
 

@@ -1,0 +1,87 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+public import Foundation
+
+/// `authd backup` and `authd restore`: one file (mode 0600) holding a consistent snapshot of the
+/// store and every file of `keys/`. Without the keys a restored store could not verify PINs or
+/// codes, nor would tokens already handed out verify, so they travel together; guard the file
+/// like the data folder itself.
+public enum AdminBackup {
+    struct Bundle: Codable {
+        var format = "authd-backup"
+        var version = 1
+        var createdAt: String
+        var users: Int
+        var sessions: Int
+        /// `snapshot.json` bytes, base64.
+        var snapshot: String
+        /// File name in `keys/` → contents, base64.
+        var keys: [String: String]
+
+        enum CodingKeys: String, CodingKey {
+            case format, version, createdAt = "created_at", users, sessions, snapshot, keys
+        }
+    }
+
+    /// Writes a backup of the running store (every acknowledged write is in it) and the keys.
+    /// - Returns: a one-line summary.
+    static func write(to path: String, store: JournalStore, keyFolder: KeyFolder) async throws -> String {
+        let snapshot = try await store.snapshotBytes()
+        let (users, sessions) = await store.read { ($0.users.count, $0.sessions.count) }
+        var keys: [String: String] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: keyFolder.path) where !name.hasSuffix(".tmp") {
+            if let bytes = try DurableFile.read(keyFolder.path + "/" + name) { keys[name] = Data(bytes).base64EncodedString() }
+        }
+        let bundle = Bundle(
+            createdAt: Timestamp.string(Date()), users: users, sessions: sessions, snapshot: Data(snapshot).base64EncodedString(), keys: keys
+        )
+        try DurableFile.replace(path, with: Array(try JSONEncoder().encode(bundle)), mode: 0o600)
+        return "\(users) users, \(sessions) sessions, \(keys.count) key files"
+    }
+
+    /// Replaces the store and keys of `dataFolder` (created if missing) with a backup's. Refuses
+    /// while a server holds the folder. Nothing is touched until the whole backup has been read and checked.
+    /// - Returns: a one-line summary.
+    public static func restore(from path: String, to dataFolder: String) throws -> String {
+        guard let raw = try DurableFile.read(path) else { throw AdminError("cannot read \(path)") }
+        let bundle: Bundle
+        do { bundle = try JSONDecoder().decode(Bundle.self, from: Data(raw)) } catch {
+            throw AdminError("\(path) is not an authd backup")
+        }
+        guard bundle.format == "authd-backup", bundle.version == 1 else { throw AdminError("\(path) is not an authd backup of a version this build reads") }
+        guard let snapshot = Data(base64Encoded: bundle.snapshot) else { throw AdminError("\(path): the snapshot is damaged") }
+        _ = try SnapshotFile.decode(Array(snapshot), path: path)  // checked before anything is replaced
+        var keys: [String: [UInt8]] = [:]
+        for (name, value) in bundle.keys {
+            // Only plain file names: a backup must not write outside keys/.
+            guard !name.isEmpty, !name.contains("/"), !name.hasPrefix("."), let bytes = Data(base64Encoded: value) else {
+                throw AdminError("\(path): a key file entry is damaged")
+            }
+            keys[name] = Array(bytes)
+        }
+
+        try DurableFile.makeDirectory(dataFolder, mode: 0o700)
+        let lock = try DataFolderLock(folder: dataFolder)
+        defer { lock.release() }
+        let keyPath = dataFolder + "/keys"
+        try DurableFile.makeDirectory(keyPath, mode: 0o700)
+        for name in try FileManager.default.contentsOfDirectory(atPath: keyPath) where keys[name] == nil {
+            try DurableFile.check(unlink(keyPath + "/" + name), "unlink", keyPath + "/" + name)
+        }
+        for (name, bytes) in keys { try DurableFile.replace(keyPath + "/" + name, with: bytes, mode: 0o600) }
+        try DurableFile.replace(dataFolder + "/snapshot.json", with: Array(snapshot), mode: 0o600)
+        for name in try FileManager.default.contentsOfDirectory(atPath: dataFolder) where name.hasPrefix("journal-") && name.hasSuffix(".jsonl") {
+            try DurableFile.check(unlink(dataFolder + "/" + name), "unlink", dataFolder + "/" + name)
+        }
+        try DurableFile.syncDirectory(dataFolder)
+        return "\(bundle.users) users, \(bundle.sessions) sessions and \(keys.count) key files restored into \(dataFolder) (backup of \(bundle.createdAt))"
+    }
+
+    /// The message of an admin failure, for the CLI.
+    public static func message(of error: any Error) -> String {
+        (error as? AdminError)?.message ?? "\(error)"
+    }
+}

@@ -1,0 +1,149 @@
+public import Foundation
+import Logging
+
+/// Runs ``AdminAction``s on a server's kernel, store and keys: inside a running `authd serve`
+/// (reached over the admin socket) or on a data folder opened by the CLI under its lock.
+public struct AdminOperations: Sendable {
+    let kernel: Kernel
+    let store: JournalStore
+    let keyRing: SigningKeyRing
+    let keyFolder: KeyFolder
+    let dataFolder: String
+    /// Who runs the command, for the log: "admin socket" or "admin cli".
+    let via: String
+
+    /// Creates the operations over a built server (the CLI's direct mode).
+    public init(server: AuthServer, dataFolder: String) throws {
+        try self.init(kernel: server.kernel, store: server.store, keyRing: server.keyRing, dataFolder: dataFolder, via: "admin cli")
+    }
+
+    init(kernel: Kernel, store: JournalStore, keyRing: SigningKeyRing, dataFolder: String, via: String) throws {
+        self.kernel = kernel
+        self.store = store
+        self.keyRing = keyRing
+        self.keyFolder = try KeyFolder(dataFolder: dataFolder)
+        self.dataFolder = dataFolder
+        self.via = via
+    }
+
+    /// Runs one action; failures come back as output with exit code 1, never as a thrown error.
+    public func run(_ action: AdminAction) async -> AdminOutput {
+        do {
+            return try await perform(action)
+        } catch let error as AdminError {
+            return AdminOutput(text: error.message + "\n", exitCode: 1)
+        } catch let error as AuthError {
+            return AdminOutput(text: error.message + "\n", exitCode: 1)
+        } catch {
+            return AdminOutput(text: "\(error)\n", exitCode: 1)
+        }
+    }
+
+    private func perform(_ action: AdminAction) async throws -> AdminOutput {
+        let now = kernel.clock.now()
+        switch action {
+        case .listUsers(let json):
+            let users = await store.read { state in
+                state.users.values.sorted { $0.createdAt < $1.createdAt }.map { AdminUserView($0, sessions: state.sessions(userID: $0.id).count) }
+            }
+            return json ? try AdminFormat.json(users) : AdminOutput(text: AdminFormat.usersTable(users))
+
+        case .showUser(let ref, let json):
+            let user = try await user(ref)
+            let view = await store.read { AdminUserView(user, sessions: $0.sessions(userID: user.id).count) }
+            return json ? try AdminFormat.json(view) : AdminOutput(text: AdminFormat.userDetails(view))
+
+        case .setDisabled(let ref, let disabled):
+            let user = try await user(ref)
+            _ = try await kernel.users.update(user.id) { $0.disabledAt = disabled ? ($0.disabledAt ?? now) : nil }
+            if disabled { try await kernel.sessions.revokeAll(of: user.id) }
+            audit(disabled ? "user disabled; every session ended" : "user enabled", user: user.id)
+            return AdminOutput(text: "user \(user.id.lowercased) \(disabled ? "disabled; its sessions have ended" : "enabled")\n")
+
+        case .deleteUser(let ref):
+            let user = try await user(ref)
+            await kernel.accountDeletion.run(for: user)
+            try await kernel.users.delete(user.id)
+            audit("user deleted", user: user.id)
+            return AdminOutput(text: "user \(user.id.lowercased) deleted with its identities, sessions and codes\n")
+
+        case .listSessions(let ref, let json):
+            let user = try await user(ref)
+            let sessions = await kernel.sessions.sessions(of: user.id).map(AdminSessionView.init)
+            return json ? try AdminFormat.json(sessions) : AdminOutput(text: AdminFormat.sessionsTable(sessions))
+
+        case .revokeSession(let ref):
+            guard let id = UUID(uuidString: ref), let session = await store.read({ $0.session(id: id) }) else {
+                throw AdminError("no session \(ref)")
+            }
+            try await kernel.sessions.revoke(session.id, of: session.userID)
+            audit("session revoked", user: session.userID)
+            return AdminOutput(text: "session \(session.id.lowercased) of user \(session.userID.lowercased) ended\n")
+
+        case .revokeAllSessions(let ref):
+            let user = try await user(ref)
+            let count = await kernel.sessions.sessions(of: user.id).count
+            try await kernel.sessions.revokeAll(of: user.id)
+            audit("every session revoked", user: user.id)
+            return AdminOutput(text: "\(count) session\(count == 1 ? "" : "s") of user \(user.id.lowercased) ended\n")
+
+        case .listKeys(let json):
+            let published = Set(keyRing.verificationKeys(now: now).map(\.kid))
+            let keys = keyRing.all.map { AdminKeyView($0, active: $0.kid == keyRing.active.kid, published: published.contains($0.kid)) }
+            return json ? try AdminFormat.json(keys) : AdminOutput(text: AdminFormat.keysTable(keys))
+
+        case .rotateKey:
+            let fresh = SigningKey(keyPair: Ed25519KeyPair(), createdAt: now)
+            // The new key's file first: a crash before the old one's retirement is saved leaves two
+            // active keys, of which the newer signs and both verify.
+            try keyFolder.save(fresh)
+            let retired = keyRing.rotate(to: fresh, now: now)
+            try keyFolder.save(retired)
+            kernel.logger.notice("signing key rotated", metadata: ["key.kid": "\(fresh.kid)", "key.retired": "\(retired.kid)", "via": "\(via)"])
+            return AdminOutput(
+                text: "new signing key \(fresh.kid)\nold key \(retired.kid) stays in the JWKS until the tokens it signed have expired\n"
+            )
+
+        case .backup(let path):
+            let summary = try await AdminBackup.write(to: path, store: store, keyFolder: keyFolder)
+            kernel.logger.notice("backup written", metadata: ["file": "\(path)", "via": "\(via)"])
+            return AdminOutput(text: "backup written to \(path): \(summary)\n")
+
+        case .check:
+            let (users, sessions) = await store.read { ($0.users.count, $0.sessions.count) }
+            let config = kernel.config
+            return AdminOutput(
+                text: """
+                    data folder   \(dataFolder)
+                    issuer        \(config.issuer)
+                    audience      \(config.audience)
+                    providers     \(config.providers.joined(separator: ", "))
+                    mail          \(config.mail.transport)
+                    store         \(users) users, \(sessions) sessions, \(await store.isWritable ? "writable" : "NOT WRITABLE")
+                    signing key   \(keyRing.active.kid)
+                    served by     \(via == "admin socket" ? "a running authd (answered on the admin socket)" : "no running server; the folder opened directly")
+
+                    """
+            )
+        }
+    }
+
+    private func user(_ ref: String) async throws -> UserRecord {
+        let found: UserRecord? =
+            if let id = UUID(uuidString: ref) { await kernel.users.user(id: id) }
+            else if let email = EmailAddress(ref) { await kernel.users.user(email: email.value) }
+            else { await kernel.users.user(username: ref) }
+        guard let found else { throw AdminError("no user \(ref) (give an id, an email or a username)") }
+        return found
+    }
+
+    private func audit(_ message: Logger.Message, user: UUID) {
+        kernel.logger.notice(message, metadata: ["user.id": "\(user.lowercased)", "via": "\(via)"])
+    }
+}
+
+/// A command that cannot be done, with a sentence saying why.
+struct AdminError: Error {
+    let message: String
+    init(_ message: String) { self.message = message }
+}
