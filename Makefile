@@ -32,6 +32,6 @@ test: deps
 bench: deps
 	bench/run
 
-# The long crash-consistency run (1,000 SIGKILLs, about 20 minutes): see the README's Reliability section.
+# The long crash-consistency run (1,000 SIGKILLs, about 40 minutes on 2 cores): see the README's Reliability section.
 crash: build
 	AUTHD_BINARY=$$($(SWIFT) build --show-bin-path)/authd tests/crash/run --kills 1000

@@ -17,7 +17,7 @@ struct AuthdCommand: AsyncParsableCommand {
         version: AuthdVersion.current,
         subcommands: [
             ServeCommand.self, UsersCommand.self, SessionsCommand.self, KeysCommand.self, BackupCommand.self, RestoreCommand.self,
-            CheckCommand.self, BenchCommand.self,
+            CheckCommand.self, AuditCommand.self, BenchCommand.self,
         ]
     )
 }

@@ -43,14 +43,6 @@ struct ServeCommand: AsyncParsableCommand {
         guard let port = Int(portText), (0...65_535).contains(port) else {
             throw fail("the port must be a number from 0 to 65535, not \"\(portText)\"")
         }
-        let level = env["AUTHD_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
-        let logger = Logger(label: "authd")
-
         let configPath = config ?? env["AUTHD_CONFIG"]
         let authConfig: AuthConfig
         do {
@@ -58,6 +50,16 @@ struct ServeCommand: AsyncParsableCommand {
         } catch let error as ConfigError {
             throw fail("configuration error: \(error.message)")
         }
+        // AUTHD_LOG_LEVEL wins over log.level, so a one-off debug run needs no config edit.
+        let level = (env["AUTHD_LOG_LEVEL"] ?? authConfig.log.level).flatMap(Logger.Level.init(rawValue:)) ?? .info
+        let json = authConfig.log.format == "json"
+        LoggingSystem.bootstrap({ label, provider in
+            if json { return JSONLogHandler(label: label, level: level, metadataProvider: provider) }
+            var handler = StreamLogHandler.standardError(label: label, metadataProvider: provider)
+            handler.logLevel = level
+            return handler
+        }, metadataProvider: RequestInfo.metadataProvider)
+        let logger = Logger(label: "authd")
 
         var options = AuthServer.Options(dataFolder: dataFolder, host: host, port: port, config: authConfig, logger: logger)
         options.onServerRunning = { url in

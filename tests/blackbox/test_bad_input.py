@@ -1,6 +1,7 @@
 """Bad input over a raw socket: every malformed request gets a clear 4xx in the contract's error
 format, and the server stays up and serves the next request."""
 import json
+import os
 import socket
 import time
 from urllib.parse import urlparse
@@ -172,3 +173,26 @@ def test_an_unknown_method_and_route_are_clear(server):
 def test_header_injection_in_a_value_cannot_reach_mail(server):
     for email in ("a@example.com\r\nBcc: victim@example.com", "a@example.com\nBcc: x@y.z", "\"a\r\nb\"@example.com"):
         assert error(post(server, SEND, json.dumps({"email": email}).encode())) == (400, "INVALID_EMAIL")
+
+
+def test_x_forwarded_for_counts_only_from_a_trusted_proxy():
+    from conftest import running_server as start
+    limit = {"email": {"sends_per_ip": {"limit": 1, "window": 3600}}}
+    for trusted, separate in (([], False), (["127.0.0.1"], True)):
+        with start({**limit, "http": {"trusted_proxies": trusted}}) as s:
+            def send(email, forwarded):
+                url = urlparse(s.url)
+                body = json.dumps({"email": email}).encode()
+                return raw(s, (f"POST {SEND} HTTP/1.1\r\nHost: {url.hostname}\r\nConnection: close\r\nContent-Type: application/json\r\n"
+                               f"X-Forwarded-For: {forwarded}\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body)[0]
+            assert send("a@example.com", "198.51.100.1") == 200
+            # Another forwarded client: its own limit only when the header comes from a trusted proxy.
+            assert send("b@example.com", "198.51.100.2") == (200 if separate else 429)
+            # And the audit log records the address the rate limiter used.
+            url = urlparse(s.url)
+            body = json.dumps({"email": "a@example.com", "code": "000000"}).encode()
+            raw(s, (f"POST /api/v1/auth/email/verify HTTP/1.1\r\nHost: {url.hostname}\r\nConnection: close\r\n"
+                    f"Content-Type: application/json\r\nX-Forwarded-For: 198.51.100.3\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body)
+            with open(os.path.join(s.folder, "audit.jsonl")) as f:
+                event = json.loads(f.read().splitlines()[-1])
+            assert event["ip"] == ("198.51.100.3" if separate else "127.0.0.1")

@@ -57,14 +57,15 @@ public struct AdminOperations: Sendable {
             let user = try await user(ref)
             _ = try await kernel.users.update(user.id) { $0.disabledAt = disabled ? ($0.disabledAt ?? now) : nil }
             if disabled { try await kernel.sessions.revokeAll(of: user.id) }
-            audit(disabled ? "user disabled; every session ended" : "user enabled", user: user.id)
+            await audit(disabled ? "user disabled; every session ended" : "user enabled", user: user.id, command: disabled ? "users disable" : "users enable")
             return AdminOutput(text: "user \(user.id.lowercased) \(disabled ? "disabled; its sessions have ended" : "enabled")\n")
 
         case .deleteUser(let ref):
             let user = try await user(ref)
             await kernel.accountDeletion.run(for: user)
             try await kernel.users.delete(user.id)
-            audit("user deleted", user: user.id)
+            await audit("user deleted", user: user.id, command: "users delete")
+            await kernel.audit.record("account_deleted", user: user.id)
             return AdminOutput(text: "user \(user.id.lowercased) deleted with its identities, sessions and codes\n")
 
         case .listSessions(let ref, let json):
@@ -77,14 +78,14 @@ public struct AdminOperations: Sendable {
                 throw AdminError("no session \(ref)")
             }
             try await kernel.sessions.revoke(session.id, of: session.userID)
-            audit("session revoked", user: session.userID)
+            await audit("session revoked", user: session.userID, command: "sessions revoke")
             return AdminOutput(text: "session \(session.id.lowercased) of user \(session.userID.lowercased) ended\n")
 
         case .revokeAllSessions(let ref):
             let user = try await user(ref)
             let count = await kernel.sessions.sessions(of: user.id).count
             try await kernel.sessions.revokeAll(of: user.id)
-            audit("every session revoked", user: user.id)
+            await audit("every session revoked", user: user.id, command: "sessions revoke --all-for")
             return AdminOutput(text: "\(count) session\(count == 1 ? "" : "s") of user \(user.id.lowercased) ended\n")
 
         case .listKeys(let json):
@@ -100,6 +101,7 @@ public struct AdminOperations: Sendable {
             let retired = keyRing.rotate(to: fresh, now: now)
             try keyFolder.save(retired)
             kernel.logger.notice("signing key rotated", metadata: ["key.kid": "\(fresh.kid)", "key.retired": "\(retired.kid)", "via": "\(via)"])
+            await kernel.audit.record("admin", reason: "keys rotate")
             return AdminOutput(
                 text: "new signing key \(fresh.kid)\nold key \(retired.kid) stays in the JWKS until the tokens it signed have expired\n"
             )
@@ -107,6 +109,7 @@ public struct AdminOperations: Sendable {
         case .backup(let path):
             let summary = try await AdminBackup.write(to: path, store: store, keyFolder: keyFolder)
             kernel.logger.notice("backup written", metadata: ["file": "\(path)", "via": "\(via)"])
+            await kernel.audit.record("admin", reason: "backup")
             return AdminOutput(text: "backup written to \(path): \(summary)\n")
 
         case .check:
@@ -137,8 +140,9 @@ public struct AdminOperations: Sendable {
         return found
     }
 
-    private func audit(_ message: Logger.Message, user: UUID) {
+    private func audit(_ message: Logger.Message, user: UUID, command: String) async {
         kernel.logger.notice(message, metadata: ["user.id": "\(user.lowercased)", "via": "\(via)"])
+        await kernel.audit.record("admin", user: user, reason: command)
     }
 }
 

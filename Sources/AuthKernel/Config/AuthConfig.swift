@@ -19,8 +19,34 @@ public struct AuthConfig: Sendable {
     public var storage: StorageSettings
     /// Seconds a connection may stay idle, or send a request too slowly, before it is closed (`http.idle_timeout`).
     public var idleTimeout: Int = 60
+    /// Reverse proxies whose `X-Forwarded-For` is believed (`http.trusted_proxies`; default none).
+    public var trustedProxies = TrustedProxies.none
+    /// Logging (`log.format`, `log.level`).
+    public var log = LogSettings()
+    /// The audit log (`audit.max_bytes`, `audit.keep`).
+    public var audit = AuditSettings()
     /// Raw configuration sections of providers, by provider id.
     public var providerSections: [String: ConfigSection]
+
+    /// How log lines look and which are written.
+    public struct LogSettings: Sendable, Equatable {
+        /// `text` (one readable line each) or `json` (one JSON object per line).
+        public var format: String = "text"
+        /// Least severe level written; nil leaves it to `AUTHD_LOG_LEVEL` (default info).
+        public var level: String?
+        /// Creates the defaults.
+        public init() {}
+    }
+
+    /// When `DATA/audit.jsonl` is rotated and how many old files are kept.
+    public struct AuditSettings: Sendable, Equatable {
+        /// Size after which the file is renamed to `audit-N.jsonl` and a new one begun.
+        public var maxBytes: Int = 16 << 20
+        /// Rotated files kept (`audit-1.jsonl` is the newest).
+        public var keep: Int = 5
+        /// Creates the defaults.
+        public init() {}
+    }
 
     /// Lifetimes and limits of access and refresh tokens.
     public struct TokenSettings: Sendable {
@@ -155,7 +181,25 @@ public struct AuthConfig: Sendable {
 
         var http = try top.section("http")
         let idleTimeout = try http.seconds("idle_timeout", default: 60, max: 3600)
+        let trustedProxies = try TrustedProxies(try http.strings("trusted_proxies", default: []))
         try http.rejectUnknownKeys()
+
+        var log = LogSettings()
+        var l = try top.section("log")
+        log.format = try l.string("format", default: log.format)
+        guard ["text", "json"].contains(log.format) else { throw ConfigError("log.format must be text or json, not \"\(log.format)\"") }
+        log.level = try l.optionalString("level")
+        let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
+        if let level = log.level, !levels.contains(level) {
+            throw ConfigError("log.level must be one of \(levels.joined(separator: ", ")), not \"\(level)\"")
+        }
+        try l.rejectUnknownKeys()
+
+        var audit = AuditSettings()
+        var a = try top.section("audit")
+        audit.maxBytes = try a.int("max_bytes", default: audit.maxBytes, in: 4096...(1 << 40))
+        audit.keep = try a.int("keep", default: audit.keep, in: 0...1000)
+        try a.rejectUnknownKeys()
 
         var sections: [String: ConfigSection] = [:]
         for id in availableProviders {
@@ -168,6 +212,9 @@ public struct AuthConfig: Sendable {
             storage: storage, providerSections: sections
         )
         config.idleTimeout = idleTimeout
+        config.trustedProxies = trustedProxies
+        config.log = log
+        config.audit = audit
         return config
     }
 }

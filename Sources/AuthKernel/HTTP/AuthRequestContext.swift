@@ -7,8 +7,9 @@ public import NIOCore
 public struct AuthRequestContext: RequestContext {
     /// Hummingbird's core storage.
     public var coreContext: CoreRequestContextStorage
-    /// The client's IP address, for per-IP rate limits and logs.
-    public let clientIP: String
+    /// The client's IP address, for per-IP rate limits, logs and audit events: the peer's, or what a
+    /// trusted proxy forwarded (see ``RequestInfoMiddleware``).
+    public internal(set) var clientIP: String
     /// The signed-in user and session, when the request carried a valid Bearer token.
     public var principal: Principal?
 

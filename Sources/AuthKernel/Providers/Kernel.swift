@@ -24,6 +24,9 @@ public struct Kernel: Sendable {
     public let clock: any AuthClock
     /// A logger for the provider (never log a token, code, PIN or password).
     public let logger: Logger
+    /// `DATA/audit.jsonl`: record security events (sign-in failures, changes of credentials) with
+    /// ``AuditLog/record(_:provider:user:account:device:reason:)``.
+    public let audit: AuditLog
     /// `DATA/keys/`, for server secrets a provider needs (e.g. a pepper): ``KeyFolder/loadOrCreateSecret(named:logger:)``.
     public let keys: KeyFolder
 }

@@ -59,6 +59,11 @@ public struct ApprovalRoutes: Sendable {
     }
 
     /// Adds the routes to the `/api/v1/auth` group.
+    /// `reset_approved` / `reset_denied` for password resets, `approval_approved` / `approval_denied` otherwise.
+    static func auditEvent(_ kind: String?, _ outcome: String) -> String {
+        kind == "password_reset" ? "reset_\(outcome)" : "approval_\(outcome)"
+    }
+
     public func add(to api: RouterGroup<AuthRequestContext>) {
         let kernel = self.kernel
         api.get("approvals") { _, context -> List in
@@ -68,12 +73,18 @@ public struct ApprovalRoutes: Sendable {
         api.post("approvals/{id}/approve") { request, context -> Response in
             let principal = try context.requirePrincipal()
             let body = try await request.decodeJSON(as: ApproveBody.self, context: context)
-            try await kernel.approvals.approve(id: try context.parameters.require("id"), userID: principal.user.id, matchCode: body.matchCode)
+            let id = try context.parameters.require("id")
+            let kind = await kernel.approvals.pending(userID: principal.user.id).first { $0.id == id }?.kind
+            try await kernel.approvals.approve(id: id, userID: principal.user.id, matchCode: body.matchCode)
+            await kernel.audit.record(Self.auditEvent(kind, "approved"), user: principal.user.id, device: principal.session.deviceName, reason: kind)
             return Response(status: .noContent)
         }
         api.post("approvals/{id}/deny") { _, context -> Response in
             let principal = try context.requirePrincipal()
-            try await kernel.approvals.deny(id: try context.parameters.require("id"), userID: principal.user.id)
+            let id = try context.parameters.require("id")
+            let kind = await kernel.approvals.pending(userID: principal.user.id).first { $0.id == id }?.kind
+            try await kernel.approvals.deny(id: id, userID: principal.user.id)
+            await kernel.audit.record(Self.auditEvent(kind, "denied"), user: principal.user.id, device: principal.session.deviceName, reason: kind)
             return Response(status: .noContent)
         }
         api.get("approvals/stream") { _, context -> Response in

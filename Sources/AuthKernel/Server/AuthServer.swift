@@ -99,10 +99,11 @@ public final class AuthServer: Sendable {
                 retry: .init(maxAttempts: config.mail.maxAttempts, baseDelay: config.mail.retryDelay),
                 waitForDelivery: .milliseconds(Int64(config.mail.waitForDelivery * 1000)), logger: logger
             )
+            let audit = AuditLog(folder: options.dataFolder, settings: config.audit, clock: clock, logger: logger)
             let sessions = SessionService(
                 store: store, issuer: AccessTokenIssuer(keyRing: keyRing),
                 verifier: AccessTokenVerifier(keyRing: keyRing, issuer: config.issuer, audience: config.audience, clockSkew: config.tokens.clockSkew),
-                settings: config.tokens, rateLimiter: rateLimiter, clock: clock, logger: logger
+                settings: config.tokens, rateLimiter: rateLimiter, clock: clock, logger: logger, audit: audit
             )
             let kernel = Kernel(
                 config: config, users: UserService(store: store, clock: clock, logger: logger), sessions: sessions,
@@ -110,12 +111,13 @@ public final class AuthServer: Sendable {
                 approvals: ApprovalService(store: store, secret: codeSecret, clock: clock, logger: logger),
                 jobs: jobs, accountDeletion: AccountDeletionHooks(), rateLimiter: rateLimiter,
                 mailer: mailer, clock: clock, logger: logger,
-                keys: keys
+                audit: audit, keys: keys
             )
             let providers = try registry.instantiate(kernel: kernel)
 
             let router = Router(context: AuthRequestContext.self)
             let routeTable = RouteTable()
+            router.add(middleware: RequestInfoMiddleware(proxies: config.trustedProxies))
             router.add(middleware: ErrorRenderingMiddleware(routes: routeTable))
             // Per-request lines at debug: at thousands of requests a second an info line each is the bottleneck.
             router.add(middleware: LogRequestsMiddleware(.debug, includeHeaders: .none))
@@ -127,7 +129,7 @@ public final class AuthServer: Sendable {
             // Order matters at shutdown: services stop in reverse, so the store closes after the HTTP
             // server has finished its in-flight requests.
             var services: [any Service] =
-                [StoreClosingService(store: store), ExpiryPurgeService(kernel: kernel), JobRunner(jobs: kernel.jobs, interval: .seconds(1))] + providers.flatMap(\.services)
+                [StoreClosingService(store: store, audit: audit), ExpiryPurgeService(kernel: kernel), JobRunner(jobs: kernel.jobs, interval: .seconds(1))] + providers.flatMap(\.services)
             if options.adminSocket {
                 let operations = try AdminOperations(kernel: kernel, store: store, keyRing: keyRing, dataFolder: options.dataFolder, via: "admin socket")
                 // Last, so it stops first, before the store closes.
@@ -159,18 +161,24 @@ public final class AuthServer: Sendable {
     public func run() async throws {
         try await application.runService()
         await store.close()
+        await kernel.audit.close()
     }
 
     /// Closes the store (idempotent); for tests that drive ``application`` themselves.
-    public func close() async { await store.close() }
+    public func close() async {
+        await store.close()
+        await kernel.audit.close()
+    }
 }
 
 /// Closes the store when the service group shuts down.
 struct StoreClosingService: Service {
     let store: JournalStore
+    let audit: AuditLog
     func run() async throws {
         try? await gracefulShutdown()
         await store.close()
+        await audit.close()
     }
 }
 

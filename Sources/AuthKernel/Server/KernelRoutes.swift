@@ -84,6 +84,7 @@ public struct KernelRoutes: Sendable {
         api.post("logout") { _, context -> Response in
             let principal = try context.requirePrincipal()
             try await kernel.sessions.revoke(principal.session.id, of: principal.user.id)
+            await kernel.audit.record("logout", user: principal.user.id)
             return Response(status: .noContent)
         }
 
@@ -103,6 +104,7 @@ public struct KernelRoutes: Sendable {
             let principal = try context.requirePrincipal()
             await kernel.accountDeletion.run(for: principal.user)
             try await kernel.users.delete(principal.user.id)
+            await kernel.audit.record("account_deleted", user: principal.user.id)
             return Response(status: .noContent)
         }
 

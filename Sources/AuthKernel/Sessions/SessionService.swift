@@ -12,12 +12,14 @@ public struct SessionService: Sendable {
     let clock: any AuthClock
     let logger: Logger
     let verified = VerifiedTokenCache()
+    let audit: AuditLog?
 
     /// Creates the service.
     public init(
         store: JournalStore, issuer: AccessTokenIssuer, verifier: AccessTokenVerifier, settings: AuthConfig.TokenSettings,
-        rateLimiter: RateLimiter, clock: any AuthClock, logger: Logger
+        rateLimiter: RateLimiter, clock: any AuthClock, logger: Logger, audit: AuditLog? = nil
     ) {
+        self.audit = audit
         self.store = store
         self.issuer = issuer
         self.verifier = verifier
@@ -45,6 +47,7 @@ public struct SessionService: Sendable {
             return current
         }
         logger.info("signed in", metadata: ["user.id": "\(user.id.lowercased)", "session.id": "\(session.id.lowercased)", "amr": "\(amr.joined(separator: ","))"])
+        await audit?.record("sign_in", provider: amr.first, user: user.id, device: device.name)
         return try response(user: current, session: session, refreshToken: token, now: now)
     }
 
@@ -78,6 +81,7 @@ public struct SessionService: Sendable {
             return try response(user: user, session: session, refreshToken: newToken, now: now)
         case .reused:
             logger.warning("refresh token reuse detected; session revoked", metadata: ["session.id": "\(sessionID.lowercased)", "user.id": "\(user?.id.lowercased ?? "-")"])
+            await audit?.record("refresh_reuse", user: user?.id)
             throw AuthError.refreshTokenReused
         case .expired, .unknown:
             throw AuthError.invalidRefreshToken

@@ -70,6 +70,7 @@ public struct AppleProvider: AuthProvider {
                 claims = try await verifier.verify(body.identityToken, nonce: body.nonce, now: kernel.clock.now())
             } catch {
                 kernel.logger.info("Apple identity token refused", metadata: ["reason": "\(error)", "request.ip": "\(context.clientIP)"])
+                await kernel.audit.record("sign_in_failed", provider: Self.id, device: device.name, reason: AuthError.invalidAppleToken.code)
                 throw AuthError.invalidAppleToken
             }
             let email = claims.email.flatMap(EmailAddress.init)?.value

@@ -46,8 +46,13 @@ public struct EmailProvider: AuthProvider {
             let body = try await request.decodeJSON(as: VerifyBody.self, context: context)
             guard let email = EmailAddress(body.email) else { throw AuthError.invalidEmail }
             let device = try DeviceInfo(name: body.deviceName, platform: body.platform)
-            try kernel.rateLimiter.consume(settings.verifiesPerIP, key: "email.verify.ip:\(context.clientIP)")
-            try await kernel.codes.verify(purpose: Self.purpose, key: email.value, code: body.code, policy: settings.codes)
+            do {
+                try kernel.rateLimiter.consume(settings.verifiesPerIP, key: "email.verify.ip:\(context.clientIP)")
+                try await kernel.codes.verify(purpose: Self.purpose, key: email.value, code: body.code, policy: settings.codes)
+            } catch let error as AuthError {
+                await kernel.audit.record("sign_in_failed", provider: Self.id, account: email.value, device: device.name, reason: error.code)
+                throw error
+            }
             let user = try await kernel.users.signIn(
                 .init(identity: Identity(provider: Self.id, subject: email.value), email: email.value, emailVerified: true),
                 linkingTo: context.principal?.user.id

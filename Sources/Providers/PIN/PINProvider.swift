@@ -49,6 +49,8 @@ public struct PINProvider: AuthProvider {
         case done
         case changed
         case locked(seconds: Int)
+        /// This wrong PIN started the lock (only inside ``verify(_:for:)``; callers see `.locked`).
+        case lockStarted(seconds: Int)
         case wrong
         case currentPINRequired
     }
@@ -75,7 +77,8 @@ public struct PINProvider: AuthProvider {
             case .changed:
                 try await kernel.sessions.revokeAll(of: principal.user.id, except: principal.session.id)
                 kernel.logger.info("PIN changed; other sessions ended", metadata: ["user.id": "\(principal.user.id.lowercased)"])
-            case .locked(let seconds):
+                await kernel.audit.record("pin_changed", provider: Self.id, user: principal.user.id, device: principal.session.deviceName)
+            case .locked(let seconds), .lockStarted(let seconds):
                 throw Self.lockedError(seconds)
             case .wrong:
                 throw AuthError.invalidCredentials
@@ -108,6 +111,9 @@ public struct PINProvider: AuthProvider {
             do {
                 return try await signIn(body, device: device)
             } catch let error as AuthError where error.status == .unauthorized || error.status == .tooManyRequests {
+                await kernel.audit.record(
+                    "sign_in_failed", provider: Self.id, account: body.username ?? body.userID, device: device.name, reason: error.code
+                )
                 // A known and an unknown account reach a refusal by different paths (a journal write
                 // vs. a decoy in memory): both answer at the same moment.
                 try? await Task.sleep(until: started + Self.refusalFloor, clock: .continuous)
@@ -129,18 +135,20 @@ public struct PINProvider: AuthProvider {
             let key = body.userID.map { "id:\($0.lowercased())" } ?? "username:\((body.username ?? "").lowercased())"
             let now = kernel.clock.now()
             let (settings, pepper) = (self.settings, self.pepper)
-            let lock = decoys.withRecord(key, now: now, make: { PINCredential(pin: "decoy", pepper: pepper) }) { decoy -> Int? in
-                if let remaining = decoy.lockRemaining(now: now) { return remaining }
+            let (lock, started) = decoys.withRecord(key, now: now, make: { PINCredential(pin: "decoy", pepper: pepper) }) { decoy -> (Int?, Bool) in
+                if let remaining = decoy.lockRemaining(now: now) { return (remaining, false) }
                 _ = decoy.matches(body.pin, pepper: pepper)
-                return decoy.recordFailure(now: now, settings: settings)
+                let lock = decoy.recordFailure(now: now, settings: settings)
+                return (lock, lock != nil)
             }
+            if started { await kernel.audit.record("lockout", provider: Self.id, account: body.username ?? body.userID) }
             if let lock { throw Self.lockedError(lock) }
             throw AuthError.invalidCredentials
         }
         switch try await verify(body.pin, for: user.id) {
         case .done, .changed:
             return try await kernel.sessions.signIn(user, amr: [Self.id], device: device)
-        case .locked(let seconds):
+        case .locked(let seconds), .lockStarted(let seconds):
             throw Self.lockedError(seconds)
         case .wrong, .currentPINRequired:
             throw AuthError.invalidCredentials
@@ -192,9 +200,13 @@ public struct PINProvider: AuthProvider {
             }
             let lock = credential.recordFailure(now: now, settings: settings)
             try user.setSecret(Self.id, credential)
-            return lock.map { .locked(seconds: $0) } ?? .wrong
+            return lock.map { .lockStarted(seconds: $0) } ?? .wrong
         }
-        if case .locked = outcome { logLockout(userID) }
+        if case .lockStarted(let seconds) = outcome {
+            logLockout(userID)
+            await kernel.audit.record("lockout", provider: Self.id, user: userID)
+            return .locked(seconds: seconds)
+        }
         if case .done = outcome { try await kernel.users.waitUntilDurable() }
         return outcome
     }

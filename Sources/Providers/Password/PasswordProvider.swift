@@ -150,7 +150,13 @@ public struct PasswordProvider: AuthProvider {
         let body = try await request.decodeJSON(as: CodeBody.self, context: context)
         let email = try email(body.email)
         let device = try DeviceInfo(name: body.deviceName, platform: body.platform)
-        let payload = try await kernel.codes.verify(purpose: Self.verifyPurpose, key: email, code: body.code, policy: settings.codes)
+        let payload: [String: JSONValue]
+        do {
+            payload = try await kernel.codes.verify(purpose: Self.verifyPurpose, key: email, code: body.code, policy: settings.codes)
+        } catch let error as AuthError {
+            await kernel.audit.record("sign_in_failed", provider: Self.id, account: email, device: device.name, reason: error.code)
+            throw error
+        }
         var linkUserID = context.principal?.user.id
         if case .string(let id) = payload["link_user_id"] { linkUserID = UUID(uuidString: id) }
         var user = try await kernel.users.signIn(
@@ -197,6 +203,15 @@ public struct PasswordProvider: AuthProvider {
         let body = try await request.decodeJSON(as: LoginBody.self, context: context)
         let email = try email(body.email)
         let device = try DeviceInfo(name: body.deviceName, platform: body.platform)
+        do {
+            return try await checkLogin(body, email: email, device: device, context)
+        } catch let error as AuthError {
+            await kernel.audit.record("sign_in_failed", provider: Self.id, account: email, device: device.name, reason: error.code)
+            throw error
+        }
+    }
+
+    private func checkLogin(_ body: LoginBody, email: String, device: DeviceInfo, _ context: AuthRequestContext) async throws -> SessionResponse {
         try kernel.rateLimiter.consume(settings.loginPerIP, key: "password.login.ip:\(context.clientIP)")
         try kernel.rateLimiter.consume(settings.loginPerEmail, key: "password.login.email:\(email)")
         let password = PasswordPolicy.normalize(body.password)
@@ -220,6 +235,7 @@ public struct PasswordProvider: AuthProvider {
             _ = try await hasher.verify(password, hash: nil)  // same work as a real check
             kernel.logger.info("password sign-in failed", metadata: ["request.ip": "\(context.clientIP)"])
             if let lock = decoys.withRecord(email, now: now, make: fresh, { $0.recordFailure(now: now, settings: settings) }) {
+                await kernel.audit.record("lockout", provider: Self.id, account: email)
                 throw Self.locked(lock)
             }
             throw AuthError.invalidCredentials
@@ -230,6 +246,7 @@ public struct PasswordProvider: AuthProvider {
             kernel.logger.info("password sign-in failed", metadata: ["user.id": "\(user.id.lowercased)", "request.ip": "\(context.clientIP)"])
             if credential.failures + 1 >= settings.lockoutAfter, let lock = try await recordFailure(user.id, now: now) {
                 kernel.logger.warning("password sign-in locked after repeated failures", metadata: ["user.id": "\(user.id.lowercased)"])
+                await kernel.audit.record("lockout", provider: Self.id, user: user.id, account: email)
                 throw Self.locked(lock)
             }
             // Counted after answering: a wrong password must take no longer than an unknown email,
@@ -295,7 +312,10 @@ public struct PasswordProvider: AuthProvider {
             }
             if let remaining = credential.lockRemaining(now: now) { throw Self.locked(remaining) }
             guard try await hasher.verify(PasswordPolicy.normalize(current), hash: credential.hash) else {
-                if let lock = try await recordFailure(user.id, now: now) { throw Self.locked(lock) }
+                if let lock = try await recordFailure(user.id, now: now) {
+                    await kernel.audit.record("lockout", provider: Self.id, user: user.id)
+                    throw Self.locked(lock)
+                }
                 throw AuthError.invalidCredentials
             }
         }
@@ -304,6 +324,7 @@ public struct PasswordProvider: AuthProvider {
         try await kernel.sessions.revokeAll(of: user.id, except: principal.session.id)
         await notifyChanged(email: email, how: "password change", device: principal.session.deviceName)
         kernel.logger.info("password changed; other sessions ended", metadata: ["user.id": "\(user.id.lowercased)"])
+        await kernel.audit.record("password_changed", provider: Self.id, user: user.id, device: principal.session.deviceName)
         return Response(status: .noContent)
     }
 
@@ -346,7 +367,10 @@ public struct PasswordProvider: AuthProvider {
         // Answer before doing anything that depends on the account, so neither the answer nor its
         // timing says whether the account exists.
         let provider = self
-        Task { await provider.sendResetCode(to: email) }
+        Task {
+            await provider.kernel.audit.record("reset_requested", provider: Self.id, account: email, reason: "email")
+            await provider.sendResetCode(to: email)
+        }
         return Message(message: "If an account exists for this email, a reset code has been sent.", expiresIn: settings.codes.ttl)
     }
 
@@ -379,6 +403,7 @@ public struct PasswordProvider: AuthProvider {
         try await kernel.sessions.revokeAll(of: user.id)
         await notifyChanged(email: email, how: "reset by emailed code", device: nil)
         kernel.logger.info("password reset by email code; every session ended", metadata: ["user.id": "\(user.id.lowercased)"])
+        await kernel.audit.record("reset_completed", provider: Self.id, user: user.id, reason: "email")
         return Message(message: "Password changed", expiresIn: nil)
     }
 
@@ -403,6 +428,7 @@ public struct PasswordProvider: AuthProvider {
             kind: Self.approvalKind, userID: target, ttl: settings.approvalTTL, deviceName: device.name,
             payload: ["password_hash": .string(hash)]
         )
+        await kernel.audit.record("reset_requested", provider: Self.id, account: email, device: device.name, reason: "device")
         return EditedResponse(
             status: .accepted,
             response: DeviceReset(requestID: approval.id, expiresAt: Timestamp.string(approval.expiresAt), matchCode: matchCode)
@@ -429,6 +455,7 @@ public struct PasswordProvider: AuthProvider {
         try await kernel.sessions.revokeAll(of: userID)
         await notifyChanged(email: email, how: "reset approved from another device", device: approval.deviceName)
         kernel.logger.info("password reset approved by another device; every session ended", metadata: ["user.id": "\(userID.lowercased)"])
+        await kernel.audit.record("reset_completed", provider: Self.id, user: userID, device: approval.deviceName, reason: "device")
         return Message(message: "Password changed", expiresIn: nil)
     }
 }

@@ -1,0 +1,127 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+public import Foundation
+public import Logging
+import NIOPosix
+
+/// `DATA/audit.jsonl`: security events, one JSON line each, fsync'ed before ``record(_:provider:user:account:device:reason:)``
+/// returns (concurrent events share an fsync), rotated by size into `audit-1.jsonl` (newest) …
+/// `audit-N.jsonl`. The client's address and the request id come from ``RequestInfo/current``.
+///
+/// Recording is awaited next to the change it describes, so both are on disk before the client
+/// hears of it. If the audit file cannot be written, the failure is logged and the request goes
+/// on: an auth server that stops signing people in because its audit disk is full would be worse.
+public actor AuditLog {
+    private let folder: String?
+    private let settings: AuthConfig.AuditSettings
+    private let clock: any AuthClock
+    private let logger: Logger
+    private let io: NIOThreadPool?
+    private var fd: Int32 = -1
+    private var size = 0
+    private var buffer: [UInt8] = []
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+    private var flushing = false
+    private let encoder: JSONEncoder = {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return e
+    }()
+
+    /// An audit log in `folder`, or one that records nothing when `folder` is nil (tests, tools).
+    public init(folder: String?, settings: AuthConfig.AuditSettings = .init(), clock: any AuthClock = SystemClock(), logger: Logger) {
+        self.folder = folder
+        self.settings = settings
+        self.clock = clock
+        self.logger = logger
+        if folder != nil {
+            let pool = NIOThreadPool(numberOfThreads: 1)
+            pool.start()
+            io = pool
+        } else {
+            io = nil
+        }
+    }
+
+    /// The file's path.
+    public nonisolated var path: String? { folder.map { $0 + "/audit.jsonl" } }
+
+    /// Appends an event and returns once it is on disk.
+    public func record(
+        _ event: String, provider: String? = nil, user: UUID? = nil, account: String? = nil, device: String? = nil, reason: String? = nil
+    ) async {
+        guard folder != nil else { return }
+        let request = RequestInfo.current
+        let entry = AuditEvent(
+            time: Timestamp.string(clock.now()), event: event, provider: provider, userID: user?.lowercased, account: account,
+            ip: request?.clientIP, device: device, reason: reason, requestID: request?.id
+        )
+        guard var line = try? encoder.encode(entry) else { return }
+        line.append(0x0A)
+        buffer.append(contentsOf: line)
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            waiters.append(c)
+            if !flushing {
+                flushing = true
+                Task { await self.flushLoop() }
+            }
+        }
+    }
+
+    private func flushLoop() async {
+        while !buffer.isEmpty, let io, let folder {
+            let bytes = buffer, batch = waiters
+            buffer = []
+            waiters = []
+            let (fd, size, settings) = (self.fd, self.size, self.settings)
+            do {
+                (self.fd, self.size) = try await io.runIfActive { try Self.append(bytes, fd: fd, size: size, folder: folder, settings: settings) }
+            } catch {
+                logger.error("audit: could not write DATA/audit.jsonl; the event is lost", metadata: ["error": "\(error)"])
+                if self.fd >= 0 { Glibc.close(self.fd) }
+                self.fd = -1
+            }
+            for w in batch { w.resume() }
+        }
+        flushing = false
+    }
+
+    /// Writes and fsyncs `bytes`, first rotating when the file is full. Returns the open file and its size.
+    private static func append(_ bytes: [UInt8], fd: Int32, size: Int, folder: String, settings: AuthConfig.AuditSettings) throws -> (Int32, Int) {
+        let path = folder + "/audit.jsonl"
+        var fd = fd, size = size
+        if fd < 0 {
+            fd = try DurableFile.openForAppend(path)
+            size = Int(max(lseek(fd, 0, SEEK_END), 0))
+        }
+        if size > 0, size + bytes.count > settings.maxBytes {
+            Glibc.close(fd)
+            if settings.keep > 0 {
+                unlink(folder + "/audit-\(settings.keep).jsonl")
+                for n in stride(from: settings.keep - 1, through: 1, by: -1) {
+                    rename(folder + "/audit-\(n).jsonl", folder + "/audit-\(n + 1).jsonl")
+                }
+                try DurableFile.check(rename(path, folder + "/audit-1.jsonl"), "rename", path)
+            } else {
+                unlink(path)
+            }
+            fd = try DurableFile.openForAppend(path)
+            try DurableFile.syncDirectory(folder)
+            size = 0
+        }
+        try DurableFile.writeAll(fd, bytes, path: path)
+        try DurableFile.sync(fd, path: path)
+        return (fd, size + bytes.count)
+    }
+
+    /// Waits for pending events and closes the file.
+    public func close() async {
+        while flushing { await Task.yield() }
+        if fd >= 0 { Glibc.close(fd) }
+        fd = -1
+        try? await io?.shutdownGracefully()
+    }
+}
