@@ -2,6 +2,8 @@ import ArgumentParser
 import AuthKernel
 import Foundation
 import Logging
+import Metrics
+import Prometheus
 
 /// `authd serve`: runs the server until SIGINT or SIGTERM.
 struct ServeCommand: AsyncParsableCommand {
@@ -62,6 +64,11 @@ struct ServeCommand: AsyncParsableCommand {
         let logger = Logger(label: "authd")
 
         var options = AuthServer.Options(dataFolder: dataFolder, host: host, port: port, config: authConfig, logger: logger)
+        if authConfig.metricsListen != nil {
+            let registry = PrometheusCollectorRegistry()
+            MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+            options.metricsExposition = { registry.emitToBuffer() }
+        }
         options.onServerRunning = { url in
             FileHandle.standardOutput.write(Data("authd listening on \(url)\n".utf8))
         }

@@ -5,6 +5,7 @@ import Darwin
 #endif
 public import Foundation
 public import Logging
+import Metrics
 import NIOPosix
 
 /// `DATA/audit.jsonl`: security events, one JSON line each, fsync'ed before ``record(_:provider:user:account:device:reason:)``
@@ -53,6 +54,10 @@ public actor AuditLog {
     public func record(
         _ event: String, provider: String? = nil, user: UUID? = nil, account: String? = nil, device: String? = nil, reason: String? = nil
     ) async {
+        if event == "sign_in" || event == "sign_in_failed" {
+            Counter(label: "authd_sign_ins_total", dimensions: [("provider", provider ?? "-"), ("outcome", event == "sign_in" ? "success" : "failure")])
+                .increment()
+        }
         guard folder != nil else { return }
         let request = RequestInfo.current
         let entry = AuditEvent(

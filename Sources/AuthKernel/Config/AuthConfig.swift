@@ -25,6 +25,8 @@ public struct AuthConfig: Sendable {
     public var log = LogSettings()
     /// The audit log (`audit.max_bytes`, `audit.keep`).
     public var audit = AuditSettings()
+    /// Where `GET /metrics` is served (`metrics.listen`, `"HOST:PORT"`); nil (the default) serves no metrics.
+    public var metricsListen: (host: String, port: Int)?
     /// Raw configuration sections of providers, by provider id.
     public var providerSections: [String: ConfigSection]
 
@@ -195,6 +197,18 @@ public struct AuthConfig: Sendable {
         }
         try l.rejectUnknownKeys()
 
+        var m2 = try top.section("metrics")
+        var metricsListen: (host: String, port: Int)?
+        if let listen = try m2.optionalString("listen") {
+            guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]), (0...65_535).contains(port) else {
+                throw ConfigError("metrics.listen must be HOST:PORT, e.g. \"127.0.0.1:9464\", not \"\(listen)\"")
+            }
+            var host = String(listen[..<colon])
+            if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+            metricsListen = (host, port)
+        }
+        try m2.rejectUnknownKeys()
+
         var audit = AuditSettings()
         var a = try top.section("audit")
         audit.maxBytes = try a.int("max_bytes", default: audit.maxBytes, in: 4096...(1 << 40))
@@ -215,6 +229,7 @@ public struct AuthConfig: Sendable {
         config.trustedProxies = trustedProxies
         config.log = log
         config.audit = audit
+        config.metricsListen = metricsListen
         return config
     }
 }

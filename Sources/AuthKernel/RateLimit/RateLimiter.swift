@@ -1,3 +1,4 @@
+import Metrics
 import Foundation
 import Synchronization
 
@@ -41,9 +42,13 @@ public final class RateLimiter: Sendable {
     /// Records one event or throws 429 `RATE_LIMIT_EXCEEDED` with `retry_after`.
     public func consume(_ rule: RateLimitRule, key: String, message: String = "Too many requests. Try again later.") throws(AuthError) {
         if let wait = attempt(rule, key: key) {
+            Self.rejections.increment()
             throw AuthError.rateLimited(retryAfter: wait, message: message)
         }
     }
+
+    /// `authd_rate_limit_rejections_total`.
+    static let rejections = Counter(label: "authd_rate_limit_rejections_total")
 
     /// Forgets a key (e.g. after a successful sign-in).
     public func reset(key: String) {

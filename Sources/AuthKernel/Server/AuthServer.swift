@@ -29,6 +29,9 @@ public final class AuthServer: Sendable {
         public var faults: StoreFaults?
         /// Whether to serve admin commands on `DATA/admin.sock` (off when the CLI opens the folder itself).
         public var adminSocket = true
+        /// Renders the metrics in Prometheus text format, served at `metrics.listen`; the executable
+        /// sets it after bootstrapping swift-metrics with a Prometheus backend.
+        public var metricsExposition: (@Sendable () -> [UInt8])?
         /// Called once the server listens, with the bound address as a URL (`http://127.0.0.1:8080`).
         public var onServerRunning: @Sendable (_ url: String) async -> Void = { _ in }
 
@@ -118,6 +121,9 @@ public final class AuthServer: Sendable {
             let router = Router(context: AuthRequestContext.self)
             let routeTable = RouteTable()
             router.add(middleware: RequestInfoMiddleware(proxies: config.trustedProxies))
+            let metrics = config.metricsListen.flatMap { listen in options.metricsExposition.map { (listen, $0) } }
+            // Requests by route and status, and their latency; only when someone collects them.
+            if metrics != nil { router.add(middleware: MetricsMiddleware()) }
             router.add(middleware: ErrorRenderingMiddleware(routes: routeTable))
             // Per-request lines at debug: at thousands of requests a second an info line each is the bottleneck.
             router.add(middleware: LogRequestsMiddleware(.debug, includeHeaders: .none))
@@ -130,6 +136,9 @@ public final class AuthServer: Sendable {
             // server has finished its in-flight requests.
             var services: [any Service] =
                 [StoreClosingService(store: store, audit: audit), ExpiryPurgeService(kernel: kernel), JobRunner(jobs: kernel.jobs, interval: .seconds(1))] + providers.flatMap(\.services)
+            if let (listen, exposition) = metrics {
+                services.append(MetricsEndpoint.service(host: listen.host, port: listen.port, exposition: exposition, logger: logger))
+            }
             if options.adminSocket {
                 let operations = try AdminOperations(kernel: kernel, store: store, keyRing: keyRing, dataFolder: options.dataFolder, via: "admin socket")
                 // Last, so it stops first, before the store closes.

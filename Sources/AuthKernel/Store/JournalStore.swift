@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Foundation
 public import Logging
+import Metrics
 import NIOPosix
 
 /// The durable JSON-file store: state in memory, every change appended to a journal and fsync'ed
@@ -196,10 +197,13 @@ public actor JournalStore {
                         try DurableFile.writeAll(fd, Array(bytes.prefix(bytes.count / 2)), path: path)
                         throw StoreError.io(operation: "write", path: path, errno: ENOSPC)
                     }
+                    let started = ContinuousClock.now
                     try DurableFile.writeAll(fd, bytes, path: path)
                     try DurableFile.sync(fd, path: path)
+                    StoreMetrics.fsync.recordInterval(since: started)
                 }
                 segment.bytes += bytes.count
+                StoreMetrics.journalBytes.record(segment.bytes)
                 syncedBatches += 1
                 for w in batch + barrierWaiters { w.resume() }
                 barrierWaiters = []
@@ -332,8 +336,10 @@ public actor JournalStore {
         Task {
             do {
                 try await io.runIfActive {
+                    let started = ContinuousClock.now
                     try Self.writeSnapshot(snapshotState, seq: snapshotSeq, folder: folder)
                     try Self.deleteSegments(folder: folder, below: newNumber)
+                    StoreMetrics.snapshot.recordInterval(since: started)
                 }
                 logger.info("store: snapshot written", metadata: ["store.seq": "\(snapshotSeq)"])
             } catch {
@@ -515,5 +521,19 @@ public actor JournalStore {
         defer { Glibc.close(fd) }
         try DurableFile.check(ftruncate(fd, off_t(length)), "ftruncate", path)
         try DurableFile.check(fsync(fd), "fsync", path)
+    }
+}
+
+/// The store's metrics: `authd_store_fsync_seconds`, `authd_store_snapshot_seconds`, `authd_store_journal_bytes`.
+enum StoreMetrics {
+    static let fsync = Timer(label: "authd_store_fsync_seconds")
+    static let snapshot = Timer(label: "authd_store_snapshot_seconds")
+    static let journalBytes = Gauge(label: "authd_store_journal_bytes")
+}
+
+extension Timer {
+    func recordInterval(since start: ContinuousClock.Instant) {
+        let elapsed = ContinuousClock.now - start
+        recordNanoseconds(Int64(elapsed.components.seconds) * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
     }
 }
