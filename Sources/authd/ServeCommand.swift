@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import Metrics
 import Prometheus
+import Synchronization
 
 /// `authd serve`: runs the server until SIGINT or SIGTERM.
 struct ServeCommand: AsyncParsableCommand {
@@ -47,19 +48,19 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let configPath = config ?? env["AUTHD_CONFIG"]
         let authConfig: AuthConfig
+        let root: [String: JSONValue]
         do {
-            authConfig = try ConfigLoading.load(path: configPath, dataFolder: dataFolder, host: host, port: port)
+            (authConfig, root) = try ConfigLoading.loadWithRoot(path: configPath, dataFolder: dataFolder, host: host, port: port)
         } catch let error as ConfigError {
             throw fail("configuration error: \(error.message)")
         }
         // AUTHD_LOG_LEVEL wins over log.level, so a one-off debug run needs no config edit.
         let level = (env["AUTHD_LOG_LEVEL"] ?? authConfig.log.level).flatMap(Logger.Level.init(rawValue:)) ?? .info
         let json = authConfig.log.format == "json"
+        let levelBox = LogLevelBox(level)
         LoggingSystem.bootstrap({ label, provider in
-            if json { return JSONLogHandler(label: label, level: level, metadataProvider: provider) }
-            var handler = StreamLogHandler.standardError(label: label, metadataProvider: provider)
-            handler.logLevel = level
-            return handler
+            if json { return ReloadableLevelHandler(inner: JSONLogHandler(label: label, level: level, metadataProvider: provider), box: levelBox) }
+            return ReloadableLevelHandler(inner: StreamLogHandler.standardError(label: label, metadataProvider: provider), box: levelBox)
         }, metadataProvider: RequestInfo.metadataProvider)
         let logger = Logger(label: "authd")
 
@@ -69,12 +70,18 @@ struct ServeCommand: AsyncParsableCommand {
             MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
             options.metricsExposition = { registry.emitToBuffer() }
         }
+        let reloader = ConfigReloader(
+            load: { try ConfigLoading.loadWithRoot(path: configPath, dataFolder: dataFolder, host: host, port: port) },
+            initialRoot: root, dataFolder: dataFolder, level: levelBox, levelFromEnvironment: env["AUTHD_LOG_LEVEL"] != nil, logger: logger
+        )
+        options.extraServices = [reloader]
         options.onServerRunning = { url in
             FileHandle.standardOutput.write(Data("authd listening on \(url)\n".utf8))
         }
         let server: AuthServer
         do {
             server = try await AuthServer.make(options, registry: availableProviders)
+            reloader.box.server.withLock { $0 = server }
         } catch let error as StoreError {
             throw fail("\(error)")
         } catch let error as ConfigError {

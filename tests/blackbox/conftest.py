@@ -13,7 +13,7 @@ import pytest
 
 
 class Server:
-    def __init__(self, folder, log=False):
+    def __init__(self, folder, log=False, level_from_env=True):
         self.folder = folder
         binary = os.environ.get("AUTHD_BINARY", ".build/debug/authd")
         # `log` is True (a log file in the data folder) or the path of one. The server writes its log
@@ -24,7 +24,8 @@ class Server:
         self.proc = subprocess.Popen(
             [binary, "serve", "--data", folder, "--port", "0"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE if log else self._stderr, text=True,
-            env={**os.environ, "AUTHD_LOG_LEVEL": "info" if log else "warning"},
+            env={**{k: v for k, v in os.environ.items() if k != "AUTHD_LOG_LEVEL"},
+                 **({"AUTHD_LOG_LEVEL": "info" if log else "warning"} if level_from_env else {})},
         )
         if log:
             self.log_copier = threading.Thread(target=self._copy_log, daemon=True)
@@ -91,12 +92,12 @@ BASE_CONFIG = {"issuer": "https://auth.example.test", "audience": "my-app", "mai
 
 
 @contextlib.contextmanager
-def running_server(config=None, log=False):
+def running_server(config=None, log=False, level_from_env=True):
     """A server on a fresh data folder; `config` entries are merged over BASE_CONFIG."""
     with tempfile.TemporaryDirectory() as folder:
         with open(os.path.join(folder, "authd.json"), "w") as f:
             json.dump({**BASE_CONFIG, **(config or {})}, f)
-        s = Server(folder, log=log)
+        s = Server(folder, log=log, level_from_env=level_from_env)
         try:
             yield s
         finally:

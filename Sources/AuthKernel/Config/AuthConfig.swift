@@ -19,6 +19,8 @@ public struct AuthConfig: Sendable {
     public var storage: StorageSettings
     /// Seconds a connection may stay idle, or send a request too slowly, before it is closed (`http.idle_timeout`).
     public var idleTimeout: Int = 60
+    /// Seconds SIGTERM waits for requests in flight before cancelling them (`http.shutdown_timeout`).
+    public var shutdownTimeout: Int = 10
     /// Reverse proxies whose `X-Forwarded-For` is believed (`http.trusted_proxies`; default none).
     public var trustedProxies = TrustedProxies.none
     /// Logging (`log.format`, `log.level`).
@@ -184,6 +186,7 @@ public struct AuthConfig: Sendable {
         var http = try top.section("http")
         let idleTimeout = try http.seconds("idle_timeout", default: 60, max: 3600)
         let trustedProxies = try TrustedProxies(try http.strings("trusted_proxies", default: []))
+        let shutdownTimeout = try http.seconds("shutdown_timeout", default: 10, max: 300)
         try http.rejectUnknownKeys()
 
         var log = LogSettings()
@@ -227,6 +230,7 @@ public struct AuthConfig: Sendable {
         )
         config.idleTimeout = idleTimeout
         config.trustedProxies = trustedProxies
+        config.shutdownTimeout = shutdownTimeout
         config.log = log
         config.audit = audit
         config.metricsListen = metricsListen
@@ -277,11 +281,35 @@ public struct RateLimitRule: Sendable, Equatable {
     public var limit: Int
     /// Window length in seconds.
     public var window: Int
+    /// Where the rule lives in the configuration (`email.sends_per_ip`), so a reload (SIGHUP) can
+    /// change it; nil for rules that are not configurable.
+    public var name: String?
+    /// The built-in value, which a reload goes back to when the key is removed.
+    public var builtIn: Limits?
+
+    /// A limit and window without a name.
+    public struct Limits: Sendable, Equatable {
+        /// Events allowed per window.
+        public var limit: Int
+        /// Window length in seconds.
+        public var window: Int
+    }
 
     /// Creates a rule.
     public init(limit: Int, window: Int) {
         self.limit = limit
         self.window = window
+    }
+
+    /// Two rules are equal when they allow the same (where they come from does not matter).
+    public static func == (a: Self, b: Self) -> Bool { a.limit == b.limit && a.window == b.window }
+
+    /// Reads `{"limit": N, "window": SECONDS}`; nil when `value` is not a valid rule.
+    public static func parse(_ value: JSONValue?) -> Limits? {
+        guard case .object(let o) = value, case .number(let l) = o["limit"], case .number(let w) = o["window"],
+            o.count == 2, l == l.rounded(), w == w.rounded(), (1...1_000_000).contains(l), w >= 1, w <= 10 * 365 * 86_400
+        else { return nil }
+        return Limits(limit: Int(l), window: Int(w))
     }
 }
 
@@ -290,14 +318,19 @@ extension ConfigSection {
     public mutating func rule(_ key: String, default defaultValue: RateLimitRule) throws -> RateLimitRule {
         guard contains(key) else {
             skip(key)
-            return defaultValue
+            var rule = defaultValue
+            rule.name = path.isEmpty ? key : "\(path).\(key)"
+            rule.builtIn = .init(limit: defaultValue.limit, window: defaultValue.window)
+            return rule
         }
         var r = try section(key)
-        let rule = RateLimitRule(
+        var rule = RateLimitRule(
             limit: try r.int("limit", default: defaultValue.limit, in: 1...1_000_000),
             window: try r.seconds("window", default: defaultValue.window)
         )
         try r.rejectUnknownKeys()
+        rule.name = path.isEmpty ? key : "\(path).\(key)"
+        rule.builtIn = .init(limit: defaultValue.limit, window: defaultValue.window)
         return rule
     }
 }

@@ -50,6 +50,11 @@ public final class JobQueue: Sendable {
         handlers.withLock { $0[kind] = (policy, handler) }
     }
 
+    /// Changes the retry policy of a registered kind (a reload).
+    public func setPolicy(kind: String, _ policy: RetryPolicy) {
+        handlers.withLock { if let h = $0[kind] { $0[kind] = (policy, h.1) } }
+    }
+
     /// Stores a job to run as soon as the runner gets to it.
     @discardableResult
     public func enqueue(kind: String, payload: [String: JSONValue]) async throws -> JobRecord {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 public import Logging
 
 /// Sends mail through a durable queue: a message is sealed (it may carry a code) and stored as a
@@ -7,15 +8,27 @@ public import Logging
 /// `mail.max_attempts`; permanent ones (5xx) are logged with the server's reply and dropped; a
 /// message still queued at a restart is delivered after it.
 public final class Mailer: Sendable {
+    /// What a reload (SIGHUP) may change.
+    struct Delivery: Sendable {
+        var transport: any MailTransport
+        var from: String
+        var wait: Duration
+    }
+    /// Shared with the queue's handler, which must see a reload too.
+    final class DeliveryBox: Sendable {
+        let value: Mutex<Delivery>
+        init(_ d: Delivery) { value = Mutex(d) }
+        func withLock<R>(_ body: (inout Delivery) -> R) -> R { value.withLock { body(&$0) } }
+    }
+    private let delivery: DeliveryBox
     /// The transport.
-    public let transport: any MailTransport
+    public var transport: any MailTransport { delivery.withLock { $0.transport } }
     /// The `From` header.
-    public let from: String
+    public var from: String { delivery.withLock { $0.from } }
     /// The wording.
     public let templates: MailTemplates
     let jobs: JobQueue
     let box: SecretBox
-    let wait: Duration
     let logger: Logger
 
     /// Job kind of queued mail.
@@ -26,14 +39,14 @@ public final class Mailer: Sendable {
         transport: any MailTransport, from: String, templates: MailTemplates, jobs: JobQueue, box: SecretBox,
         retry: JobQueue.RetryPolicy, waitForDelivery: Duration, logger: Logger
     ) {
-        self.transport = transport
-        self.from = from
+        let delivery = DeliveryBox(Delivery(transport: transport, from: from, wait: waitForDelivery))
+        self.delivery = delivery
         self.templates = templates
         self.jobs = jobs
         self.box = box
-        self.wait = waitForDelivery
         self.logger = logger
         jobs.register(kind: Self.jobKind, policy: retry) { job in
+            let (transport, from) = delivery.withLock { ($0.transport, $0.from) }
             guard case .string(let sealed) = job.payload["message"], let json = box.open(sealed),
                 let message = try? JSONDecoder().decode(MailMessage.self, from: Data(json.utf8))
             else { throw JobQueue.PermanentFailure("unreadable queued mail") }
@@ -64,13 +77,20 @@ public final class Mailer: Sendable {
         let job = try await jobs.enqueue(kind: Self.jobKind, payload: ["message": .string(sealed)])
         let jobs = self.jobs
         let attempt = Task { await jobs.run(job) }
-        let wait = self.wait
+        let wait = delivery.withLock { $0.wait }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { _ = await attempt.value }
             group.addTask { try? await Task.sleep(for: wait) }
             await group.next()
             group.cancelAll()
         }
+    }
+
+    /// Switches transport, sender, retries and waiting (a SIGHUP reload); mail already queued is
+    /// delivered with the new settings.
+    public func reconfigure(transport: any MailTransport, from: String, retry: JobQueue.RetryPolicy, waitForDelivery: Duration) {
+        delivery.withLock { $0 = Delivery(transport: transport, from: from, wait: waitForDelivery) }
+        jobs.setPolicy(kind: Self.jobKind, retry)
     }
 
     /// The subject without the code, for logs.

@@ -16,12 +16,45 @@ public final class RateLimiter: Sendable {
     private let clock: any AuthClock
     private static let pruneThreshold = 100_000
 
+    /// The configuration read at the last reload, and the rules found in it so far, by name.
+    private let reloaded = Mutex<(root: [String: JSONValue]?, rules: [String: RateLimitRule])>((nil, [:]))
+
     /// Creates a limiter reading time from `clock`.
     public init(clock: any AuthClock) { self.clock = clock }
+
+    /// Takes the rules of a re-read configuration file (SIGHUP): from now on a named rule is the
+    /// value at its path in `root`, or its built-in value where the file no longer sets it.
+    /// Counters start over, as after a restart: a count kept under one rule means nothing under another.
+    public func reload(root: [String: JSONValue]) {
+        reloaded.withLock { $0 = (root, [:]) }
+        arrivals.withLock { $0 = [:] }
+    }
+
+    /// The rule as the last reload says (the rule itself when there has been none).
+    func effective(_ rule: RateLimitRule) -> RateLimitRule {
+        guard let name = rule.name else { return rule }
+        return reloaded.withLock { state -> RateLimitRule in
+            guard let root = state.root else { return rule }
+            if let known = state.rules[name] { return known }
+            var value: JSONValue? = .object(root)
+            for part in name.split(separator: ".") {
+                guard case .object(let o) = value else { value = nil; break }
+                value = o[String(part)]
+            }
+            // Set and valid: the new value. Removed: the built-in one. Set but invalid: unchanged.
+            var current = rule
+            if let limits = value == nil ? rule.builtIn : RateLimitRule.parse(value) {
+                (current.limit, current.window) = (limits.limit, limits.window)
+            }
+            state.rules[name] = current
+            return current
+        }
+    }
 
     /// Records one event for `key` under `rule` if allowed.
     /// - Returns: nil when allowed, otherwise the whole seconds to wait (at least 1).
     public func attempt(_ rule: RateLimitRule, key: String) -> Int? {
+        let rule = effective(rule)
         let now = clock.now().timeIntervalSince1970
         let interval = Double(rule.window) / Double(rule.limit)
         let tolerance = Double(rule.window) - interval

@@ -3,6 +3,7 @@ public import Hummingbird
 public import Logging
 public import NIOCore
 public import ServiceLifecycle
+import UnixSignals
 
 /// A ready-to-run authd: the store opened, keys loaded, kernel services and providers wired, routes mounted.
 ///
@@ -29,6 +30,8 @@ public final class AuthServer: Sendable {
         public var faults: StoreFaults?
         /// Whether to serve admin commands on `DATA/admin.sock` (off when the CLI opens the folder itself).
         public var adminSocket = true
+        /// More services to run with the server (the executable's SIGHUP handler).
+        public var extraServices: [any Service] = []
         /// Renders the metrics in Prometheus text format, served at `metrics.listen`; the executable
         /// sets it after bootstrapping swift-metrics with a Prometheus backend.
         public var metricsExposition: (@Sendable () -> [UInt8])?
@@ -87,13 +90,7 @@ public final class AuthServer: Sendable {
             let codeSecret = try keys.loadOrCreateSecret(named: "code-secret", logger: logger)
 
             let rateLimiter = RateLimiter(clock: clock)
-            let transport: any MailTransport =
-                switch config.mail.transport {
-                case "outbox": OutboxMailTransport(path: options.dataFolder + "/outbox.jsonl")
-                case "smtp": SMTPTransport(settings: config.mail.smtp!)
-                case "sendmail": SendmailTransport(path: config.mail.sendmailPath)
-                default: LogMailTransport(logger: logger)
-                }
+            let transport = Self.transport(config.mail, dataFolder: options.dataFolder, logger: logger)
             let jobs = JobQueue(store: store, clock: clock, logger: logger)
             let mailer = Mailer(
                 transport: transport, from: config.mail.from,
@@ -136,6 +133,7 @@ public final class AuthServer: Sendable {
             // server has finished its in-flight requests.
             var services: [any Service] =
                 [StoreClosingService(store: store, audit: audit), ExpiryPurgeService(kernel: kernel), JobRunner(jobs: kernel.jobs, interval: .seconds(1))] + providers.flatMap(\.services)
+            services += options.extraServices
             if let (listen, exposition) = metrics {
                 services.append(MetricsEndpoint.service(host: listen.host, port: listen.port, exposition: exposition, logger: logger))
             }
@@ -168,9 +166,84 @@ public final class AuthServer: Sendable {
 
     /// Serves until SIGINT or SIGTERM, then finishes in-flight requests and flushes the store.
     public func run() async throws {
-        try await application.runService()
+        var configuration = ServiceGroupConfiguration(
+            services: [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: kernel.logger
+        )
+        // In-flight requests get this long to finish (an event stream would wait forever), then are cancelled.
+        configuration.maximumGracefulShutdownDuration = .seconds(kernel.config.shutdownTimeout)
+        configuration.maximumCancellationDuration = .seconds(5)
+        try await ServiceGroup(configuration: configuration).run()
         await store.close()
         await kernel.audit.close()
+    }
+
+    /// The mail transport `settings` name.
+    static func transport(_ settings: AuthConfig.MailSettings, dataFolder: String, logger: Logger) -> any MailTransport {
+        switch settings.transport {
+        case "outbox": OutboxMailTransport(path: dataFolder + "/outbox.jsonl")
+        case "smtp": SMTPTransport(settings: settings.smtp!)
+        case "sendmail": SendmailTransport(path: settings.sendmailPath)
+        default: LogMailTransport(logger: logger)
+        }
+    }
+
+    /// What a reload changed, and what changed in the file but waits for a restart.
+    public struct ReloadReport: Sendable, Equatable {
+        /// Applied now.
+        public var reloaded: [String]
+        /// Changed in the file, not applied: top-level keys (`issuer`, `tokens`, a provider's section…).
+        public var needRestart: [String]
+    }
+
+    /// Applies a re-read configuration file (SIGHUP): mail settings and every rate limit at once
+    /// (templates are read at each send anyway); other changes are reported as needing a restart.
+    /// - Parameters:
+    ///   - config: the new file, parsed and checked.
+    ///   - root: its JSON; `previous`: the JSON it replaces.
+    public func reload(config: AuthConfig, root: [String: JSONValue], previous: [String: JSONValue], dataFolder: String) -> ReloadReport {
+        var reloaded: [String] = []
+        if root["mail"] != previous["mail"] {
+            kernel.mailer.reconfigure(
+                transport: Self.transport(config.mail, dataFolder: dataFolder, logger: kernel.logger), from: config.mail.from,
+                retry: .init(maxAttempts: config.mail.maxAttempts, baseDelay: config.mail.retryDelay),
+                waitForDelivery: .milliseconds(Int64(config.mail.waitForDelivery * 1000))
+            )
+            reloaded.append("mail")
+        }
+        kernel.rateLimiter.reload(root: root)
+        let limitsChanged = Self.rateLimits(.object(root), path: "") != Self.rateLimits(.object(previous), path: "")
+        if limitsChanged { reloaded.append("rate limits") }
+        let keys = Set(root.keys).union(previous.keys).subtracting(["mail", "log"])
+        let needRestart = keys.filter { Self.withoutRateLimits(root[$0] ?? .null) != Self.withoutRateLimits(previous[$0] ?? .null) }.sorted()
+        return ReloadReport(reloaded: reloaded, needRestart: needRestart)
+    }
+
+    /// Paths of objects that look like rate-limit rules (they have `limit` or `window`) but are not
+    /// valid ones; a reload refuses a file with any.
+    public static func invalidRateLimits(_ root: [String: JSONValue]) -> [String] {
+        func walk(_ value: JSONValue, _ path: String) -> [String] {
+            guard case .object(let o) = value else { return [] }
+            if o["limit"] != nil || o["window"] != nil { return RateLimitRule.parse(value) == nil ? [path] : [] }
+            return o.flatMap { walk($0.value, path.isEmpty ? $0.key : "\(path).\($0.key)") }
+        }
+        return walk(.object(root), "").sorted()
+    }
+
+    /// The value with every rate-limit rule (`{"limit", "window"}`) taken out.
+    static func withoutRateLimits(_ value: JSONValue) -> JSONValue {
+        guard case .object(let o) = value else { return value }
+        return .object(o.filter { RateLimitRule.parse($0.value) == nil }.mapValues(withoutRateLimits))
+    }
+
+    /// Every rate-limit rule in the value, by path.
+    static func rateLimits(_ value: JSONValue, path: String) -> [String: JSONValue] {
+        guard case .object(let o) = value else { return [:] }
+        var found: [String: JSONValue] = [:]
+        for (key, v) in o {
+            let p = path.isEmpty ? key : "\(path).\(key)"
+            if RateLimitRule.parse(v) != nil { found[p] = v } else { found.merge(rateLimits(v, path: p)) { a, _ in a } }
+        }
+        return found
     }
 
     /// Closes the store (idempotent); for tests that drive ``application`` themselves.

@@ -1,0 +1,95 @@
+import AuthKernel
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+import UnixSignals
+
+/// The log level every handler reads on each line, so SIGHUP can change it.
+final class LogLevelBox: Sendable {
+    private let value: Mutex<Logger.Level>
+    init(_ level: Logger.Level) { value = Mutex(level) }
+    var level: Logger.Level {
+        get { value.withLock { $0 } }
+        set { value.withLock { $0 = newValue } }
+    }
+}
+
+/// A handler whose level is the shared ``LogLevelBox``'s.
+struct ReloadableLevelHandler<Inner: LogHandler>: LogHandler {
+    var inner: Inner
+    let box: LogLevelBox
+
+    var logLevel: Logger.Level {
+        get { box.level }
+        set { box.level = newValue }
+    }
+    var metadata: Logger.Metadata {
+        get { inner.metadata }
+        set { inner.metadata = newValue }
+    }
+    var metadataProvider: Logger.MetadataProvider? {
+        get { inner.metadataProvider }
+        set { inner.metadataProvider = newValue }
+    }
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { inner[metadataKey: key] }
+        set { inner[metadataKey: key] = newValue }
+    }
+    func log(event: LogEvent) { inner.log(event: event) }
+}
+
+/// SIGHUP: re-reads the configuration file and applies what can change while serving (log level,
+/// mail settings, rate limits; templates are read at each send anyway), and says in the log what
+/// it reloaded and which changes wait for a restart. A file with an error changes nothing.
+struct ConfigReloader: Service {
+    final class ServerBox: Sendable {
+        let server = Mutex<AuthServer?>(nil)
+    }
+    let box = ServerBox()
+    let load: @Sendable () throws -> (AuthConfig, [String: JSONValue])
+    let initialRoot: [String: JSONValue]
+    let dataFolder: String
+    let level: LogLevelBox
+    let levelFromEnvironment: Bool
+    let logger: Logger
+
+    func run() async throws {
+        var previous = initialRoot
+        for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
+            guard let server = box.server.withLock({ $0 }) else { continue }
+            let config: AuthConfig
+            let root: [String: JSONValue]
+            do {
+                (config, root) = try load()
+            } catch let error as ConfigError {
+                logger.error("SIGHUP: the configuration was not reloaded; nothing changed", metadata: ["error": "\(error.message)"])
+                continue
+            }
+            let invalid = AuthServer.invalidRateLimits(root)
+            guard invalid.isEmpty else {
+                logger.error(
+                    "SIGHUP: the configuration was not reloaded; nothing changed",
+                    metadata: ["error": "not a valid rate limit ({\"limit\": 1…1000000, \"window\": seconds}): \(invalid.joined(separator: ", "))"]
+                )
+                continue
+            }
+            var report = server.reload(config: config, root: root, previous: previous, dataFolder: dataFolder)
+            if !levelFromEnvironment, let name = config.log.level ?? "info" as String?, let newLevel = Logger.Level(rawValue: name), newLevel != level.level {
+                level.level = newLevel
+                report.reloaded.append("log level (\(name))")
+            }
+            if (root["log"].flatMap { if case .object(let o) = $0 { o["format"] } else { nil } }) != (previous["log"].flatMap { if case .object(let o) = $0 { o["format"] } else { nil } }) {
+                report.needRestart.append("log.format")
+            }
+            previous = root
+            logger.notice(
+                "SIGHUP: configuration reloaded",
+                metadata: [
+                    "reloaded": "\(report.reloaded.isEmpty ? "nothing changed" : report.reloaded.joined(separator: ", "))",
+                    "needs_restart": "\(report.needRestart.isEmpty ? "-" : report.needRestart.joined(separator: ", "))",
+                ]
+            )
+        }
+    }
+}
