@@ -137,7 +137,7 @@ public actor JournalStore {
         state.pending = []
         if !changes.isEmpty {
             seq += 1
-            var line = try encoder.encode(JournalLine(seq: seq, changes: changes))
+            var line = try JournalLine(seq: seq, changes: changes).encoded(with: encoder)
             line.append(0x0A)
             buffer.append(contentsOf: line)
             switch durability {

@@ -45,3 +45,28 @@ public struct UserResponse: ResponseCodable, Sendable, Equatable {
         try c.encode(updatedAt, forKey: .updatedAt)
     }
 }
+
+extension UserResponse {
+    /// Written directly (see ``JSONWriter``); the same JSON as ``encode(to:)``.
+    public func write(to w: inout JSONWriter) {
+        w.beginObject()
+        w.key("id"); w.string(id)
+        w.key("email"); w.string(email)
+        w.key("email_verified"); w.bool(emailVerified)
+        w.key("display_name"); w.string(displayName)
+        w.key("username"); w.string(username)
+        w.key("is_anonymous"); w.bool(isAnonymous)
+        w.key("auth_providers"); w.strings(authProviders)
+        w.key("created_at"); w.string(createdAt)
+        w.key("updated_at"); w.string(updatedAt)
+        w.endObject()
+    }
+
+    /// The answer, written without `JSONEncoder`.
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        var w = JSONWriter(capacity: 320)
+        write(to: &w)
+        return w.response()
+    }
+}
+

@@ -1,0 +1,119 @@
+public import Foundation
+public import Hummingbird
+import NIOCore
+
+/// Writes JSON bytes directly, for the hottest answers (`GET /me`, `POST /refresh`): Foundation's
+/// `JSONEncoder` was the largest cost of those requests in the profile (bench/README.md).
+/// Strings are escaped as RFC 8259 requires; everything else is passed through as UTF-8.
+public struct JSONWriter: Sendable {
+    /// The bytes written so far.
+    public private(set) var bytes: [UInt8] = []
+    private var needsComma = false
+
+    /// Creates an empty writer with room for a typical answer.
+    public init(capacity: Int = 512) { bytes.reserveCapacity(capacity) }
+
+    /// `{`.
+    public mutating func beginObject() {
+        comma()
+        bytes.append(UInt8(ascii: "{"))
+        needsComma = false
+    }
+
+    /// `}`.
+    public mutating func endObject() {
+        bytes.append(UInt8(ascii: "}"))
+        needsComma = true
+    }
+
+    /// `"key":` before a value.
+    public mutating func key(_ key: StaticString) {
+        comma()
+        bytes.append(UInt8(ascii: "\""))
+        key.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        needsComma = false
+    }
+
+    /// A string, or `null`.
+    public mutating func string(_ value: String?) {
+        comma()
+        guard let value else { return append("null") }
+        bytes.append(UInt8(ascii: "\""))
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): append("\\\"")
+            case UInt8(ascii: "\\"): append("\\\\")
+            case 0x0A: append("\\n")
+            case 0x0D: append("\\r")
+            case 0x09: append("\\t")
+            case 0x00..<0x20, 0x7F:
+                let hex: [UInt8] = Array("0123456789abcdef".utf8)
+                bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+        needsComma = true
+    }
+
+    /// An integer.
+    public mutating func int(_ value: Int) {
+        comma()
+        append(String(value))
+    }
+
+    /// A number as Swift prints it shortest, which reads back to the same `Double`.
+    public mutating func double(_ value: Double) {
+        comma()
+        append(value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : "\(value)")
+    }
+
+    /// A UUID as `JSONEncoder` writes it (upper case).
+    public mutating func uuid(_ value: UUID) {
+        string(value.uuidString)
+    }
+
+    /// `[`; close with ``endArray()``.
+    public mutating func beginArray() {
+        comma()
+        bytes.append(UInt8(ascii: "["))
+        needsComma = false
+    }
+
+    /// `]`.
+    public mutating func endArray() {
+        bytes.append(UInt8(ascii: "]"))
+        needsComma = true
+    }
+
+    /// `true` or `false`.
+    public mutating func bool(_ value: Bool) {
+        comma()
+        append(value ? "true" : "false")
+    }
+
+    /// An array of strings.
+    public mutating func strings(_ values: [String]) {
+        comma()
+        bytes.append(UInt8(ascii: "["))
+        needsComma = false
+        for v in values { string(v) }
+        bytes.append(UInt8(ascii: "]"))
+        needsComma = true
+    }
+
+    /// A `200 application/json` response with the bytes written.
+    public func response(status: HTTPResponse.Status = .ok) -> Response {
+        Response(status: status, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    private mutating func comma() {
+        if needsComma { bytes.append(UInt8(ascii: ",")) }
+    }
+
+    private mutating func append(_ text: String) {
+        bytes.append(contentsOf: text.utf8)
+        needsComma = true
+    }
+}
