@@ -26,6 +26,7 @@ public actor AuditLog {
     private var buffer: [UInt8] = []
     private var waiters: [CheckedContinuation<Void, Never>] = []
     private var flushing = false
+    private var idleWaiters: [CheckedContinuation<Void, Never>] = []
     private let encoder: JSONEncoder = {
         let e = JSONEncoder()
         e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -92,6 +93,8 @@ public actor AuditLog {
             for w in batch { w.resume() }
         }
         flushing = false
+        for w in idleWaiters { w.resume() }
+        idleWaiters = []
     }
 
     /// Writes and fsyncs `bytes`, first rotating when the file is full. Returns the open file and its size.
@@ -124,7 +127,7 @@ public actor AuditLog {
 
     /// Waits for pending events and closes the file.
     public func close() async {
-        while flushing { await Task.yield() }
+        if flushing { await withCheckedContinuation { idleWaiters.append($0) } }
         if fd >= 0 { Glibc.close(fd) }
         fd = -1
         try? await io?.shutdownGracefully()
