@@ -14,6 +14,8 @@ public enum AuthClientError: Error, Sendable, Equatable, LocalizedError {
     case refreshTokenReused
     case invalidAppleToken
     case emailNotVerified
+    /// An operator disabled the account (`ACCOUNT_DISABLED`, authd's addition to the contract).
+    case accountDisabled
     case notFound
     case accountExists
     case identityInUse
@@ -53,6 +55,7 @@ public enum AuthClientError: Error, Sendable, Equatable, LocalizedError {
         case .invalidCredentials: "Those sign-in details are not correct."
         case .invalidAppleToken: "Sign in with Apple didn't work. Please try again."
         case .emailNotVerified: "Please confirm your email address first. We've sent you a code."
+        case .accountDisabled: "This account has been disabled. Please contact support."
         case .notFound: "That could not be found."
         case .accountExists: "An account with this email already exists. Try signing in instead."
         case .identityInUse: "This sign-in method already belongs to another account."
@@ -105,6 +108,7 @@ public enum AuthClientError: Error, Sendable, Equatable, LocalizedError {
         case "REFRESH_TOKEN_REUSED": return .refreshTokenReused
         case "INVALID_APPLE_TOKEN": return .invalidAppleToken
         case "EMAIL_NOT_VERIFIED": return .emailNotVerified
+        case "ACCOUNT_DISABLED": return .accountDisabled
         case "NOT_FOUND": return .notFound
         case "ACCOUNT_EXISTS": return .accountExists
         case "IDENTITY_IN_USE": return .identityInUse

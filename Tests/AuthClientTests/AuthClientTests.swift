@@ -93,6 +93,25 @@ struct AuthClientTests {
         }
     }
 
+    @Test func aDisabledAccountIsReportedAsSuch() async throws {
+        let f = try Fixture()
+        let client = f.client()
+        _ = try await f.signInByEmail(client, "off@example.com")
+        let admin = Process()
+        admin.executableURL = URL(fileURLWithPath: ServerProcess.binary)
+        admin.arguments = ["users", "disable", "off@example.com", "--data", f.server.folder]
+        admin.standardOutput = FileHandle.nullDevice
+        try admin.run()
+        admin.waitUntilExit()
+        #expect(admin.terminationStatus == 0)
+        let again = f.client()
+        let before = f.mailCount()
+        try await again.sendEmailCode("off@example.com")
+        let code = try await f.code(after: before)
+        await #expect(throws: AuthClientError.accountDisabled) { try await again.verifyEmailCode(email: "off@example.com", code: code) }
+        #expect(AuthClientError.accountDisabled.localizedDescription.contains("disabled"))
+    }
+
     @Test func fiftyParallelRequestsWithAnExpiredTokenShareOneRefresh() async throws {
         let f = try Fixture()
         let client = f.client()

@@ -46,4 +46,30 @@ struct ConfigTests {
         #expect(message("[1]") == "the configuration file must hold a JSON object")
         #expect(message("{") != nil)
     }
+
+    @Test func operatingKeysHaveDefaultsAndClearErrors() throws {
+        let d = try parse("{}")
+        #expect(d.metricsListen == nil && d.log.format == "text" && d.log.level == nil && d.shutdownTimeout == 10)
+        #expect(d.audit == AuthConfig.AuditSettings() && d.trustedProxies == .none)
+        let c = try parse(#"{"metrics":{"listen":"[::1]:9464"},"log":{"format":"json","level":"debug"},"http":{"trusted_proxies":["10.0.0.0/8"],"shutdown_timeout":3},"audit":{"max_bytes":4096,"keep":0}}"#)
+        #expect(c.metricsListen?.host == "::1" && c.metricsListen?.port == 9464)
+        #expect(c.log.format == "json" && c.log.level == "debug" && c.shutdownTimeout == 3)
+        #expect(c.trustedProxies.contains("10.9.8.7") && c.audit.keep == 0)
+        #expect(message(#"{"metrics":{"listen":"9464"}}"#)?.contains("metrics.listen must be HOST:PORT") == true)
+        #expect(message(#"{"log":{"format":"xml"}}"#) == #"log.format must be text or json, not "xml""#)
+        #expect(message(#"{"log":{"level":"loud"}}"#)?.hasPrefix("log.level must be one of") == true)
+        #expect(message(#"{"http":{"trusted_proxies":["example.com"]}}"#)?.contains("http.trusted_proxies") == true)
+        #expect(message(#"{"audit":{"max_bytes":10}}"#)?.contains("audit.max_bytes") == true)
+        #expect(message(#"{"audit":{"rotate":true}}"#) == "unknown configuration key audit.rotate")
+    }
+
+    @Test func rateLimitRulesKnowWhereTheyLive() throws {
+        var section = ConfigSection(path: "email", values: ["sends_per_ip": .object(["limit": .number(5), "window": .number(60)])])
+        let set = try section.rule("sends_per_ip", default: RateLimitRule(limit: 20, window: 3600))
+        let unset = try section.rule("verifies_per_ip", default: RateLimitRule(limit: 60, window: 600))
+        #expect(set.name == "email.sends_per_ip" && set == RateLimitRule(limit: 5, window: 60))
+        #expect(set.builtIn == RateLimitRule.Limits(limit: 20, window: 3600))
+        #expect(unset.name == "email.verifies_per_ip" && unset == RateLimitRule(limit: 60, window: 600))
+    }
 }
+

@@ -47,3 +47,27 @@ struct RateLimiterTests {
         #expect(limiter.attempt(rule, key: "k") == nil)
     }
 }
+
+struct RateLimiterReloadTests {
+    @Test func aReloadTakesNamedRulesFromTheNewFileAndFallsBackToTheBuiltInValue() throws {
+        let clock = ManualClock(Date(timeIntervalSince1970: 1_800_000_000))
+        let limiter = RateLimiter(clock: clock)
+        var section = ConfigSection(path: "email", values: ["sends_per_ip": .object(["limit": .number(1), "window": .number(3600)])])
+        let rule = try section.rule("sends_per_ip", default: RateLimitRule(limit: 3, window: 3600))
+        #expect(limiter.attempt(rule, key: "k") == nil)
+        #expect(limiter.attempt(rule, key: "k") != nil)
+        // The new file allows 2: counters start over, then the new limit holds.
+        limiter.reload(root: ["email": .object(["sends_per_ip": .object(["limit": .number(2), "window": .number(3600)])])])
+        #expect(limiter.attempt(rule, key: "k") == nil)
+        #expect(limiter.attempt(rule, key: "k") == nil)
+        #expect(limiter.attempt(rule, key: "k") != nil)
+        // Removed from the file: the built-in 3.
+        limiter.reload(root: [:])
+        for _ in 0..<3 { #expect(limiter.attempt(rule, key: "k") == nil) }
+        #expect(limiter.attempt(rule, key: "k") != nil)
+        // An unnamed rule is never changed by a reload.
+        let fixed = RateLimitRule(limit: 1, window: 60)
+        #expect(limiter.attempt(fixed, key: "f") == nil)
+        #expect(limiter.attempt(fixed, key: "f") != nil)
+    }
+}

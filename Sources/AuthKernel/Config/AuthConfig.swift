@@ -293,6 +293,11 @@ public struct RateLimitRule: Sendable, Equatable {
         public var limit: Int
         /// Window length in seconds.
         public var window: Int
+        /// Creates limits.
+        public init(limit: Int, window: Int) {
+            self.limit = limit
+            self.window = window
+        }
     }
 
     /// Creates a rule.
