@@ -63,6 +63,12 @@ enum SnapshotFile {
                 var out: [StoreChange] = []
                 out.reserveCapacity(chunks[i].count)
                 for index in chunks[i] {
+                    // Users and sessions (nearly every record) by hand; anything else, or anything
+                    // unexpected, through JSONDecoder.
+                    if let fast = bytes.withUnsafeBufferPointer({ StoreChange.fastDecode(UnsafeBufferPointer(rebasing: $0[lines[index]])) }) {
+                        out.append(fast)
+                        continue
+                    }
                     do {
                         out.append(try decoder.decode(StoreChange.self, from: Data(bytes[lines[index]])))
                     } catch {
