@@ -40,6 +40,16 @@ public struct JSONWriter: Sendable {
         comma()
         guard let value else { return append("null") }
         bytes.append(UInt8(ascii: "\""))
+        // Most strings (tokens, hashes, ids) need no escaping: copy them whole.
+        let clean = value.utf8.withContiguousStorageIfAvailable { utf8 in
+            !utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 == 0x7F }
+        }
+        if clean == true {
+            bytes.append(contentsOf: value.utf8)
+            bytes.append(UInt8(ascii: "\""))
+            needsComma = true
+            return
+        }
         for byte in value.utf8 {
             switch byte {
             case UInt8(ascii: "\""): append("\\\"")
