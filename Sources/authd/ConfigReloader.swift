@@ -49,6 +49,8 @@ struct ConfigReloader: Service {
     let box = ServerBox()
     let load: @Sendable () throws -> (AuthConfig, [String: JSONValue])
     let initialRoot: [String: JSONValue]
+    /// `log.format` as started; a change waits for a restart.
+    let initialFormat: String
     let dataFolder: String
     let level: LogLevelBox
     let levelFromEnvironment: Bool
@@ -56,14 +58,17 @@ struct ConfigReloader: Service {
 
     func run() async throws {
         var previous = initialRoot
+        let format = initialFormat
         for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
             guard let server = box.server.withLock({ $0 }) else { continue }
             let config: AuthConfig
             let root: [String: JSONValue]
             do {
                 (config, root) = try load()
-            } catch let error as ConfigError {
-                logger.error("SIGHUP: the configuration was not reloaded; nothing changed", metadata: ["error": "\(error.message)"])
+            } catch {
+                // Never let a bad file end the server: this service's failure would stop the group.
+                let message = (error as? ConfigError)?.message ?? "\(error)"
+                logger.error("SIGHUP: the configuration was not reloaded; nothing changed", metadata: ["error": "\(message)"])
                 continue
             }
             let invalid = AuthServer.invalidRateLimits(root)
@@ -75,13 +80,12 @@ struct ConfigReloader: Service {
                 continue
             }
             var report = server.reload(config: config, root: root, previous: previous, dataFolder: dataFolder)
-            if !levelFromEnvironment, let name = config.log.level ?? "info" as String?, let newLevel = Logger.Level(rawValue: name), newLevel != level.level {
+            let name = config.log.level ?? "info"
+            if !levelFromEnvironment, let newLevel = Logger.Level(rawValue: name), newLevel != level.level {
                 level.level = newLevel
                 report.reloaded.append("log level (\(name))")
             }
-            if (root["log"].flatMap { if case .object(let o) = $0 { o["format"] } else { nil } }) != (previous["log"].flatMap { if case .object(let o) = $0 { o["format"] } else { nil } }) {
-                report.needRestart.append("log.format")
-            }
+            if config.log.format != format { report.needRestart.append("log.format") }
             previous = root
             logger.notice(
                 "SIGHUP: configuration reloaded",

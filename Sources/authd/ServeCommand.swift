@@ -72,7 +72,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let reloader = ConfigReloader(
             load: { try ConfigLoading.loadWithRoot(path: configPath, dataFolder: dataFolder, host: host, port: port) },
-            initialRoot: root, dataFolder: dataFolder, level: levelBox, levelFromEnvironment: env["AUTHD_LOG_LEVEL"] != nil, logger: logger
+            initialRoot: root, initialFormat: authConfig.log.format, dataFolder: dataFolder, level: levelBox, levelFromEnvironment: env["AUTHD_LOG_LEVEL"] != nil, logger: logger
         )
         options.extraServices = [reloader]
         options.onServerRunning = { url in
@@ -91,8 +91,5 @@ struct ServeCommand: AsyncParsableCommand {
         logger.info("stopped; store flushed")
     }
 
-    private func fail(_ message: String) -> ExitCode {
-        FileHandle.standardError.write(Data("authd: \(message)\n".utf8))
-        return ExitCode(1)
-    }
+    private func fail(_ message: String) -> ExitCode { AdminConnection.fail(message) }
 }

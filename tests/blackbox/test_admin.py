@@ -37,7 +37,9 @@ def test_the_socket_is_private_and_the_output_is_the_same_with_and_without_a_ser
                     ("sessions", "list", "anna@example.com", "--json"), ("keys", "list"), ("keys", "list", "--json")]
         running = [authd(*c, folder=server.folder).stdout for c in commands]
         assert "anna@example.com" in running[0] and "1 user" in running[0]
-        assert json.loads(running[1])[0]["email"] == "anna@example.com"
+        listed = json.loads(running[1])[0]
+        assert listed["email"] == "anna@example.com" and listed["auth_providers"] == ["email"]
+        assert listed["sessions"] == 1 and listed["disabled_at"] is None
         assert "served by     a running authd" in authd("check", folder=server.folder).stdout
         server.stop()
         stopped = [authd(*c, folder=server.folder).stdout for c in commands]
@@ -177,3 +179,20 @@ def test_a_backup_under_write_load_restores_every_write_acknowledged_before_it()
                 assert body["user"]["email"] == email
         finally:
             copy.stop()
+
+
+def test_a_backup_cannot_write_outside_the_keys_folder():
+    with running_server() as server, tempfile.TemporaryDirectory() as elsewhere:
+        server.sign_in("safe@example.com")
+        backup = os.path.join(elsewhere, "backup.json")
+        authd("backup", "--to", backup, folder=server.folder)
+        bundle = json.load(open(backup))
+        target = os.path.join(elsewhere, "restored")
+        for name in ("../evil", "/tmp/evil", ".hidden"):
+            tampered = dict(bundle, keys={**bundle["keys"], name: base64.b64encode(b"x").decode()})
+            with open(backup, "w") as f:
+                json.dump(tampered, f)
+            result = subprocess.run([BINARY, "restore", "--from", backup, "--data", target], capture_output=True, text=True)
+            assert result.returncode == 1 and "a key file entry is damaged" in result.stderr, (name, result.stderr)
+            assert not os.path.exists(target), "nothing may be written before the backup is checked"
+        assert not os.path.exists(os.path.join(elsewhere, "evil"))

@@ -1,36 +1,25 @@
 import Foundation
 
-/// A user as the admin commands show it: never a secret.
-struct AdminUserView: Codable, Sendable {
-    var id: String
-    var email: String?
-    var emailVerified: Bool
-    var username: String?
-    var displayName: String?
-    var isAnonymous: Bool
-    var providers: [String]
+/// A user as the admin commands show it: the API's user object (never a secret) plus its number of
+/// sessions and when it was disabled.
+struct AdminUserView: Encodable, Sendable {
+    var user: UserResponse
     var sessions: Int
-    var createdAt: String
-    var updatedAt: String
     var disabledAt: String?
 
     init(_ user: UserRecord, sessions: Int) {
-        id = user.id.lowercased
-        email = user.email
-        emailVerified = user.emailVerified
-        username = user.username
-        displayName = user.displayName
-        isAnonymous = user.isAnonymous
-        providers = user.authProviders
+        self.user = UserResponse(user)
         self.sessions = sessions
-        createdAt = Timestamp.string(user.createdAt)
-        updatedAt = Timestamp.string(user.updatedAt)
         disabledAt = user.disabledAt.map(Timestamp.string)
     }
 
-    enum CodingKeys: String, CodingKey {
-        case id, email, emailVerified = "email_verified", username, displayName = "display_name", isAnonymous = "is_anonymous"
-        case providers, sessions, createdAt = "created_at", updatedAt = "updated_at", disabledAt = "disabled_at"
+    private enum CodingKeys: String, CodingKey { case sessions, disabledAt = "disabled_at" }
+
+    func encode(to encoder: any Encoder) throws {
+        try user.encode(to: encoder)
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(sessions, forKey: .sessions)
+        try c.encode(disabledAt, forKey: .disabledAt)
     }
 }
 
@@ -99,20 +88,21 @@ enum AdminFormat {
         table(
             ["ID", "EMAIL", "USERNAME", "PROVIDERS", "SESSIONS", "CREATED", "STATUS"],
             users.map {
-                [$0.id, $0.email ?? "-", $0.username ?? "-", $0.providers.joined(separator: ",").ifEmpty("-"), String($0.sessions), $0.createdAt,
-                 $0.disabledAt == nil ? "active" : "disabled"]
+                [$0.user.id, $0.user.email ?? "-", $0.user.username ?? "-", $0.user.authProviders.joined(separator: ",").ifEmpty("-"),
+                 String($0.sessions), $0.user.createdAt, $0.disabledAt == nil ? "active" : "disabled"]
             }
         ) + "\(users.count) user\(users.count == 1 ? "" : "s")\n"
     }
 
-    static func userDetails(_ u: AdminUserView) -> String {
-        table(
+    static func userDetails(_ view: AdminUserView) -> String {
+        let u = view.user
+        return table(
             ["FIELD", "VALUE"],
             [
                 ["id", u.id], ["email", u.email ?? "-"], ["email verified", u.emailVerified ? "yes" : "no"],
                 ["username", u.username ?? "-"], ["display name", u.displayName ?? "-"], ["anonymous", u.isAnonymous ? "yes" : "no"],
-                ["providers", u.providers.joined(separator: ", ").ifEmpty("-")], ["sessions", String(u.sessions)],
-                ["created", u.createdAt], ["updated", u.updatedAt], ["disabled", u.disabledAt ?? "no"],
+                ["providers", u.authProviders.joined(separator: ", ").ifEmpty("-")], ["sessions", String(view.sessions)],
+                ["created", u.createdAt], ["updated", u.updatedAt], ["disabled", view.disabledAt ?? "no"],
             ]
         )
     }

@@ -4,7 +4,6 @@ import Synchronization
 /// recovery probe) fail as a full disk would.
 public final class StoreFaults: Sendable {
     private struct Plan {
-        var failNext = 0
         var full = false
         var writesBeforeFull = 0
     }
@@ -12,9 +11,6 @@ public final class StoreFaults: Sendable {
 
     /// Creates a hook that injects nothing until told to.
     public init() {}
-
-    /// Makes the next `count` writes fail with `ENOSPC`.
-    public func failNextWrites(_ count: Int = 1) { plan.withLock { $0.failNext = count } }
 
     /// Fills the disk (after `writes` more successful writes, if given): every write then fails
     /// with `ENOSPC` until ``setDiskFull(_:afterWrites:)`` is called with `false`.
@@ -27,10 +23,6 @@ public final class StoreFaults: Sendable {
 
     func shouldFail() -> Bool {
         plan.withLock { plan in
-            if plan.failNext > 0 {
-                plan.failNext -= 1
-                return true
-            }
             guard plan.full else { return false }
             if plan.writesBeforeFull > 0 {
                 plan.writesBeforeFull -= 1

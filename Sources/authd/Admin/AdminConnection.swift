@@ -126,6 +126,7 @@ enum AdminConnection {
         }
     }
 
+    /// Prints `authd: message` to standard error and gives the exit code to throw; every command fails this way.
     static func fail(_ message: String) -> ExitCode {
         FileHandle.standardError.write(Data("authd: \(message)\n".utf8))
         return ExitCode(1)
