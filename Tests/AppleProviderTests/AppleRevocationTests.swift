@@ -25,7 +25,7 @@ struct AppleRevocationTests {
                 .map { try String(contentsOfFile: folder + "/" + $0, encoding: .utf8) }.joined()
             #expect(journal.contains("\"apple\""))
             #expect(!journal.contains(plain))
-            let stored = await t.h.kernel.users.user(id: UUID(uuidString: s.user.id)!)
+            let stored = try await t.h.kernel.users.user(id: UUID(uuidString: s.user.id)!)
             let secretsText = String(describing: stored?.secrets ?? [:])
             #expect(!secretsText.contains(plain))
 
@@ -33,13 +33,13 @@ struct AppleRevocationTests {
             t.apple.state.withLock { $0.failRevokes = 1 }
             #expect(try await client.send(.delete, "/api/v1/auth/account", bearer: s.accessToken).status == .noContent)
             #expect(t.apple.state.withLock { $0.revoked }.isEmpty)
-            #expect(await t.h.kernel.jobs.pending().count == 1)
+            #expect(try await t.h.kernel.jobs.pending().count == 1)
             #expect(!journal.contains(plain))
 
             t.h.clock.advance(by: 60)
             #expect(await t.h.kernel.jobs.runDue() == 1)
             #expect(t.apple.state.withLock { $0.revoked } == [plain])
-            #expect(await t.h.kernel.jobs.pending().isEmpty)
+            #expect(try await t.h.kernel.jobs.pending().isEmpty)
         }
         #expect(t.h.logs.contains("will retry"))
         #expect(!t.h.logs.contains("apple-refresh-for"))
@@ -54,7 +54,7 @@ struct AppleRevocationTests {
             let s = try r.decode(SessionResponse.self)
             #expect(t.apple.state.withLock { $0.exchanges }.isEmpty)
             #expect(try await client.send(.delete, "/api/v1/auth/account", bearer: s.accessToken).status == .noContent)
-            #expect(await t.h.kernel.jobs.pending().isEmpty)
+            #expect(try await t.h.kernel.jobs.pending().isEmpty)
         }
     }
 

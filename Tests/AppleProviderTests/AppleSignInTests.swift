@@ -101,7 +101,7 @@ struct AppleSignInTests {
             // The holder unverified: no link; Apple's verified claim takes the address.
             let third = try await signIn(client, ["identity_token": try await t.token(["sub": .string("third.sub"), "email": .string("squat@example.com")])]).decode(SessionResponse.self)
             #expect(third.user.id != squatter.id.lowercased && third.user.email == "squat@example.com")
-            #expect(await t.h.kernel.users.user(id: squatter.id)?.email == nil)
+            #expect(try await t.h.kernel.users.user(id: squatter.id)?.email == nil)
         }
     }
 

@@ -192,8 +192,8 @@ struct KernelRoutesTests {
             #expect(try await client.send(.get, "/api/v1/auth/me", bearer: second.accessToken).status == .unauthorized)
             let refresh = try await client.send(.post, "/api/v1/auth/refresh", json: ["refresh_token": second.refreshToken])
             #expect(refresh.errorCode == "INVALID_REFRESH_TOKEN")
-            #expect(await h.kernel.users.user(email: "gone@example.com") == nil)
-            #expect(await h.kernel.users.user(identity: Identity(provider: "test", subject: "someone")) == nil)
+            #expect(try await h.kernel.users.user(email: "gone@example.com") == nil)
+            #expect(try await h.kernel.users.user(identity: Identity(provider: "test", subject: "someone")) == nil)
         }
     }
 

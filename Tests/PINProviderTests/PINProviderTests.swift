@@ -219,7 +219,7 @@ struct PINProviderTests {
         try await h.test { client async throws in
             #expect(try await verify(client, username: "legacy", pin: "1234").errorCode == "INVALID_CREDENTIALS")
             #expect(try await verify(client, username: "legacy", pin: "4321").status == .ok)
-            let stored = await h.kernel.users.user(id: anon.id)?.secret("pin", as: PINCredential.self)
+            let stored = try await h.kernel.users.user(id: anon.id)?.secret("pin", as: PINCredential.self)
             #expect(stored?.legacySalt == nil && stored?.salt?.count == 32)
             #expect(stored?.hash != legacyHash)
             #expect(stored?.failures == 0)
@@ -241,7 +241,7 @@ struct PINProviderTests {
         let store = try String(contentsOfFile: h.folder + "/snapshot.json", encoding: .utf8)
         #expect(!store.contains(Hex.encode([UInt8](pepper))))
         let restarted = try await harness(folder: h.folder)
-        let credential = try #require(await restarted.kernel.users.user(id: UUID(uuidString: s.user.id)!)?.secret("pin", as: PINCredential.self))
+        let credential = try #require(try await restarted.kernel.users.user(id: UUID(uuidString: s.user.id)!)?.secret("pin", as: PINCredential.self))
         await restarted.server.close()
         let salt = try #require(credential.salt.flatMap(Hex.decode))
         // Not a plain salted hash, and only the pepper reproduces it.

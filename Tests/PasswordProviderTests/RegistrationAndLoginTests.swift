@@ -15,7 +15,7 @@ struct RegistrationAndLoginTests {
             let r = try await client.send(.post, "/api/v1/auth/password/register", json: ["email": "New@Example.com", "password": T.password, "display_name": "Nia"])
             #expect(r.status == .accepted)
             #expect(r.json["status"] as? String == "verification_required" && r.json["email"] as? String == "new@example.com")
-            #expect(await h.kernel.users.user(email: "new@example.com") == nil)  // nothing exists before the code
+            #expect(try await h.kernel.users.user(email: "new@example.com") == nil)  // nothing exists before the code
 
             let early = try await T.login(client, "new@example.com", T.password)
             #expect(early.status == .forbidden && early.errorCode == "EMAIL_NOT_VERIFIED")
@@ -44,7 +44,7 @@ struct RegistrationAndLoginTests {
         let h = try await T.harness()
         let id = try await h.test { client async throws in try await T.registered(client, h, email: "phc@x.io").user.id }
         let restarted = try await TestHarness.make(providers: [PasswordProvider.self], config: T.config, folder: h.folder)
-        let user = try #require(await restarted.kernel.users.user(id: UUID(uuidString: id)!))
+        let user = try #require(try await restarted.kernel.users.user(id: UUID(uuidString: id)!))
         await restarted.server.close()
         guard case .object(let credential) = user.secrets["password"], case .string(let hash) = credential["hash"] else {
             Issue.record("no stored hash")
@@ -169,7 +169,7 @@ struct RegistrationAndLoginTests {
                 user.secrets["password"] = .object(["hash": .string(oldHash), "failures": .number(0), "changed_at": .number(0)])
             }
             #expect(try await T.login(client, "old@x.io", T.password).status == .ok)
-            guard case .object(let c) = await h.kernel.users.user(id: id)?.secrets["password"], case .string(let hash) = c["hash"] else {
+            guard case .object(let c) = try await h.kernel.users.user(id: id)?.secrets["password"], case .string(let hash) = c["hash"] else {
                 Issue.record("no hash")
                 return
             }

@@ -30,7 +30,8 @@ public enum AdminBackup {
     /// - Returns: a one-line summary.
     static func write(to path: String, store: JournalStore, keyFolder: KeyFolder) async throws -> String {
         let snapshot = try await store.snapshotBytes()
-        let (users, sessions) = await store.read { ($0.users.count, $0.sessions.count) }
+        let counts = await store.counts()
+        let (users, sessions) = (counts.users, counts.sessions)
         var keys: [String: String] = [:]
         for name in try FileManager.default.contentsOfDirectory(atPath: keyFolder.path) where !name.hasSuffix(".tmp") {
             if let bytes = try DurableFile.read(keyFolder.path + "/" + name) { keys[name] = Data(bytes).base64EncodedString() }

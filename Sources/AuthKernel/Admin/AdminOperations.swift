@@ -5,7 +5,7 @@ import Logging
 /// (reached over the admin socket) or on a data folder opened by the CLI under its lock.
 public struct AdminOperations: Sendable {
     let kernel: Kernel
-    let store: JournalStore
+    let store: any AuthStore
     let keyRing: SigningKeyRing
     let keyFolder: KeyFolder
     let dataFolder: String
@@ -17,7 +17,7 @@ public struct AdminOperations: Sendable {
         try self.init(kernel: server.kernel, store: server.store, keyRing: server.keyRing, dataFolder: dataFolder, via: "admin cli")
     }
 
-    init(kernel: Kernel, store: JournalStore, keyRing: SigningKeyRing, dataFolder: String, via: String) throws {
+    init(kernel: Kernel, store: any AuthStore, keyRing: SigningKeyRing, dataFolder: String, via: String) throws {
         self.kernel = kernel
         self.store = store
         self.keyRing = keyRing
@@ -43,14 +43,14 @@ public struct AdminOperations: Sendable {
         let now = kernel.clock.now()
         switch action {
         case .listUsers(let json):
-            let users = await store.read { state in
+            let users = try await store.read([.allUsers, .allSessions]) { state in
                 state.users.values.sorted { $0.createdAt < $1.createdAt }.map { AdminUserView($0, sessions: state.sessions(userID: $0.id).count) }
             }
             return json ? try AdminFormat.json(users) : AdminOutput(text: AdminFormat.usersTable(users))
 
         case .showUser(let ref, let json):
             let user = try await user(ref)
-            let view = await store.read { AdminUserView(user, sessions: $0.sessions(userID: user.id).count) }
+            let view = try await store.read([.sessionsOfUser(user.id)]) { AdminUserView(user, sessions: $0.sessions(userID: user.id).count) }
             return json ? try AdminFormat.json(view) : AdminOutput(text: AdminFormat.userDetails(view))
 
         case .setDisabled(let ref, let disabled):
@@ -70,11 +70,11 @@ public struct AdminOperations: Sendable {
 
         case .listSessions(let ref, let json):
             let user = try await user(ref)
-            let sessions = await kernel.sessions.sessions(of: user.id).map(AdminSessionView.init)
+            let sessions = try await kernel.sessions.sessions(of: user.id).map(AdminSessionView.init)
             return json ? try AdminFormat.json(sessions) : AdminOutput(text: AdminFormat.sessionsTable(sessions))
 
         case .revokeSession(let ref):
-            guard let id = UUID(uuidString: ref), let session = await store.read({ $0.session(id: id) }) else {
+            guard let id = UUID(uuidString: ref), let session = try await store.read([.session(id)], { $0.session(id: id) }) else {
                 throw AdminError("no session \(ref)")
             }
             try await kernel.sessions.revoke(session.id, of: session.userID)
@@ -83,7 +83,7 @@ public struct AdminOperations: Sendable {
 
         case .revokeAllSessions(let ref):
             let user = try await user(ref)
-            let count = await kernel.sessions.sessions(of: user.id).count
+            let count = try await kernel.sessions.sessions(of: user.id).count
             try await kernel.sessions.revokeAll(of: user.id)
             await audit("every session revoked", user: user.id, command: "sessions revoke --all-for")
             return AdminOutput(text: "\(count) session\(count == 1 ? "" : "s") of user \(user.id.lowercased) ended\n")
@@ -107,13 +107,17 @@ public struct AdminOperations: Sendable {
             )
 
         case .backup(let path):
-            let summary = try await AdminBackup.write(to: path, store: store, keyFolder: keyFolder)
+            guard let journal = store as? JournalStore else {
+                throw AdminError("backup copies a data folder's store; with storage.backend = postgres back up the database (pg_dump) and the key-encryption key")
+            }
+            let summary = try await AdminBackup.write(to: path, store: journal, keyFolder: keyFolder)
             kernel.logger.notice("backup written", metadata: ["file": "\(path)", "via": "\(via)"])
             await kernel.audit.record("admin", reason: "backup")
             return AdminOutput(text: "backup written to \(path): \(summary)\n")
 
         case .check:
-            let (users, sessions) = await store.read { ($0.users.count, $0.sessions.count) }
+            let counts = try await store.counts()
+            let (users, sessions) = (counts.users, counts.sessions)
             let config = kernel.config
             return AdminOutput(
                 text: """
@@ -133,9 +137,9 @@ public struct AdminOperations: Sendable {
 
     private func user(_ ref: String) async throws -> UserRecord {
         let found: UserRecord? =
-            if let id = UUID(uuidString: ref) { await kernel.users.user(id: id) }
-            else if let email = EmailAddress(ref) { await kernel.users.user(email: email.value) }
-            else { await kernel.users.user(username: ref) }
+            if let id = UUID(uuidString: ref) { try await kernel.users.user(id: id) }
+            else if let email = EmailAddress(ref) { try await kernel.users.user(email: email.value) }
+            else { try await kernel.users.user(username: ref) }
         guard let found else { throw AdminError("no user \(ref) (give an id, an email or a username)") }
         return found
     }

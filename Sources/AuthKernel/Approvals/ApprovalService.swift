@@ -8,7 +8,7 @@ import Synchronization
 /// Status moves pending → approved | denied | expired, approved → completed | expired, and never back.
 /// Devices can subscribe to new requests for their user (Server-Sent Events use this).
 public final class ApprovalService: Sendable {
-    let store: JournalStore
+    let store: any AuthStore
     let secret: [UInt8]
     let clock: any AuthClock
     let logger: Logger
@@ -18,7 +18,7 @@ public final class ApprovalService: Sendable {
     public static let maxMatchAttempts = 3
 
     /// Creates the service; `secret` keys the match-code hashes.
-    public init(store: JournalStore, secret: [UInt8], clock: any AuthClock, logger: Logger) {
+    public init(store: any AuthStore, secret: [UInt8], clock: any AuthClock, logger: Logger) {
         self.store = store
         self.secret = secret
         self.clock = clock
@@ -46,7 +46,7 @@ public final class ApprovalService: Sendable {
             state: .pending, createdAt: now, expiresAt: now.addingTimeInterval(TimeInterval(ttl)), completeBy: nil,
             deviceName: deviceName, payload: payload
         )
-        try await store.write { $0.put(approval) }
+        try await store.write([]) { $0.put(approval) }
         if let userID {
             let listeners = subscribers.withLock { Array(($0[userID] ?? [:]).values) }
             for listener in listeners { listener.yield(approval) }
@@ -56,14 +56,14 @@ public final class ApprovalService: Sendable {
     }
 
     /// The request with this id, if any.
-    public func approval(id: String) async -> ApprovalRecord? {
-        await store.read { $0.approval(id: id) }
+    public func approval(id: String) async throws -> ApprovalRecord? {
+        try await store.read([.approval(id)]) { $0.approval(id: id) }
     }
 
     /// Pending (unexpired) requests of a user, oldest first; optionally of one kind.
-    public func pending(userID: UUID, kind: String? = nil) async -> [ApprovalRecord] {
+    public func pending(userID: UUID, kind: String? = nil) async throws -> [ApprovalRecord] {
         let now = clock.now()
-        return await store.read { state in
+        return try await store.read([.approvalsOfUser(userID)]) { state in
             state.approvals(userID: userID).filter { $0.status(at: now) == .pending && (kind == nil || $0.kind == kind) }
         }
     }
@@ -74,7 +74,7 @@ public final class ApprovalService: Sendable {
     public func approve(id: String, userID: UUID, matchCode: String) async throws {
         let now = clock.now()
         let presented = digest(id: id, matchCode: matchCode)
-        let approved = try await store.write { state -> Bool in
+        let approved = try await store.write([.approval(id)]) { state -> Bool in
             guard var approval = state.approval(id: id), approval.userID == userID else { throw AuthError.notFound("No such approval request.") }
             guard approval.status(at: now) == .pending else { throw AuthError.invalidState("This request is no longer pending.") }
             if ConstantTime.equals(presented, Hex.decode(approval.matchCodeDigest) ?? []) {
@@ -99,7 +99,7 @@ public final class ApprovalService: Sendable {
     /// - Throws: 404 `NOT_FOUND`, 409 `INVALID_STATE`.
     public func deny(id: String, userID: UUID) async throws {
         let now = clock.now()
-        try await store.write { state in
+        try await store.write([.approval(id)]) { state in
             guard var approval = state.approval(id: id), approval.userID == userID else { throw AuthError.notFound("No such approval request.") }
             guard approval.status(at: now) == .pending else { throw AuthError.invalidState("This request is no longer pending.") }
             approval.state = .denied
@@ -113,7 +113,7 @@ public final class ApprovalService: Sendable {
     /// - Throws: 404 `NOT_FOUND`, 409 `INVALID_STATE` when it is not approved (pending, denied, expired, completed).
     public func complete(id: String, kind: String) async throws -> ApprovalRecord {
         let now = clock.now()
-        return try await store.write { state in
+        return try await store.write([.approval(id)]) { state in
             guard var approval = state.approval(id: id), approval.kind == kind else { throw AuthError.notFound("No such request.") }
             let status = approval.status(at: now)
             guard status == .approved, approval.userID != nil else {
@@ -146,7 +146,7 @@ public final class ApprovalService: Sendable {
     @discardableResult
     public func purgeExpired(retention: Int = 86_400) async throws -> Int {
         let cutoff = clock.now().addingTimeInterval(-TimeInterval(retention))
-        return try await store.write { state in
+        return try await store.write([.approvalsExpired(before: cutoff)]) { state in
             let old = state.approvals.values.filter { $0.currentExpiry < cutoff }
             for approval in old { state.deleteApproval(id: approval.id) }
             return old.count

@@ -6,12 +6,12 @@ public import Foundation
 /// The hash is HMAC-SHA-256 under a server secret kept in `DATA/keys/`, so a copy of the store
 /// alone cannot be brute-forced offline (a 6-digit code has only a million values).
 public struct OneTimeCodeService: Sendable {
-    let store: JournalStore
+    let store: any AuthStore
     let secret: [UInt8]
     let clock: any AuthClock
 
     /// Creates the service.
-    public init(store: JournalStore, secret: [UInt8], clock: any AuthClock) {
+    public init(store: any AuthStore, secret: [UInt8], clock: any AuthClock) {
         self.store = store
         self.secret = secret
         self.clock = clock
@@ -29,7 +29,7 @@ public struct OneTimeCodeService: Sendable {
         let code = SecureRandom.digits(policy.digits)
         let digest = Hex.encode(self.digest(purpose: purpose, key: key, code: code))
         let now = clock.now()
-        try await store.write { state in
+        try await store.write([.code(purpose: purpose, key: key)]) { state in
             let existing = state.code(purpose: purpose, key: key)
             if let existing {
                 let nextAllowed = existing.sentAt.addingTimeInterval(TimeInterval(policy.resendInterval))
@@ -63,7 +63,7 @@ public struct OneTimeCodeService: Sendable {
         let now = clock.now()
         // A wrong try is counted in memory at once and answered without waiting for the disk (see
         // `WriteDurability.eventual`); a right one waits until its use is durable.
-        let payload = try await store.write(durability: .eventual) { state -> [String: JSONValue] in
+        let payload = try await store.write([.code(purpose: purpose, key: key)], durability: .eventual) { state -> [String: JSONValue] in
             guard var record = state.code(purpose: purpose, key: key) else { throw AuthError.invalidCode }
             let windowStart = now.addingTimeInterval(-TimeInterval(policy.failureWindow))
             let recent = record.failures.filter { $0 > windowStart }
@@ -90,9 +90,9 @@ public struct OneTimeCodeService: Sendable {
     }
 
     /// The payload of an unexpired code, without using the code.
-    public func pendingPayload(purpose: String, key: String) async -> [String: JSONValue]? {
+    public func pendingPayload(purpose: String, key: String) async throws -> [String: JSONValue]? {
         let now = clock.now()
-        return await store.read { state in
+        return try await store.read([.code(purpose: purpose, key: key)]) { state in
             guard let record = state.code(purpose: purpose, key: key), record.expiresAt > now else { return nil }
             return record.payload
         }
@@ -104,7 +104,7 @@ public struct OneTimeCodeService: Sendable {
     public func purgeExpired(retention: Int = 86_400) async throws -> Int {
         let now = clock.now()
         let cutoff = now.addingTimeInterval(-TimeInterval(retention))
-        return try await store.write { state in
+        return try await store.write([.codesExpired(before: now)]) { state in
             let dead = state.codes.values.filter { $0.expiresAt <= now && ($0.failures.max() ?? .distantPast) < cutoff }
             for record in dead { state.deleteCode(id: record.id) }
             return dead.count

@@ -32,14 +32,16 @@ public final class JobQueue: Sendable {
         public init(_ description: String) { self.description = description }
     }
 
-    let store: JournalStore
+    let store: any AuthStore
     let clock: any AuthClock
     let logger: Logger
     private let handlers = Mutex<[String: (policy: RetryPolicy, run: Handler)]>([:])
     private let running = Mutex<Set<UUID>>([])
+    /// How long a claimed job is left to the instance running it before another may try (shared stores).
+    static let lease: TimeInterval = 300
 
     /// Creates the queue.
-    public init(store: JournalStore, clock: any AuthClock, logger: Logger) {
+    public init(store: any AuthStore, clock: any AuthClock, logger: Logger) {
         self.store = store
         self.clock = clock
         self.logger = logger
@@ -60,20 +62,22 @@ public final class JobQueue: Sendable {
     public func enqueue(kind: String, payload: [String: JSONValue]) async throws -> JobRecord {
         let now = clock.now()
         let job = JobRecord(id: UUID(), kind: kind, payload: payload, attempts: 0, runAfter: now, createdAt: now)
-        try await store.write { $0.put(job) }
+        try await store.write([]) { $0.put(job) }
         return job
     }
 
     /// Jobs waiting, soonest first.
-    public func pending() async -> [JobRecord] {
-        await store.read { $0.jobs.values.sorted { $0.runAfter < $1.runAfter } }
+    public func pending() async throws -> [JobRecord] {
+        try await store.read([.allJobs]) { $0.jobs.values.sorted { $0.runAfter < $1.runAfter } }
     }
 
     /// Runs every job that is due now, once each; returns how many succeeded.
     @discardableResult
     public func runDue() async -> Int {
         let now = clock.now()
-        let due = await store.read { $0.jobs.values.filter { $0.runAfter <= now }.sorted { $0.runAfter < $1.runAfter } }
+        guard let due = try? await store.read([.allJobs], { $0.jobs.values.filter { $0.runAfter <= now }.sorted { $0.runAfter < $1.runAfter } }) else {
+            return 0
+        }
         var done = 0
         for job in due where await run(job) { done += 1 }
         return done
@@ -85,11 +89,23 @@ public final class JobQueue: Sendable {
         guard let handler = handlers.withLock({ $0[job.kind] }) else { return false }
         guard running.withLock({ $0.insert(job.id).inserted }) else { return false }
         defer { _ = running.withLock { $0.remove(job.id) } }
-        // It may have finished or been dropped while we were not looking.
-        guard let current = await store.read({ $0.jobs[job.id] }) else { return false }
+        // It may have finished or been dropped while we were not looking, or (with a shared store)
+        // another instance may be running it: a shared store's claim pushes `runAfter` out by a lease.
+        let now = clock.now()
+        let shared = store.isShared
+        let claimed = try? await store.write([.job(job.id)]) { state -> JobRecord? in
+            guard var current = state.jobs[job.id] else { return nil }
+            guard shared else { return current }
+            guard current.runAfter <= now else { return nil }
+            let original = current
+            current.runAfter = now.addingTimeInterval(Self.lease)
+            state.put(current)
+            return original
+        }
+        guard let current = claimed ?? nil else { return false }
         do {
             try await handler.run(current)
-            try await store.write { $0.deleteJob(id: job.id) }
+            try await store.write([.job(job.id)]) { $0.deleteJob(id: job.id) }
             return true
         } catch {
             await reschedule(current, policy: handler.policy, error: error)
@@ -104,12 +120,12 @@ public final class JobQueue: Sendable {
         do {
             if error is PermanentFailure || next.attempts >= policy.maxAttempts {
                 logger.error("background job failed for good; giving up", metadata: meta)
-                try await store.write { $0.deleteJob(id: job.id) }
+                try await store.write([.job(job.id)]) { $0.deleteJob(id: job.id) }
             } else {
                 let delay = min(6 * 3600, policy.baseDelay << min(next.attempts - 1, 16))
                 next.runAfter = clock.now().addingTimeInterval(TimeInterval(delay))
                 logger.warning("background job failed; will retry", metadata: meta.merging(["job.retry_in": "\(delay)s"]) { $1 })
-                try await store.write { $0.put(next) }
+                try await store.write([.job(job.id)]) { [next] in $0.put(next) }
             }
         } catch {
             logger.error("could not reschedule a background job", metadata: ["error": "\(error)"])

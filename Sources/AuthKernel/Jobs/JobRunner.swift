@@ -12,7 +12,7 @@ struct JobRunner: Service {
             await jobs.runDue()
             // authd_jobs_pending{kind="mail"} is the mail queue's depth.
             var pending: [String: Int] = ["mail": 0]
-            for job in await jobs.pending() { pending[job.kind, default: 0] += 1 }
+            for job in (try? await jobs.pending()) ?? [] { pending[job.kind, default: 0] += 1 }
             for (kind, count) in pending { Gauge(label: "authd_jobs_pending", dimensions: [("kind", kind)]).record(count) }
             do {
                 try await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }

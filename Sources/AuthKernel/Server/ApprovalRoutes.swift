@@ -68,13 +68,13 @@ public struct ApprovalRoutes: Sendable {
         let kernel = self.kernel
         api.get("approvals") { _, context -> List in
             let principal = try context.requirePrincipal()
-            return List(approvals: await kernel.approvals.pending(userID: principal.user.id).map(Item.init))
+            return List(approvals: try await kernel.approvals.pending(userID: principal.user.id).map(Item.init))
         }
         api.post("approvals/{id}/approve") { request, context -> Response in
             let principal = try context.requirePrincipal()
             let body = try await request.decodeJSON(as: ApproveBody.self, context: context)
             let id = try context.parameters.require("id")
-            let kind = await kernel.approvals.pending(userID: principal.user.id).first { $0.id == id }?.kind
+            let kind = try await kernel.approvals.pending(userID: principal.user.id).first { $0.id == id }?.kind
             try await kernel.approvals.approve(id: id, userID: principal.user.id, matchCode: body.matchCode)
             await kernel.audit.record(Self.auditEvent(kind, "approved"), user: principal.user.id, device: principal.session.deviceName, reason: kind)
             return Response(status: .noContent)
@@ -82,7 +82,7 @@ public struct ApprovalRoutes: Sendable {
         api.post("approvals/{id}/deny") { _, context -> Response in
             let principal = try context.requirePrincipal()
             let id = try context.parameters.require("id")
-            let kind = await kernel.approvals.pending(userID: principal.user.id).first { $0.id == id }?.kind
+            let kind = try await kernel.approvals.pending(userID: principal.user.id).first { $0.id == id }?.kind
             try await kernel.approvals.deny(id: id, userID: principal.user.id)
             await kernel.audit.record(Self.auditEvent(kind, "denied"), user: principal.user.id, device: principal.session.deviceName, reason: kind)
             return Response(status: .noContent)

@@ -26,6 +26,9 @@ public final class AuthServer: Sendable {
         public var clock: any AuthClock = SystemClock()
         /// Server logger.
         public var logger: Logger
+        /// A store opened by the caller (a database backend); nil opens the data folder's ``JournalStore``.
+        /// The server owns it from here: it closes it when it stops, or when `make` fails.
+        public var store: (any AuthStore)?
         /// Disk fault injection, for tests.
         public var faults: StoreFaults?
         /// Whether to serve admin commands on `DATA/admin.sock` (off when the CLI opens the folder itself).
@@ -51,7 +54,7 @@ public final class AuthServer: Sendable {
     /// The kernel services.
     public let kernel: Kernel
     /// The store.
-    public let store: JournalStore
+    public let store: any AuthStore
     /// The signing keys.
     public let keyRing: SigningKeyRing
     /// The Hummingbird application.
@@ -60,7 +63,7 @@ public final class AuthServer: Sendable {
     public let routes: [String]
 
     private init(
-        kernel: Kernel, store: JournalStore, keyRing: SigningKeyRing, application: Application<RouterResponder<AuthRequestContext>>, routes: [String]
+        kernel: Kernel, store: any AuthStore, keyRing: SigningKeyRing, application: Application<RouterResponder<AuthRequestContext>>, routes: [String]
     ) {
         self.kernel = kernel
         self.store = store
@@ -75,13 +78,19 @@ public final class AuthServer: Sendable {
         let logger = options.logger
         let config = options.config
         let clock = options.clock
-        let store = try await JournalStore.open(
-            folder: options.dataFolder, compactAfterBytes: config.storage.compactAfterBytes, faults: options.faults, logger: logger
-        )
-        do {
-            if store.loadReport.replayedLines > 0 || store.loadReport.droppedTornLine {
-                logger.info("store recovered from journal", metadata: ["store.replayed": "\(store.loadReport.replayedLines)"])
+        let store: any AuthStore
+        if let given = options.store {
+            store = given
+        } else {
+            let journal = try await JournalStore.open(
+                folder: options.dataFolder, compactAfterBytes: config.storage.compactAfterBytes, faults: options.faults, logger: logger
+            )
+            if journal.loadReport.replayedLines > 0 || journal.loadReport.droppedTornLine {
+                logger.info("store recovered from journal", metadata: ["store.replayed": "\(journal.loadReport.replayedLines)"])
             }
+            store = journal
+        }
+        do {
             let keys = try KeyFolder(dataFolder: options.dataFolder)
             // A retired key verifies until its last token has expired, clock skew included.
             let keyRing = SigningKeyRing(
@@ -255,7 +264,7 @@ public final class AuthServer: Sendable {
 
 /// Closes the store when the service group shuts down.
 struct StoreClosingService: Service {
-    let store: JournalStore
+    let store: any AuthStore
     let audit: AuditLog
     func run() async throws {
         try? await gracefulShutdown()

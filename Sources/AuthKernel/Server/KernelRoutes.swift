@@ -110,7 +110,7 @@ public struct KernelRoutes: Sendable {
 
         api.get("sessions") { _, context -> SessionList in
             let principal = try context.requirePrincipal()
-            let sessions = await kernel.sessions.sessions(of: principal.user.id)
+            let sessions = try await kernel.sessions.sessions(of: principal.user.id)
             return SessionList(
                 sessions: sessions.map {
                     .init(

@@ -4,7 +4,7 @@ public import Logging
 /// Sessions and their tokens: sign-in, refresh rotation with reuse detection, authentication of
 /// Bearer tokens against live sessions, listing and revocation.
 public struct SessionService: Sendable {
-    let store: JournalStore
+    let store: any AuthStore
     let issuer: AccessTokenIssuer
     let verifier: AccessTokenVerifier
     let settings: AuthConfig.TokenSettings
@@ -16,7 +16,7 @@ public struct SessionService: Sendable {
 
     /// Creates the service.
     public init(
-        store: JournalStore, issuer: AccessTokenIssuer, verifier: AccessTokenVerifier, settings: AuthConfig.TokenSettings,
+        store: any AuthStore, issuer: AccessTokenIssuer, verifier: AccessTokenVerifier, settings: AuthConfig.TokenSettings,
         rateLimiter: RateLimiter, clock: any AuthClock, logger: Logger, audit: AuditLog? = nil
     ) {
         self.audit = audit
@@ -39,7 +39,7 @@ public struct SessionService: Sendable {
             userID: user.id, deviceName: device.name, platform: device.platform, amr: amr, createdAt: now,
             expiresAt: now.addingTimeInterval(TimeInterval(settings.refreshTTL)), refreshHash: RefreshToken.hash(token)
         )
-        let current = try await store.write { state -> UserRecord in
+        let current = try await store.write([.user(user.id)]) { state -> UserRecord in
             // The user may have been deleted while the caller was deciding to sign it in.
             guard let current = state.user(id: user.id) else { throw AuthError.unauthorized }
             guard current.disabledAt == nil else { throw AuthError.accountDisabled }
@@ -56,14 +56,15 @@ public struct SessionService: Sendable {
     public func refresh(_ token: String) async throws -> SessionResponse {
         guard token.utf8.count <= 256 else { throw AuthError.invalidRefreshToken }
         let presented = RefreshToken.hash(token)
-        guard let sessionID = await store.read({ $0.session(refreshHash: presented)?.id }) else {
-            throw AuthError.invalidRefreshToken
+        let found = try await store.read([.sessionByRefreshHash(presented)]) { state in
+            state.session(refreshHash: presented).map { ($0.id, $0.userID) }
         }
-        try rateLimiter.consume(settings.refreshRate, key: "refresh:\(sessionID)", message: "Too many refreshes for this session. Wait before trying again.")
+        guard let (sessionID, userID) = found else { throw AuthError.invalidRefreshToken }
+        try await rateLimiter.consume(settings.refreshRate, key: "refresh:\(sessionID)", message: "Too many refreshes for this session. Wait before trying again.")
         let newToken = RefreshToken.generate()
         let now = clock.now()
-        let (outcome, user) = try await store.write { state -> (RefreshTokenRotation.Outcome, UserRecord?) in
-            guard let session = state.session(id: sessionID) else { return (.unknown, nil) }
+        let (outcome, user) = try await store.write([.session(sessionID), .user(userID)]) { state -> (RefreshTokenRotation.Outcome, UserRecord?) in
+            guard let session = state.session(id: sessionID), session.userID == userID else { return (.unknown, nil) }
             let outcome = RefreshTokenRotation.rotate(
                 session, presented: presented, newHash: RefreshToken.hash(newToken), now: now,
                 grace: settings.refreshReuseGrace, ttl: settings.refreshTTL
@@ -108,11 +109,17 @@ public struct SessionService: Sendable {
             verified.insert(token, entry: entry, now: now)
         }
         let claims = entry.claims, sid = entry.sessionID, uid = entry.userID
-        let found = await store.read { state -> (SessionRecord, UserRecord)? in
-            guard let session = state.session(id: sid), session.userID == uid, session.expiresAt > now,
-                let user = state.user(id: uid)
-            else { return nil }
-            return (session, user)
+        let found: (SessionRecord, UserRecord)?
+        do {
+            found = try await store.read([.session(sid), .user(uid)]) { state -> (SessionRecord, UserRecord)? in
+                guard let session = state.session(id: sid), session.userID == uid, session.expiresAt > now,
+                    let user = state.user(id: uid)
+                else { return nil }
+                return (session, user)
+            }
+        } catch {
+            logger.error("session lookup failed", metadata: ["error": "\(error)"])
+            throw AuthError.unavailable
         }
         guard let (session, user) = found else {
             logger.debug("access token of an ended session", metadata: ["session.id": "\(sid.lowercased)"])
@@ -122,15 +129,15 @@ public struct SessionService: Sendable {
     }
 
     /// The live sessions of a user, oldest first.
-    public func sessions(of userID: UUID) async -> [SessionRecord] {
+    public func sessions(of userID: UUID) async throws -> [SessionRecord] {
         let now = clock.now()
-        return await store.read { $0.sessions(userID: userID).filter { $0.expiresAt > now } }
+        return try await store.read([.sessionsOfUser(userID)]) { $0.sessions(userID: userID).filter { $0.expiresAt > now } }
     }
 
     /// Ends one session of a user.
     /// - Throws: 404 `NOT_FOUND` when the user has no such session.
     public func revoke(_ sessionID: UUID, of userID: UUID) async throws {
-        try await store.write { state in
+        try await store.write([.session(sessionID)]) { state in
             guard let session = state.session(id: sessionID), session.userID == userID else {
                 throw AuthError.notFound("No such session.")
             }
@@ -141,7 +148,7 @@ public struct SessionService: Sendable {
 
     /// Ends every session of a user except `keep` (e.g. after a password change).
     public func revokeAll(of userID: UUID, except keep: UUID? = nil) async throws {
-        try await store.write { state in
+        try await store.write([.sessionsOfUser(userID)]) { state in
             for session in state.sessions(userID: userID) where session.id != keep {
                 state.deleteSession(id: session.id)
             }

@@ -537,3 +537,25 @@ extension Timer {
         recordNanoseconds(Int64(elapsed.components.seconds) * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
     }
 }
+
+extension JournalStore: AuthStore {
+    /// Runs `body` on the whole in-memory state (`keys` are for stores that load rows).
+    public func read<R: Sendable>(_ keys: [StoreKey], _ body: @Sendable (StoreState) throws -> R) throws -> R {
+        try body(state)
+    }
+
+    /// Runs `body` with exclusive access to the whole state (`keys` are for stores that lock rows).
+    public func write<R: Sendable>(
+        _ keys: [StoreKey], durability: WriteDurability, _ body: @Sendable (inout StoreState) throws -> R
+    ) async throws -> R {
+        try await write(durability: durability, body)
+    }
+
+    /// One process holds the data folder's lock: never shared.
+    public nonisolated var isShared: Bool { false }
+
+    /// Counts from memory.
+    public func counts() -> StoreCounts {
+        StoreCounts(users: state.users.count, sessions: state.sessions.count)
+    }
+}

@@ -3,12 +3,12 @@ public import Logging
 
 /// Users and their linked identities: find-or-create by identity, linking, profile changes, deletion.
 public struct UserService: Sendable {
-    let store: JournalStore
+    let store: any AuthStore
     let clock: any AuthClock
     let logger: Logger
 
     /// Creates the service.
-    public init(store: JournalStore, clock: any AuthClock, logger: Logger) {
+    public init(store: any AuthStore, clock: any AuthClock, logger: Logger) {
         self.store = store
         self.clock = clock
         self.logger = logger
@@ -32,13 +32,17 @@ public struct UserService: Sendable {
     }
 
     /// The user with this id.
-    public func user(id: UUID) async -> UserRecord? { await store.read { $0.user(id: id) } }
+    public func user(id: UUID) async throws -> UserRecord? { try await store.read([.user(id)]) { $0.user(id: id) } }
     /// The user with this (case-folded) email.
-    public func user(email: String) async -> UserRecord? { await store.read { $0.user(email: email) } }
+    public func user(email: String) async throws -> UserRecord? { try await store.read([.userByEmail(email)]) { $0.user(email: email) } }
     /// The user with this user name, compared case-insensitively.
-    public func user(username: String) async -> UserRecord? { await store.read { $0.user(username: username) } }
+    public func user(username: String) async throws -> UserRecord? {
+        try await store.read([.userByUsername(username)]) { $0.user(username: username) }
+    }
     /// The user an identity belongs to.
-    public func user(identity: Identity) async -> UserRecord? { await store.read { $0.user(identity: identity) } }
+    public func user(identity: Identity) async throws -> UserRecord? {
+        try await store.read([.userByIdentity(identity)]) { $0.user(identity: identity) }
+    }
 
     /// Finds or creates the user for a sign-in, or links the identity to `linkingTo`.
     ///
@@ -51,7 +55,10 @@ public struct UserService: Sendable {
     /// stops being anonymous; 409 `IDENTITY_IN_USE` if the identity or its email belongs to someone else.
     public func signIn(_ claim: Claim, linkingTo linkUserID: UUID?) async throws -> UserRecord {
         let now = clock.now()
-        let (user, created) = try await store.write { state -> (UserRecord, Bool) in
+        var keys: [StoreKey] = [.userByIdentity(claim.identity)]
+        if let email = claim.email { keys.append(.userByEmail(email)) }
+        if let linkUserID { keys.append(.user(linkUserID)) }
+        let (user, created) = try await store.write(keys) { state -> (UserRecord, Bool) in
             let owner = state.user(identity: claim.identity)
             if let linkUserID {
                 guard var user = state.user(id: linkUserID) else { throw AuthError.unauthorized }
@@ -110,7 +117,7 @@ public struct UserService: Sendable {
     /// Creates a user with no identity yet (anonymous sign-in).
     public func createAnonymous() async throws -> UserRecord {
         let user = UserRecord(isAnonymous: true, createdAt: clock.now())
-        try await store.write { $0.put(user) }
+        try await store.write([]) { $0.put(user) }
         logger.info("anonymous user created", metadata: ["user.id": "\(user.id.lowercased)"])
         return user
     }
@@ -141,7 +148,9 @@ public struct UserService: Sendable {
         _ userID: UUID, durability: WriteDurability = .synced, _ body: @Sendable (inout UserRecord) throws -> R
     ) async throws -> (user: UserRecord, result: R) {
         let now = clock.now()
-        return try await store.write(durability: durability) { state in
+        // Email, user name and identity clashes with users not loaded here are refused by the store's
+        // uniqueness rules (a database's constraints) with the same 409s.
+        return try await store.write([.user(userID)], durability: durability) { state in
             guard let original = state.user(id: userID) else { throw AuthError.unauthorized }
             var user = original
             let result = try body(&user)
@@ -161,7 +170,7 @@ public struct UserService: Sendable {
 
     /// Deletes a user with its identities, sessions and codes.
     public func delete(_ userID: UUID) async throws {
-        try await store.write { $0.deleteUser(id: userID) }
+        try await store.write([.user(userID), .sessionsOfUser(userID), .approvalsOfUser(userID)]) { $0.deleteUser(id: userID) }
         logger.info("user deleted", metadata: ["user.id": "\(userID.lowercased)"])
     }
 }

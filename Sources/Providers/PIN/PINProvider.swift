@@ -128,8 +128,8 @@ public struct PINProvider: AuthProvider {
 
     private func signIn(_ body: VerifyBody, device: DeviceInfo) async throws -> SessionResponse {
         let user: UserRecord? =
-            if let id = body.userID { await UUID(uuidString: id).asyncFlatMap { await kernel.users.user(id: $0) } }
-            else { await kernel.users.user(username: body.username ?? "") }
+            if let id = body.userID { try await UUID(uuidString: id).asyncFlatMap { try await kernel.users.user(id: $0) } }
+            else { try await kernel.users.user(username: body.username ?? "") }
         guard let user, user.secret(Self.id, as: PINCredential.self) != nil else {
             // The same check, counter and lock on a decoy: no answer or timing tells the username is unknown.
             let key = body.userID.map { "id:\($0.lowercased())" } ?? "username:\((body.username ?? "").lowercased())"
@@ -217,8 +217,8 @@ public struct PINProvider: AuthProvider {
 }
 
 extension Optional {
-    fileprivate func asyncFlatMap<U>(_ transform: (Wrapped) async -> U?) async -> U? {
+    fileprivate func asyncFlatMap<U>(_ transform: (Wrapped) async throws -> U?) async rethrows -> U? {
         guard let value = self else { return nil }
-        return await transform(value)
+        return try await transform(value)
     }
 }

@@ -121,7 +121,7 @@ public struct PasswordProvider: AuthProvider {
         let displayName = try DisplayName.validate(body.displayName)
         try kernel.rateLimiter.consume(settings.registerPerIP, key: "password.register.ip:\(context.clientIP)")
         let linkUserID = context.principal?.user.id
-        if let owner = await kernel.users.user(email: email) {
+        if let owner = try await kernel.users.user(email: email) {
             guard let linkUserID else { throw AuthError.accountExists }
             guard owner.id == linkUserID else { throw AuthError.identityInUse }
         }
@@ -184,8 +184,8 @@ public struct PasswordProvider: AuthProvider {
 
     /// Sends a new verification code when a registration is pending (or an account is unverified); silent otherwise.
     func resendVerificationIfPending(_ email: String) async {
-        let pending = await kernel.codes.pendingPayload(purpose: Self.verifyPurpose, key: email)
-        let unverified = await kernel.users.user(email: email).map { !$0.emailVerified && $0.secret(Self.id, as: PasswordCredential.self) != nil } ?? false
+        let pending = try? await kernel.codes.pendingPayload(purpose: Self.verifyPurpose, key: email)
+        let unverified = (try? await kernel.users.user(email: email)).map { !$0.emailVerified && $0.secret(Self.id, as: PasswordCredential.self) != nil } ?? false
         guard pending != nil || unverified else { return }
         do {
             let code = try await kernel.codes.issue(purpose: Self.verifyPurpose, key: email, policy: settings.codes, payload: pending ?? [:])
@@ -215,13 +215,13 @@ public struct PasswordProvider: AuthProvider {
         try kernel.rateLimiter.consume(settings.loginPerIP, key: "password.login.ip:\(context.clientIP)")
         try kernel.rateLimiter.consume(settings.loginPerEmail, key: "password.login.email:\(email)")
         let password = PasswordPolicy.normalize(body.password)
-        let user = await kernel.users.user(email: email)
+        let user = try await kernel.users.user(email: email)
         let credential = user?.secret(Self.id, as: PasswordCredential.self)
         let now = kernel.clock.now()
 
         guard let user, let credential else {
             // Unknown account, or one without a password: maybe a registration waiting for its code.
-            if let pending = await kernel.codes.pendingPayload(purpose: Self.verifyPurpose, key: email),
+            if let pending = try await kernel.codes.pendingPayload(purpose: Self.verifyPurpose, key: email),
                 case .string(let hash) = pending["password_hash"], try await hasher.verify(password, hash: hash)
             {
                 await resendVerificationIfPending(email)
@@ -379,7 +379,7 @@ public struct PasswordProvider: AuthProvider {
             // A code is issued for an unknown email too (and mailed to no one), so that a wrong code
             // afterwards costs the same whether or not the account exists.
             let code = try await kernel.codes.issue(purpose: Self.resetPurpose, key: email, policy: settings.codes)
-            guard await kernel.users.user(email: email) != nil else { return }
+            guard try await kernel.users.user(email: email) != nil else { return }
             try await kernel.mailer.send(
                 template: "password_reset", to: email, values: ["code": code, "lifetime": MailTemplates.lifetime(settings.codes.ttl)], code: code
             )
@@ -395,7 +395,7 @@ public struct PasswordProvider: AuthProvider {
         let email = try email(body.email)
         let password = try policy.check(body.newPassword, email: email)
         try await kernel.codes.verify(purpose: Self.resetPurpose, key: email, code: body.code, policy: settings.codes)
-        guard let user = await kernel.users.user(email: email) else { throw AuthError.invalidCode }
+        guard let user = try await kernel.users.user(email: email) else { throw AuthError.invalidCode }
         let hash = try await hasher.hash(password)
         try await setPassword(hash: hash, for: user.id, email: email, displayName: nil)
         // The code proved the inbox.
@@ -419,8 +419,8 @@ public struct PasswordProvider: AuthProvider {
         // Hashed now, known account or not: the plain text is never stored and the timing is the same.
         let hash = try await hasher.hash(password)
         var target: UUID?
-        if let user = await kernel.users.user(email: email),
-            await kernel.approvals.pending(userID: user.id, kind: Self.approvalKind).count < settings.maxPendingResets
+        if let user = try await kernel.users.user(email: email),
+            try await kernel.approvals.pending(userID: user.id, kind: Self.approvalKind).count < settings.maxPendingResets
         {
             target = user.id
         }
@@ -437,7 +437,7 @@ public struct PasswordProvider: AuthProvider {
 
     func deviceResetStatus(_ context: AuthRequestContext) async throws -> DeviceResetStatus {
         let id = try context.parameters.require("request_id")
-        guard let approval = await kernel.approvals.approval(id: id), approval.kind == Self.approvalKind else {
+        guard let approval = try await kernel.approvals.approval(id: id), approval.kind == Self.approvalKind else {
             throw AuthError.notFound("No such reset request.")
         }
         return DeviceResetStatus(
@@ -448,7 +448,7 @@ public struct PasswordProvider: AuthProvider {
     func completeDeviceReset(_ context: AuthRequestContext) async throws -> Message {
         let id = try context.parameters.require("request_id")
         let approval = try await kernel.approvals.complete(id: id, kind: Self.approvalKind)
-        guard let userID = approval.userID, let user = await kernel.users.user(id: userID), let email = user.email,
+        guard let userID = approval.userID, let user = try await kernel.users.user(id: userID), let email = user.email,
             case .string(let hash) = approval.payload["password_hash"]
         else { throw AuthError.invalidState("The account of this request no longer exists.") }
         try await setPassword(hash: hash, for: userID, email: email, displayName: nil)

@@ -1,0 +1,59 @@
+/// Where the kernel keeps users, sessions, codes, approvals and jobs: the JSON-file ``JournalStore``
+/// (the embedded default) or a database shared by several authd instances.
+///
+/// Every service reads and writes through these two calls, and every rule that must be exact (refresh
+/// rotation, single-use codes, failure counters, uniqueness) is a pure function of a ``StoreState``
+/// run inside ``write(_:durability:_:)``. A store makes each write atomic and isolated: the file store
+/// by running bodies one at a time on its actor, a database store by locking the rows the keys name
+/// inside a transaction (and retrying the body when a uniqueness constraint or a deadlock says a
+/// concurrent write won).
+public protocol AuthStore: Sendable {
+    /// Runs `body` on a state holding at least the records `keys` name.
+    /// - Throws: ``StoreError/unavailable`` when the store cannot be read.
+    func read<R: Sendable>(_ keys: [StoreKey], _ body: @Sendable (StoreState) throws -> R) async throws -> R
+
+    /// Runs `body` with exclusive access to the records `keys` name and returns once its changes are
+    /// durable (or, with ``WriteDurability/eventual``, applied). Changes the body made before throwing
+    /// are kept too (bodies check before they change anything). A body that changes nothing writes nothing.
+    /// - Throws: ``StoreError/unavailable`` when the store cannot persist; the body's own errors;
+    ///   409 errors when a uniqueness rule outside the named keys refuses the change.
+    func write<R: Sendable>(
+        _ keys: [StoreKey], durability: WriteDurability, _ body: @Sendable (inout StoreState) throws -> R
+    ) async throws -> R
+
+    /// Returns once every change made so far, including ``WriteDurability/eventual`` ones, is durable.
+    func waitUntilDurable() async throws
+
+    /// How many users and sessions the store holds.
+    func counts() async throws -> StoreCounts
+
+    /// Whether other processes use the same data (several authd instances on one database): work that
+    /// must run once, like a background job, is then claimed through the store, not just in memory.
+    var isShared: Bool { get }
+
+    /// Whether writes can currently succeed (for health checks).
+    var isWritable: Bool { get async }
+
+    /// Finishes pending writes and releases the store.
+    func close() async
+}
+
+extension AuthStore {
+    /// ``write(_:durability:_:)`` with ``WriteDurability/synced``.
+    public func write<R: Sendable>(_ keys: [StoreKey], _ body: @Sendable (inout StoreState) throws -> R) async throws -> R {
+        try await write(keys, durability: .synced, body)
+    }
+}
+
+/// Record counts, for `authd check` and backups.
+public struct StoreCounts: Sendable, Equatable {
+    /// Users.
+    public var users: Int
+    /// Sessions.
+    public var sessions: Int
+    /// Creates counts.
+    public init(users: Int, sessions: Int) {
+        self.users = users
+        self.sessions = sessions
+    }
+}

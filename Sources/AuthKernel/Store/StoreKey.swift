@@ -1,0 +1,41 @@
+public import Foundation
+
+/// A record, or a set of records, that a store read or write works on.
+///
+/// The file store holds everything in memory and needs no keys; a database store loads exactly the
+/// rows the keys name into a fresh ``StoreState`` (locking them for a write) before it runs the body.
+/// A body must therefore name every record it looks at: what it did not name, it does not see.
+public enum StoreKey: Sendable, Hashable {
+    /// The user with this id.
+    case user(UUID)
+    /// The user with this case-folded email.
+    case userByEmail(String)
+    /// The user with this user name (compared case-insensitively).
+    case userByUsername(String)
+    /// The user an identity belongs to.
+    case userByIdentity(Identity)
+    /// Every user (admin listings).
+    case allUsers
+    /// The session with this id.
+    case session(UUID)
+    /// The session holding a current or retired refresh token with this hash.
+    case sessionByRefreshHash(String)
+    /// Every session of a user.
+    case sessionsOfUser(UUID)
+    /// Every session (admin listings).
+    case allSessions
+    /// The code record for a purpose and key.
+    case code(purpose: String, key: String)
+    /// Code records that expired before this instant.
+    case codesExpired(before: Date)
+    /// The approval request with this id.
+    case approval(String)
+    /// Every approval request of a user.
+    case approvalsOfUser(UUID)
+    /// Approval requests whose current expiry is before this instant.
+    case approvalsExpired(before: Date)
+    /// The background job with this id.
+    case job(UUID)
+    /// Every background job.
+    case allJobs
+}
