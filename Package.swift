@@ -36,6 +36,8 @@ let package = Package(
         // The kernel emits through swift-metrics; the executable exposes them in Prometheus format.
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        // The optional PostgreSQL backend (storage.backend = postgres): several instances, one user base.
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         .systemLibrary(
@@ -100,10 +102,25 @@ let package = Package(
             path: "Sources/Providers/Apple",
             swiftSettings: swiftSettings
         ),
+        // The PostgreSQL store: the same records and rules as the file store, rows and row locks instead of a journal.
+        .target(
+            name: "PostgresStore",
+            dependencies: [
+                "AuthKernel",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            path: "Sources/Storage/Postgres",
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "authd",
             dependencies: [
                 "AuthKernel",
+                "PostgresStore",
                 "EmailProvider",
                 "PINProvider",
                 "PasswordProvider",
@@ -142,6 +159,18 @@ let package = Package(
                 "AuthKernel",
                 "AuthTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // One suite, both backends: the file store always, PostgreSQL when AUTHD_TEST_POSTGRES_URL names a server.
+        .testTarget(
+            name: "StoreTests",
+            dependencies: [
+                "AuthKernel",
+                "PostgresStore",
+                "AuthTestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -23,7 +23,7 @@ public struct TestHarness: Sendable {
     /// Builds a server; `config` is the JSON configuration file's text.
     public static func make(
         providers: [any AuthProvider.Type] = [], config: String = #"{"mail":{"transport":"outbox"}}"#, folder: String? = nil,
-        clock: ManualClock = ManualClock()
+        clock: ManualClock = ManualClock(), store: (any AuthStore)? = nil
     ) async throws -> TestHarness {
         let folder = folder ?? temporaryFolder()
         let logs = LogCapture()
@@ -33,6 +33,7 @@ public struct TestHarness: Sendable {
         options.clock = clock
         let faults = StoreFaults()
         options.faults = faults
+        options.store = store
         let server = try await AuthServer.make(options, registry: registry)
         return TestHarness(server: server, clock: clock, folder: folder, logs: logs, faults: faults)
     }

@@ -90,13 +90,37 @@ public struct AuthConfig: Sendable {
         public init() {}
     }
 
-    /// Tuning of the journal store.
+    /// Where the store lives: the data folder's journal (default) or a PostgreSQL database.
     public struct StorageSettings: Sendable {
+        /// `file` (the data folder's journal and snapshot) or `postgres`.
+        public var backend: String = "file"
         /// Journal size in bytes past which a new snapshot is written and the journal started afresh.
         public var compactAfterBytes: Int = 64 * 1024 * 1024
+        /// `storage.postgres`, when the backend is `postgres`.
+        public var postgres: PostgresSettings?
         /// Creates the defaults.
         public init() {}
     }
+
+    /// `storage.postgres`: how to reach the database several instances share.
+    public struct PostgresSettings: Sendable {
+        /// `postgres://user:password@host:port/database`; from `url`, or read from `url_file` (so the
+        /// password stays out of the configuration file).
+        public var url: String
+        /// Connections per instance.
+        public var poolSize: Int = 10
+        /// `disable`, `prefer` or `require` (`require` verifies the server's certificate).
+        public var tls: String = "prefer"
+        /// File holding the 32-byte key-encryption key (64 hex digits) that seals the signing keys and
+        /// server secrets kept in the database; every instance needs the same one. Or the
+        /// `AUTHD_KEY_ENCRYPTION_KEY` environment variable.
+        public var keyEncryptionKeyFile: String?
+        /// Creates settings.
+        public init(url: String) { self.url = url }
+    }
+
+    /// The storage backends this build has.
+    public static let storageBackends = ["file", "postgres"]
 
     /// Mail transports this build can deliver with.
     public static let mailTransports = ["log", "outbox", "smtp", "sendmail"]
@@ -181,6 +205,36 @@ public struct AuthConfig: Sendable {
         var storage = StorageSettings()
         var s = try top.section("storage")
         storage.compactAfterBytes = try s.int("compact_after_bytes", default: storage.compactAfterBytes, in: 4096...(1 << 40))
+        storage.backend = try s.string("backend", default: "file")
+        guard storageBackends.contains(storage.backend) else {
+            throw ConfigError("storage.backend must be one of \(storageBackends.joined(separator: ", ")), not \"\(storage.backend)\"")
+        }
+        var pg = try s.section("postgres")
+        if storage.backend == "postgres" || !pg.isEmpty {
+            let url: String
+            switch (try pg.optionalString("url"), try pg.optionalString("url_file")) {
+            case (let u?, nil): url = u
+            case (nil, let file?):
+                guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+                    throw ConfigError("storage.postgres.url_file: cannot read \(file)")
+                }
+                url = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            case (nil, nil): throw ConfigError("storage.postgres needs url or url_file")
+            case (_?, _?): throw ConfigError("storage.postgres: give url or url_file, not both")
+            }
+            guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
+                throw ConfigError("storage.postgres.url must start with postgres://")
+            }
+            var settings = PostgresSettings(url: url)
+            settings.poolSize = try pg.int("pool_size", default: settings.poolSize, in: 1...1000)
+            settings.tls = try pg.string("tls", default: settings.tls)
+            guard ["disable", "prefer", "require"].contains(settings.tls) else {
+                throw ConfigError("storage.postgres.tls must be disable, prefer or require, not \"\(settings.tls)\"")
+            }
+            settings.keyEncryptionKeyFile = try pg.optionalString("key_encryption_key_file")
+            try pg.rejectUnknownKeys()
+            storage.postgres = settings
+        }
         try s.rejectUnknownKeys()
 
         var http = try top.section("http")

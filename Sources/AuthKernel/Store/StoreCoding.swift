@@ -1,15 +1,18 @@
-import Foundation
+public import Foundation
 
-/// JSON coding of journal lines and snapshots: sorted keys for stable diffs, dates as Unix seconds.
-enum StoreCoding {
-    static func encoder() -> JSONEncoder {
+/// JSON coding of journal lines, snapshots and database records: sorted keys for stable diffs,
+/// dates as Unix seconds.
+public enum StoreCoding {
+    /// The encoder every store writes records with.
+    public static func encoder() -> JSONEncoder {
         let e = JSONEncoder()
         e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         e.dateEncodingStrategy = .secondsSince1970
         return e
     }
 
-    static func decoder() -> JSONDecoder {
+    /// The matching decoder.
+    public static func decoder() -> JSONDecoder {
         let d = JSONDecoder()
         d.dateDecodingStrategy = .secondsSince1970
         return d

@@ -128,6 +128,17 @@ public struct StoreState: Sendable {
         pending.append(.deleteJob(id))
     }
 
+    // MARK: Loading (database stores)
+
+    /// Adds a record read from a database without recording it as a change.
+    public mutating func load(_ record: StoreChange) { apply(record) }
+
+    /// The changes applied since the last call, in order, and forgets them.
+    public mutating func takeChanges() -> [StoreChange] {
+        defer { pending = [] }
+        return pending
+    }
+
     // MARK: Applying changes (journal replay and writes)
 
     /// Applies one change and updates the indexes; does not record it.

@@ -1,0 +1,163 @@
+public import AuthKernel
+import Foundation
+public import Logging
+import NIOCore
+import NIOPosix
+public import PostgresNIO
+
+/// The store on a PostgreSQL database that several authd instances share.
+///
+/// It keeps the records and rules of the file store: each record is a JSON document in a `record`
+/// column, with the columns the queries, uniqueness constraints and cascades need beside it. A read
+/// loads the rows its ``StoreKey``s name into a fresh ``StoreState``; a write does the same inside a
+/// transaction with `SELECT … FOR UPDATE`, runs the body (the same pure rules as the file store), and
+/// writes back the changes the body made. A concurrent write that a row lock cannot see coming (two
+/// sign-ins creating the same new email) fails a unique constraint: the transaction is retried, so the
+/// body then sees the other's row, and a clash that remains becomes the contract's 409.
+public final class PostgresStore: AuthStore {
+    /// The connection pool (for admin commands and tests; the store itself goes through read/write).
+    public let client: PostgresClient
+    let logger: Logger
+    private let runner: Task<Void, Never>
+
+    /// Attempts of a write that lost a race (serialization failure, deadlock, unique violation).
+    static let maxAttempts = 5
+
+    private init(client: PostgresClient, runner: Task<Void, Never>, logger: Logger) {
+        self.client = client
+        self.runner = runner
+        self.logger = logger
+    }
+
+    /// Connects and checks that the schema is exactly the one this build knows.
+    /// - Throws: ``PostgresStoreError`` when the database cannot be reached, is not migrated, or was
+    ///   migrated by a newer authd.
+    public static func open(_ settings: AuthConfig.PostgresSettings, logger: Logger) async throws -> PostgresStore {
+        let store = try connect(settings, logger: logger)
+        do {
+            let version = try await Migrations.currentVersion(store.client, logger: logger)
+            guard version == Migrations.latest else {
+                throw version < Migrations.latest
+                    ? PostgresStoreError("the database schema is at version \(version), this authd needs \(Migrations.latest): run `authd migrate` first")
+                    : PostgresStoreError("the database schema is at version \(version), newer than this authd knows (\(Migrations.latest)): upgrade authd")
+            }
+            return store
+        } catch {
+            await store.close()
+            throw error
+        }
+    }
+
+    /// Connects without checking the schema (`authd migrate`).
+    public static func connect(_ settings: AuthConfig.PostgresSettings, logger: Logger) throws -> PostgresStore {
+        var configuration = try PostgresURL.configuration(settings)
+        configuration.options.maximumConnections = settings.poolSize
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        let runner = Task { await client.run() }
+        return PostgresStore(client: client, runner: runner, logger: logger)
+    }
+
+    /// Applies every migration the database lacks; returns the versions applied.
+    public func migrate() async throws -> [Int] {
+        try await Migrations.apply(client, logger: logger)
+    }
+
+    // MARK: AuthStore
+
+    /// Rows of several instances: background jobs are claimed through the database.
+    public var isShared: Bool { true }
+
+    /// Writable while the database answers.
+    public var isWritable: Bool {
+        get async { (try? await client.query("SELECT 1", logger: logger)) != nil }
+    }
+
+    public func read<R: Sendable>(_ keys: [StoreKey], _ body: @Sendable (StoreState) throws -> R) async throws -> R {
+        let state: StoreState
+        do {
+            state = try await client.withConnection { connection in
+                var state = StoreState()
+                for key in keys { try await PostgresRecords.load(key, into: &state, on: connection, lock: false, logger: logger) }
+                return state
+            }
+        } catch {
+            throw unavailable(error)
+        }
+        return try body(state)
+    }
+
+    public func write<R: Sendable>(
+        _ keys: [StoreKey], durability: WriteDurability, _ body: @Sendable (inout StoreState) throws -> R
+    ) async throws -> R {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                let outcome: Result<R, any Error> = try await client.withTransaction(logger: logger) { connection in
+                    var state = StoreState()
+                    for key in keys { try await PostgresRecords.load(key, into: &state, on: connection, lock: true, logger: logger) }
+                    // The body's own error is returned, not thrown, so what it changed before throwing is committed.
+                    let outcome: Result<R, any Error>
+                    do { outcome = .success(try body(&state)) } catch { outcome = .failure(error) }
+                    // Every commit is durable, `.eventual` ones too: a commit costs the same for a known account
+                    // as for an unknown one (the refusal floors cover the decoys), and nothing is lost on a crash.
+                    let changes = state.takeChanges()
+                    for change in changes { try await PostgresRecords.apply(change, on: connection, logger: logger) }
+                    return outcome
+                }
+                return try outcome.get()
+            } catch let error as PostgresTransactionError {
+                let underlying = error.closureError ?? error.commitError ?? error.beginError ?? error.rollbackError
+                if let sqlError = underlying as? PSQLError, let sqlState = sqlError.serverInfo?[.sqlState] {
+                    if Self.retried.contains(sqlState), attempt < Self.maxAttempts { continue }
+                    if sqlState == "23505" { throw Self.conflict(constraint: sqlError.serverInfo?[.constraintName]) }
+                }
+                throw unavailable(underlying ?? error)
+            } catch let error as PSQLError {
+                throw unavailable(error)
+            }
+        }
+    }
+
+    /// Serialization failure, deadlock, unique violation: another transaction won; run the body again.
+    static let retried: Set<String> = ["40001", "40P01", "23505"]
+
+    /// The 409 a uniqueness constraint stands for.
+    static func conflict(constraint: String?) -> AuthError {
+        switch constraint {
+        case "users_username_unique": .usernameTaken
+        default: .identityInUse
+        }
+    }
+
+    private func unavailable(_ error: any Error) -> any Error {
+        logger.error("database request failed", metadata: ["error": "\(String(reflecting: error))"])
+        return StoreError.unavailable
+    }
+
+    /// Every write was durable when it returned (commits are synchronous).
+    public func waitUntilDurable() async throws {}
+
+    public func counts() async throws -> StoreCounts {
+        do {
+            let rows = try await client.query("SELECT (SELECT count(*) FROM users), (SELECT count(*) FROM sessions)", logger: logger)
+            for try await (users, sessions) in rows.decode((Int, Int).self) { return StoreCounts(users: users, sessions: sessions) }
+            return StoreCounts(users: 0, sessions: 0)
+        } catch {
+            throw unavailable(error)
+        }
+    }
+
+    public func close() async {
+        runner.cancel()
+        _ = await runner.value
+    }
+}
+
+/// Why the PostgreSQL store could not open.
+public struct PostgresStoreError: Error, CustomStringConvertible {
+    /// What went wrong, for the operator.
+    public var description: String
+    /// Creates an error.
+    public init(_ description: String) { self.description = description }
+}

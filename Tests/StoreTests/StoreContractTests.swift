@@ -1,0 +1,213 @@
+import AuthKernel
+import AuthTestSupport
+import Foundation
+import Synchronization
+import Testing
+
+/// The store's contract, run on every backend: what the services rely on, including the rules that
+/// must stay exact under concurrency (one user per identity, single-use codes, refresh rotation and
+/// reuse detection, uniqueness, cascades, jobs run once).
+@Suite("Store contract")
+struct StoreContractTests {
+    func harness(_ backend: StoreBackend, clock: ManualClock = ManualClock()) async throws -> TestHarness {
+        try await TestHarness.make(clock: clock, store: try await backend.makeStore())
+    }
+
+    func claim(_ subject: String, email: String? = nil, verified: Bool = true) -> UserService.Claim {
+        .init(identity: Identity(provider: "test", subject: subject), email: email, emailVerified: email != nil && verified)
+    }
+
+    @Test("Users are found by id, email, identity and user name (any case)", arguments: StoreBackend.all)
+    func usersByEveryKey(_ backend: StoreBackend) async throws {
+        let h = try await harness(backend)
+        defer { Task { await h.server.close() } }
+        let user = try await h.kernel.users.signIn(claim("ada", email: "ada@example.com"), linkingTo: nil)
+        _ = try await h.kernel.users.update(user.id) { $0.username = "Ada_L" }
+        #expect(try await h.kernel.users.user(id: user.id)?.email == "ada@example.com")
+        #expect(try await h.kernel.users.user(email: "ada@example.com")?.id == user.id)
+        #expect(try await h.kernel.users.user(identity: Identity(provider: "test", subject: "ada"))?.id == user.id)
+        #expect(try await h.kernel.users.user(username: "ada_l")?.id == user.id)
+        #expect(try await h.kernel.users.user(email: "nobody@example.com") == nil)
+        #expect(try await h.server.store.counts() == StoreCounts(users: 1, sessions: 0))
+    }
+
+    @Test("Email, user name and identity stay unique, with the contract's 409s", arguments: StoreBackend.all)
+    func uniqueness(_ backend: StoreBackend) async throws {
+        let h = try await harness(backend)
+        defer { Task { await h.server.close() } }
+        let a = try await h.kernel.users.signIn(claim("a", email: "a@example.com"), linkingTo: nil)
+        let b = try await h.kernel.users.signIn(claim("b", email: "b@example.com"), linkingTo: nil)
+        _ = try await h.kernel.users.update(a.id) { $0.username = "taken" }
+        await #expect(throws: AuthError.usernameTaken) { _ = try await h.kernel.users.update(b.id) { $0.username = "TAKEN" } }
+        await #expect(throws: AuthError.identityInUse) { _ = try await h.kernel.users.update(b.id) { $0.email = "a@example.com" } }
+        await #expect(throws: AuthError.identityInUse) {
+            _ = try await h.kernel.users.update(b.id) { $0.identities.append(Identity(provider: "test", subject: "a")) }
+        }
+        await #expect(throws: AuthError.identityInUse) { _ = try await h.kernel.users.signIn(claim("a"), linkingTo: b.id) }
+        // Nothing of the refused changes stuck.
+        let stored = try #require(try await h.kernel.users.user(id: b.id))
+        #expect(stored.username == nil && stored.email == "b@example.com" && stored.identities.count == 1)
+    }
+
+    @Test("Concurrent first sign-ins of one identity make one user", arguments: StoreBackend.all)
+    func concurrentFirstSignIns(_ backend: StoreBackend) async throws {
+        let h = try await harness(backend)
+        defer { Task { await h.server.close() } }
+        let ids = try await withThrowingTaskGroup(of: UUID.self) { group in
+            for _ in 0..<20 { group.addTask { try await h.kernel.users.signIn(claim("new", email: "new@example.com"), linkingTo: nil).id } }
+            return try await group.reduce(into: Set<UUID>()) { $0.insert($1) }
+        }
+        #expect(ids.count == 1)
+        #expect(try await h.server.store.counts().users == 1)
+    }
+
+    @Test("Refresh rotates, a reused token after the grace ends the session", arguments: StoreBackend.all)
+    func refreshRotationAndReuse(_ backend: StoreBackend) async throws {
+        let clock = ManualClock()
+        let h = try await harness(backend, clock: clock)
+        defer { Task { await h.server.close() } }
+        let first = try await h.signIn("r")
+        let second = try await h.kernel.sessions.refresh(first.refreshToken)
+        #expect(second.refreshToken != first.refreshToken)
+        _ = try await h.kernel.sessions.authenticate(bearer: second.accessToken)
+        clock.advance(by: 11)  // past the 10 s reuse grace
+        await #expect(throws: AuthError.refreshTokenReused) { _ = try await h.kernel.sessions.refresh(first.refreshToken) }
+        // The whole family is gone: the token that was current is refused too, and so is the access token.
+        await #expect(throws: AuthError.invalidRefreshToken) { _ = try await h.kernel.sessions.refresh(second.refreshToken) }
+        await #expect(throws: AuthError.unauthorized) { _ = try await h.kernel.sessions.authenticate(bearer: second.accessToken) }
+        #expect(try await h.server.store.counts().sessions == 0)
+    }
+
+    @Test("Concurrent refreshes of one token inside the grace all succeed on one session", arguments: StoreBackend.all)
+    func concurrentRefreshes(_ backend: StoreBackend) async throws {
+        let h = try await harness(backend)
+        defer { Task { await h.server.close() } }
+        let first = try await h.signIn("c")
+        let tokens = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<10 { group.addTask { try await h.kernel.sessions.refresh(first.refreshToken).refreshToken } }
+            return try await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        #expect(Set(tokens).count == 10)
+        #expect(try await h.server.store.counts().sessions == 1)
+        // Every answer works: whichever one the device kept.
+        for token in tokens { _ = try await h.kernel.sessions.refresh(token) }
+    }
+
+    @Test("A code is used once, however many requests race for it", arguments: StoreBackend.all)
+    func codeSingleUse(_ backend: StoreBackend) async throws {
+        let h = try await harness(backend)
+        defer { Task { await h.server.close() } }
+        let policy = CodePolicy(ttl: 300, resendInterval: 0, maxAttempts: 5, maxFailures: 50, failureWindow: 3600)
+        let code = try await h.kernel.codes.issue(purpose: "t", key: "k@example.com", policy: policy)
+        let successes = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<20 {
+                group.addTask { (try? await h.kernel.codes.verify(purpose: "t", key: "k@example.com", code: code, policy: policy)) != nil }
+            }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(successes == 1)
+    }
+
+    @Test("Wrong codes are counted, and the code dies after the attempt limit", arguments: StoreBackend.all)
+    func codeAttempts(_ backend: StoreBackend) async throws {
+        let h = try await harness(backend)
+        defer { Task { await h.server.close() } }
+        let policy = CodePolicy(ttl: 300, resendInterval: 0, maxAttempts: 3, maxFailures: 50, failureWindow: 3600)
+        let code = try await h.kernel.codes.issue(purpose: "t", key: "k", policy: policy)
+        let wrong = code == "000000" ? "111111" : "000000"
+        for _ in 0..<3 {
+            await #expect(throws: AuthError.invalidCode) { try await h.kernel.codes.verify(purpose: "t", key: "k", code: wrong, policy: policy) }
+        }
+        await #expect(throws: AuthError.invalidCode) { try await h.kernel.codes.verify(purpose: "t", key: "k", code: code, policy: policy) }
+    }
+
+    @Test("Deleting a user takes its sessions, identities, codes and approvals with it", arguments: StoreBackend.all)
+    func deletionCascades(_ backend: StoreBackend) async throws {
+        let h = try await harness(backend)
+        defer { Task { await h.server.close() } }
+        let session = try await h.signIn("gone", email: "gone@example.com")
+        let id = try #require(UUID(uuidString: session.user.id))
+        let policy = CodePolicy(ttl: 300, resendInterval: 0, maxAttempts: 3, maxFailures: 50, failureWindow: 3600)
+        _ = try await h.kernel.codes.issue(purpose: "t", key: "gone@example.com", policy: policy, payload: ["p": .bool(true)])
+        #expect(try await h.kernel.codes.pendingPayload(purpose: "t", key: "gone@example.com") != nil)
+        let (approval, _) = try await h.kernel.approvals.create(kind: "t", userID: id, ttl: 300, deviceName: nil, payload: [:])
+        try await h.kernel.users.delete(id)
+        #expect(try await h.kernel.users.user(id: id) == nil)
+        #expect(try await h.kernel.users.user(identity: Identity(provider: "test", subject: "gone")) == nil)
+        #expect(try await h.kernel.codes.pendingPayload(purpose: "t", key: "gone@example.com") == nil)
+        #expect(try await h.kernel.approvals.approval(id: approval.id) == nil)
+        await #expect(throws: AuthError.invalidRefreshToken) { _ = try await h.kernel.sessions.refresh(session.refreshToken) }
+        #expect(try await h.server.store.counts() == StoreCounts(users: 0, sessions: 0))
+        // The identity is free again.
+        _ = try await h.kernel.users.signIn(claim("gone", email: "gone@example.com"), linkingTo: nil)
+    }
+
+    @Test("What a write body changed before it threw is kept", arguments: StoreBackend.all)
+    func changesBeforeAThrowAreKept(_ backend: StoreBackend) async throws {
+        let h = try await harness(backend)
+        defer { Task { await h.server.close() } }
+        let user = try await h.kernel.users.signIn(claim("k"), linkingTo: nil)
+        struct Refused: Error {}
+        await #expect(throws: Refused.self) {
+            try await h.server.store.write([.user(user.id)]) { state in
+                var changed = state.user(id: user.id)!
+                changed.displayName = "counted"
+                state.put(changed)
+                throw Refused()
+            }
+        }
+        #expect(try await h.kernel.users.user(id: user.id)?.displayName == "counted")
+    }
+
+    @Test("Approvals: pending, approved with the match code, completed once, purged", arguments: StoreBackend.all)
+    func approvals(_ backend: StoreBackend) async throws {
+        let clock = ManualClock()
+        let h = try await harness(backend, clock: clock)
+        defer { Task { await h.server.close() } }
+        let user = try await h.kernel.users.signIn(claim("ap"), linkingTo: nil)
+        let (approval, match) = try await h.kernel.approvals.create(kind: "t", userID: user.id, ttl: 60, deviceName: "tv", payload: [:])
+        #expect(try await h.kernel.approvals.pending(userID: user.id).map(\.id) == [approval.id])
+        try await h.kernel.approvals.approve(id: approval.id, userID: user.id, matchCode: match)
+        #expect(try await h.kernel.approvals.pending(userID: user.id).isEmpty)
+        _ = try await h.kernel.approvals.complete(id: approval.id, kind: "t")
+        await #expect(throws: AuthError.self) { _ = try await h.kernel.approvals.complete(id: approval.id, kind: "t") }
+        clock.advance(by: 60 * 3 + 86_400)
+        #expect(try await h.kernel.approvals.purgeExpired() == 1)
+        #expect(try await h.kernel.approvals.approval(id: approval.id) == nil)
+    }
+
+    @Test("Expired codes are purged, live ones kept", arguments: StoreBackend.all)
+    func codePurge(_ backend: StoreBackend) async throws {
+        let clock = ManualClock()
+        let h = try await harness(backend, clock: clock)
+        defer { Task { await h.server.close() } }
+        let short = CodePolicy(ttl: 10, resendInterval: 0, maxAttempts: 3, maxFailures: 5, failureWindow: 10)
+        let long = CodePolicy(ttl: 3600, resendInterval: 0, maxAttempts: 3, maxFailures: 5, failureWindow: 10)
+        _ = try await h.kernel.codes.issue(purpose: "t", key: "short", policy: short, payload: ["p": .bool(true)])
+        _ = try await h.kernel.codes.issue(purpose: "t", key: "long", policy: long, payload: ["p": .bool(true)])
+        clock.advance(by: 60)
+        #expect(try await h.kernel.codes.purgeExpired(retention: 0) == 1)
+        #expect(try await h.kernel.codes.pendingPayload(purpose: "t", key: "long") != nil)
+    }
+
+    @Test("A due job runs once, also when two queues (two instances) race for it", arguments: StoreBackend.all)
+    func jobsRunOnce(_ backend: StoreBackend) async throws {
+        let h = try await harness(backend)
+        defer { Task { await h.server.close() } }
+        let runs = Mutex(0)
+        // A second instance's queue on the same store; the file store is never shared, so it races with itself.
+        let other = h.server.store.isShared ? JobQueue(store: h.server.store, clock: h.clock, logger: h.kernel.logger) : h.kernel.jobs
+        for queue in [h.kernel.jobs, other] {
+            queue.register(kind: "count") { _ in
+                runs.withLock { $0 += 1 }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        try await h.kernel.jobs.enqueue(kind: "count", payload: [:])
+        async let a = h.kernel.jobs.runDue()
+        async let b = other.runDue()
+        #expect(await a + b == 1)
+        #expect(runs.withLock { $0 } == 1)
+        #expect(try await h.kernel.jobs.pending().isEmpty)
+    }
+}
