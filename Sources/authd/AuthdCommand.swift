@@ -13,11 +13,12 @@ struct AuthdCommand: AsyncParsableCommand {
               authd users list                  # admin commands reach a running server over DATA/admin.sock
               authd keys rotate
               authd backup --to backup.json
+              authd migrate                     # storage.backend = postgres: create or update the schema
             """,
         version: AuthdVersion.current,
         subcommands: [
             ServeCommand.self, UsersCommand.self, SessionsCommand.self, KeysCommand.self, BackupCommand.self, RestoreCommand.self,
-            CheckCommand.self, AuditCommand.self, BenchCommand.self,
+            CheckCommand.self, AuditCommand.self, MigrateCommand.self, BenchCommand.self,
         ]
     )
 }

@@ -79,7 +79,7 @@ struct ConfigReloader: Service {
                 )
                 continue
             }
-            var report = server.reload(config: config, root: root, previous: previous, dataFolder: dataFolder)
+            var report = await server.reload(config: config, root: root, previous: previous, dataFolder: dataFolder)
             let name = config.log.level ?? "info"
             if !levelFromEnvironment, let newLevel = Logger.Level(rawValue: name), newLevel != level.level {
                 level.level = newLevel

@@ -3,6 +3,7 @@ import AuthKernel
 import Foundation
 import Logging
 import Metrics
+import PostgresStore
 import Prometheus
 import Synchronization
 
@@ -80,12 +81,15 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let server: AuthServer
         do {
+            try await PostgresBackend.configure(&options)
             server = try await AuthServer.make(options, registry: availableProviders)
             reloader.box.server.withLock { $0 = server }
         } catch let error as StoreError {
             throw fail("\(error)")
         } catch let error as ConfigError {
             throw fail("configuration error: \(error.message)")
+        } catch let error as PostgresStoreError {
+            throw fail("\(error)")
         }
         try await server.run()
         logger.info("stopped; store flushed")

@@ -23,7 +23,8 @@ public struct TestHarness: Sendable {
     /// Builds a server; `config` is the JSON configuration file's text.
     public static func make(
         providers: [any AuthProvider.Type] = [], config: String = #"{"mail":{"transport":"outbox"}}"#, folder: String? = nil,
-        clock: ManualClock = ManualClock(), store: (any AuthStore)? = nil
+        clock: ManualClock = ManualClock(), store: (any AuthStore)? = nil, rateLimitCounters: (any RateLimitCounters)? = nil,
+        keys: (any ServerKeys)? = nil, cluster: (any ClusterEvents)? = nil
     ) async throws -> TestHarness {
         let folder = folder ?? temporaryFolder()
         let logs = LogCapture()
@@ -34,6 +35,9 @@ public struct TestHarness: Sendable {
         let faults = StoreFaults()
         options.faults = faults
         options.store = store
+        options.rateLimitCounters = rateLimitCounters
+        options.keys = keys
+        options.cluster = cluster
         let server = try await AuthServer.make(options, registry: registry)
         return TestHarness(server: server, clock: clock, folder: folder, logs: logs, faults: faults)
     }

@@ -7,6 +7,7 @@ public struct AdminOperations: Sendable {
     let kernel: Kernel
     let store: any AuthStore
     let keyRing: SigningKeyRing
+    let cluster: (any ClusterEvents)?
     let keyFolder: KeyFolder
     let dataFolder: String
     /// Who runs the command, for the log: "admin socket" or "admin cli".
@@ -14,10 +15,12 @@ public struct AdminOperations: Sendable {
 
     /// Creates the operations over a built server (the CLI's direct mode).
     public init(server: AuthServer, dataFolder: String) throws {
-        try self.init(kernel: server.kernel, store: server.store, keyRing: server.keyRing, dataFolder: dataFolder, via: "admin cli")
+        try self.init(
+            kernel: server.kernel, store: server.store, keyRing: server.keyRing, cluster: server.cluster, dataFolder: dataFolder, via: "admin cli")
     }
 
-    init(kernel: Kernel, store: any AuthStore, keyRing: SigningKeyRing, dataFolder: String, via: String) throws {
+    init(kernel: Kernel, store: any AuthStore, keyRing: SigningKeyRing, cluster: (any ClusterEvents)?, dataFolder: String, via: String) throws {
+        self.cluster = cluster
         self.kernel = kernel
         self.store = store
         self.keyRing = keyRing
@@ -97,9 +100,10 @@ public struct AdminOperations: Sendable {
             let fresh = SigningKey(keyPair: Ed25519KeyPair(), createdAt: now)
             // The new key's file first: a crash before the old one's retirement is saved leaves two
             // active keys, of which the newer signs and both verify.
-            try keyFolder.save(fresh)
+            try await kernel.keys.save(fresh)
             let retired = keyRing.rotate(to: fresh, now: now)
-            try keyFolder.save(retired)
+            try await kernel.keys.save(retired)
+            await cluster?.publishKeysChanged()
             kernel.logger.notice("signing key rotated", metadata: ["key.kid": "\(fresh.kid)", "key.retired": "\(retired.kid)", "via": "\(via)"])
             await kernel.audit.record("admin", reason: "keys rotate")
             return AdminOutput(
@@ -126,7 +130,7 @@ public struct AdminOperations: Sendable {
                     audience      \(config.audience)
                     providers     \(config.providers.joined(separator: ", "))
                     mail          \(config.mail.transport)
-                    store         \(users) users, \(sessions) sessions, \(await store.isWritable ? "writable" : "NOT WRITABLE")
+                    store         \(config.storage.backend): \(users) users, \(sessions) sessions, \(await store.isWritable ? "writable" : "NOT WRITABLE")
                     signing key   \(keyRing.active.kid)
                     served by     \(via == "admin socket" ? "a running authd (answered on the admin socket)" : "no running server; the folder opened directly")
 

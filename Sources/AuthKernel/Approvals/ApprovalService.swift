@@ -13,12 +13,15 @@ public final class ApprovalService: Sendable {
     let clock: any AuthClock
     let logger: Logger
     private let subscribers = Mutex<[UUID: [UUID: AsyncStream<ApprovalRecord>.Continuation]]>([:])
+    /// Other instances sharing the store, told about each new request; nil when alone.
+    let cluster: (any ClusterEvents)?
 
     /// Wrong match codes that deny a request.
     public static let maxMatchAttempts = 3
 
     /// Creates the service; `secret` keys the match-code hashes.
-    public init(store: any AuthStore, secret: [UInt8], clock: any AuthClock, logger: Logger) {
+    public init(store: any AuthStore, secret: [UInt8], clock: any AuthClock, logger: Logger, cluster: (any ClusterEvents)? = nil) {
+        self.cluster = cluster
         self.store = store
         self.secret = secret
         self.clock = clock
@@ -48,11 +51,23 @@ public final class ApprovalService: Sendable {
         )
         try await store.write([]) { $0.put(approval) }
         if let userID {
-            let listeners = subscribers.withLock { Array(($0[userID] ?? [:]).values) }
-            for listener in listeners { listener.yield(approval) }
+            yield(approval, to: userID)
+            await cluster?.publishApproval(id: id, userID: userID)
             logger.info("approval requested", metadata: ["user.id": "\(userID.lowercased)", "approval.kind": "\(kind)"])
         }
         return (approval, matchCode)
+    }
+
+    private func yield(_ approval: ApprovalRecord, to userID: UUID) {
+        let listeners = subscribers.withLock { Array(($0[userID] ?? [:]).values) }
+        for listener in listeners { listener.yield(approval) }
+    }
+
+    /// Hands a request another instance created to this instance's subscribers of `userID`.
+    public func deliver(id: String, userID: UUID) async {
+        guard subscribers.withLock({ $0[userID] != nil }) else { return }
+        guard let approval = try? await approval(id: id), approval.userID == userID else { return }
+        yield(approval, to: userID)
     }
 
     /// The request with this id, if any.

@@ -233,6 +233,11 @@ public struct AuthConfig: Sendable {
             }
             settings.keyEncryptionKeyFile = try pg.optionalString("key_encryption_key_file")
             try pg.rejectUnknownKeys()
+            // Instances behind one load balancer must issue tokens every one of them accepts; the default
+            // issuer is this instance's own host:port.
+            if storage.backend == "postgres", !top.contains("issuer") {
+                throw ConfigError("storage.backend postgres needs issuer set explicitly (the same public URL on every instance)")
+            }
             storage.postgres = settings
         }
         try s.rejectUnknownKeys()

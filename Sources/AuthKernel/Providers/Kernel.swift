@@ -27,6 +27,7 @@ public struct Kernel: Sendable {
     /// `DATA/audit.jsonl`: record security events (sign-in failures, changes of credentials) with
     /// ``AuditLog/record(_:provider:user:account:device:reason:)``.
     public let audit: AuditLog
-    /// `DATA/keys/`, for server secrets a provider needs (e.g. a pepper): ``KeyFolder/loadOrCreateSecret(named:logger:)``.
-    public let keys: KeyFolder
+    /// The server's keys, for secrets a provider needs (e.g. a pepper): ``ServerKeys/loadOrCreateSecret(named:logger:)``.
+    /// `DATA/keys/` with the file backend; sealed in the database with PostgreSQL.
+    public let keys: any ServerKeys
 }

@@ -9,25 +9,29 @@ import Synchronization
 /// `window` spaces events `window / limit` apart and allows a burst of `limit`. Checks run under one
 /// lock, so N concurrent requests against a limit of 1 let exactly one through.
 ///
-/// Counters live in memory: a restart forgives. Limits that must survive restarts (code attempts,
-/// resend intervals) are kept in the store by the services that own them.
+/// Counters live in a ``RateLimitCounters``: in memory by default (a restart forgives), or in the
+/// database several instances share, so a limit holds across all of them. Limits that must survive
+/// restarts (code attempts, resend intervals) are kept in the store by the services that own them.
 public final class RateLimiter: Sendable {
-    private let arrivals = Mutex<[String: Double]>([:])
+    private let counters: any RateLimitCounters
     private let clock: any AuthClock
-    private static let pruneThreshold = 100_000
 
     /// The configuration read at the last reload, and the rules found in it so far, by name.
     private let reloaded = Mutex<(root: [String: JSONValue]?, rules: [String: RateLimitRule])>((nil, [:]))
 
-    /// Creates a limiter reading time from `clock`.
-    public init(clock: any AuthClock) { self.clock = clock }
+    /// Creates a limiter reading time from `clock`, counting in `counters`.
+    public init(clock: any AuthClock, counters: any RateLimitCounters = MemoryRateLimitCounters()) {
+        self.clock = clock
+        self.counters = counters
+    }
 
     /// Takes the rules of a re-read configuration file (SIGHUP): from now on a named rule is the
     /// value at its path in `root`, or its built-in value where the file no longer sets it.
-    /// Counters start over, as after a restart: a count kept under one rule means nothing under another.
-    public func reload(root: [String: JSONValue]) {
+    /// When the limits changed, counters start over, as after a restart: a count kept under one rule
+    /// means nothing under another (shared counters start over for every instance).
+    public func reload(root: [String: JSONValue], clearCounters: Bool) async {
         reloaded.withLock { $0 = (root, [:]) }
-        arrivals.withLock { $0 = [:] }
+        if clearCounters { do { try await counters.removeAll() } catch {} }
     }
 
     /// The rule as the last reload says (the rule itself when there has been none).
@@ -53,28 +57,19 @@ public final class RateLimiter: Sendable {
 
     /// Records one event for `key` under `rule` if allowed.
     /// - Returns: nil when allowed, otherwise the whole seconds to wait (at least 1).
-    public func attempt(_ rule: RateLimitRule, key: String) -> Int? {
+    /// - Throws: ``StoreError/unavailable`` when shared counters cannot be reached.
+    public func attempt(_ rule: RateLimitRule, key: String) async throws -> Int? {
         let rule = effective(rule)
-        let now = clock.now().timeIntervalSince1970
         let interval = Double(rule.window) / Double(rule.limit)
-        let tolerance = Double(rule.window) - interval
-        return arrivals.withLock { arrivals -> Int? in
-            if arrivals.count > Self.pruneThreshold {
-                arrivals = arrivals.filter { $0.value > now }
-            }
-            let tat = max(arrivals[key] ?? now, now)
-            let allowAt = tat - tolerance
-            if allowAt > now {
-                return max(1, Int((allowAt - now).rounded(.up)))
-            }
-            arrivals[key] = tat + interval
-            return nil
-        }
+        return try await counters.take(key: key, now: clock.now().timeIntervalSince1970, interval: interval, tolerance: Double(rule.window) - interval)
     }
 
-    /// Records one event or throws 429 `RATE_LIMIT_EXCEEDED` with `retry_after`.
-    public func consume(_ rule: RateLimitRule, key: String, message: String = "Too many requests. Try again later.") throws(AuthError) {
-        if let wait = attempt(rule, key: key) {
+    /// Records one event or throws 429 `RATE_LIMIT_EXCEEDED` with `retry_after` (503 when shared
+    /// counters cannot be reached: a limit that cannot be checked is not waved through).
+    public func consume(_ rule: RateLimitRule, key: String, message: String = "Too many requests. Try again later.") async throws(AuthError) {
+        let wait: Int?
+        do { wait = try await attempt(rule, key: key) } catch { throw AuthError.unavailable }
+        if let wait {
             Self.rejections.increment()
             throw AuthError.rateLimited(retryAfter: wait, message: message)
         }
@@ -84,7 +79,12 @@ public final class RateLimiter: Sendable {
     static let rejections = Counter(label: "authd_rate_limit_rejections_total")
 
     /// Forgets a key (e.g. after a successful sign-in).
-    public func reset(key: String) {
-        _ = arrivals.withLock { $0.removeValue(forKey: key) }
+    public func reset(key: String) async {
+        do { try await counters.remove(key: key) } catch {}
+    }
+
+    /// Drops counters whose every event has left its window (the in-memory ones prune themselves).
+    public func purge() async throws {
+        try await counters.purge(before: clock.now().timeIntervalSince1970)
     }
 }

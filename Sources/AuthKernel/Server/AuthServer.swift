@@ -29,6 +29,12 @@ public final class AuthServer: Sendable {
         /// A store opened by the caller (a database backend); nil opens the data folder's ``JournalStore``.
         /// The server owns it from here: it closes it when it stops, or when `make` fails.
         public var store: (any AuthStore)?
+        /// Where rate-limit counters live; nil keeps them in memory (one instance).
+        public var rateLimitCounters: (any RateLimitCounters)?
+        /// Where the signing keys and server secrets live; nil uses `DATA/keys/`.
+        public var keys: (any ServerKeys)?
+        /// News from other instances sharing the store (new approval requests, rotated keys); nil when alone.
+        public var cluster: (any ClusterEvents)?
         /// Disk fault injection, for tests.
         public var faults: StoreFaults?
         /// Whether to serve admin commands on `DATA/admin.sock` (off when the CLI opens the folder itself).
@@ -57,17 +63,20 @@ public final class AuthServer: Sendable {
     public let store: any AuthStore
     /// The signing keys.
     public let keyRing: SigningKeyRing
+    /// The other instances sharing the store, if any.
+    public let cluster: (any ClusterEvents)?
     /// The Hummingbird application.
     public let application: Application<RouterResponder<AuthRequestContext>>
     /// Every route served, as `METHOD /path` (the spec test compares them with docs/openapi.yaml).
     public let routes: [String]
 
     private init(
-        kernel: Kernel, store: any AuthStore, keyRing: SigningKeyRing, application: Application<RouterResponder<AuthRequestContext>>, routes: [String]
+        kernel: Kernel, store: any AuthStore, keyRing: SigningKeyRing, cluster: (any ClusterEvents)?, application: Application<RouterResponder<AuthRequestContext>>, routes: [String]
     ) {
         self.kernel = kernel
         self.store = store
         self.keyRing = keyRing
+        self.cluster = cluster
         self.application = application
         self.routes = routes
     }
@@ -91,14 +100,14 @@ public final class AuthServer: Sendable {
             store = journal
         }
         do {
-            let keys = try KeyFolder(dataFolder: options.dataFolder)
+            let keys: any ServerKeys = try options.keys ?? KeyFolder(dataFolder: options.dataFolder)
             // A retired key verifies until its last token has expired, clock skew included.
             let keyRing = SigningKeyRing(
-                keys: try keys.loadOrCreateSigningKeys(now: clock.now(), logger: logger), accessTTL: config.tokens.accessTTL + config.tokens.clockSkew
+                keys: try await keys.loadOrCreateSigningKeys(now: clock.now(), logger: logger), accessTTL: config.tokens.accessTTL + config.tokens.clockSkew
             )
             let codeSecret = try keys.loadOrCreateSecret(named: "code-secret", logger: logger)
 
-            let rateLimiter = RateLimiter(clock: clock)
+            let rateLimiter = RateLimiter(clock: clock, counters: options.rateLimitCounters ?? MemoryRateLimitCounters())
             let transport = Self.transport(config.mail, dataFolder: options.dataFolder, logger: logger)
             let jobs = JobQueue(store: store, clock: clock, logger: logger)
             let mailer = Mailer(
@@ -117,7 +126,7 @@ public final class AuthServer: Sendable {
             let kernel = Kernel(
                 config: config, users: UserService(store: store, clock: clock, logger: logger), sessions: sessions,
                 codes: OneTimeCodeService(store: store, secret: codeSecret, clock: clock),
-                approvals: ApprovalService(store: store, secret: codeSecret, clock: clock, logger: logger),
+                approvals: ApprovalService(store: store, secret: codeSecret, clock: clock, logger: logger, cluster: options.cluster),
                 jobs: jobs, accountDeletion: AccountDeletionHooks(), rateLimiter: rateLimiter,
                 mailer: mailer, clock: clock, logger: logger,
                 audit: audit, keys: keys
@@ -143,11 +152,16 @@ public final class AuthServer: Sendable {
             var services: [any Service] =
                 [StoreClosingService(store: store, audit: audit), ExpiryPurgeService(kernel: kernel), JobRunner(jobs: kernel.jobs, interval: .seconds(1))] + providers.flatMap(\.services)
             services += options.extraServices
+            if let cluster = options.cluster {
+                services.append(
+                    ClusterEventService(events: cluster, approvals: kernel.approvals, keys: keys, keyRing: keyRing, clock: clock, logger: logger))
+            }
             if let (listen, exposition) = metrics {
                 services.append(MetricsEndpoint.service(host: listen.host, port: listen.port, exposition: exposition, logger: logger))
             }
             if options.adminSocket {
-                let operations = try AdminOperations(kernel: kernel, store: store, keyRing: keyRing, dataFolder: options.dataFolder, via: "admin socket")
+                let operations = try AdminOperations(
+                    kernel: kernel, store: store, keyRing: keyRing, cluster: options.cluster, dataFolder: options.dataFolder, via: "admin socket")
                 // Last, so it stops first, before the store closes.
                 if let admin = AdminSocket.service(dataFolder: options.dataFolder, operations: operations, logger: logger) { services.append(admin) }
             }
@@ -166,7 +180,7 @@ public final class AuthServer: Sendable {
             )
             routeTable.set(router.routes.map { (method: $0.method.rawValue, path: "\($0.path)") })
             let routes = router.routes.map { "\($0.method.rawValue) \($0.path)" }.sorted()
-            return AuthServer(kernel: kernel, store: store, keyRing: keyRing, application: application, routes: routes)
+            return AuthServer(kernel: kernel, store: store, keyRing: keyRing, cluster: options.cluster, application: application, routes: routes)
         } catch {
             await store.close()
             throw error
@@ -209,7 +223,7 @@ public final class AuthServer: Sendable {
     /// - Parameters:
     ///   - config: the new file, parsed and checked.
     ///   - root: its JSON; `previous`: the JSON it replaces.
-    public func reload(config: AuthConfig, root: [String: JSONValue], previous: [String: JSONValue], dataFolder: String) -> ReloadReport {
+    public func reload(config: AuthConfig, root: [String: JSONValue], previous: [String: JSONValue], dataFolder: String) async -> ReloadReport {
         var reloaded: [String] = []
         if root["mail"] != previous["mail"] {
             kernel.mailer.reconfigure(
@@ -219,8 +233,8 @@ public final class AuthServer: Sendable {
             )
             reloaded.append("mail")
         }
-        kernel.rateLimiter.reload(root: root)
         let limitsChanged = Self.rateLimits(.object(root), path: "") != Self.rateLimits(.object(previous), path: "")
+        await kernel.rateLimiter.reload(root: root, clearCounters: limitsChanged)
         if limitsChanged { reloaded.append("rate limits") }
         let keys = Set(root.keys).union(previous.keys).subtracting(["mail", "log"])
         let needRestart = keys.filter { Self.withoutRateLimits(root[$0] ?? .null) != Self.withoutRateLimits(previous[$0] ?? .null) }.sorted()
@@ -284,6 +298,7 @@ struct ExpiryPurgeService: Service {
             do {
                 try await kernel.codes.purgeExpired()
                 try await kernel.approvals.purgeExpired()
+                try await kernel.rateLimiter.purge()
             } catch {
                 kernel.logger.warning("could not purge expired codes and approvals", metadata: ["error": "\(error)"])
             }

@@ -50,6 +50,18 @@ public final class SigningKeyRing: Sendable {
         }
     }
 
+    /// Takes the keys another instance saved (a rotation there); returns whether anything changed.
+    @discardableResult
+    public func replace(with newKeys: [SigningKey]) -> Bool {
+        guard newKeys.contains(where: { $0.retiredAt == nil }) else { return false }
+        let sorted = newKeys.sorted { $0.createdAt < $1.createdAt }
+        return keys.withLock { keys in
+            let same = keys.map(\.kid) == sorted.map(\.kid) && keys.map(\.retiredAt) == sorted.map(\.retiredAt)
+            if !same { keys = sorted }
+            return !same
+        }
+    }
+
     /// The JWKS document: `{"keys":[...]}`.
     public func jwks(now: Date) -> [String: [[String: String]]] {
         ["keys": verificationKeys(now: now).reversed().map(\.jwk)]

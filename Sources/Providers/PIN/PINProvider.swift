@@ -61,7 +61,7 @@ public struct PINProvider: AuthProvider {
         routes.post("anonymous") { request, context -> SessionResponse in
             let body = try await request.decodeJSONIfPresent(as: DeviceBody.self, context: context)
             let device = try DeviceInfo(name: body?.deviceName, platform: body?.platform)
-            try kernel.rateLimiter.consume(settings.anonymousPerIP, key: "pin.anonymous.ip:\(context.clientIP)")
+            try await kernel.rateLimiter.consume(settings.anonymousPerIP, key: "pin.anonymous.ip:\(context.clientIP)")
             let user = try await kernel.users.createAnonymous()
             return try await kernel.sessions.signIn(user, amr: ["anonymous"], device: device)
         }
@@ -106,7 +106,7 @@ public struct PINProvider: AuthProvider {
             guard body.userID != nil || body.username != nil else {
                 throw AuthError.invalidRequest("Send `user_id` or `username` with the PIN.", field: "username")
             }
-            try kernel.rateLimiter.consume(settings.attemptsPerIP, key: "pin.verify.ip:\(context.clientIP)")
+            try await kernel.rateLimiter.consume(settings.attemptsPerIP, key: "pin.verify.ip:\(context.clientIP)")
             let started = ContinuousClock.now
             do {
                 return try await signIn(body, device: device)

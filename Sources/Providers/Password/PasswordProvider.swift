@@ -119,7 +119,7 @@ public struct PasswordProvider: AuthProvider {
         let email = try email(body.email)
         let password = try policy.check(body.password, email: email)
         let displayName = try DisplayName.validate(body.displayName)
-        try kernel.rateLimiter.consume(settings.registerPerIP, key: "password.register.ip:\(context.clientIP)")
+        try await kernel.rateLimiter.consume(settings.registerPerIP, key: "password.register.ip:\(context.clientIP)")
         let linkUserID = context.principal?.user.id
         if let owner = try await kernel.users.user(email: email) {
             guard let linkUserID else { throw AuthError.accountExists }
@@ -174,7 +174,7 @@ public struct PasswordProvider: AuthProvider {
         let body = try await request.decodeJSON(as: EmailBody.self, context: context)
         let email = try email(body.email)
         // The same limit whether or not anything is pending, so the answer reveals nothing.
-        try kernel.rateLimiter.consume(
+        try await kernel.rateLimiter.consume(
             RateLimitRule(limit: 1, window: max(1, settings.codes.resendInterval)), key: "password.resend:\(email)",
             message: "A code was sent a moment ago. Wait before asking for another."
         )
@@ -212,8 +212,8 @@ public struct PasswordProvider: AuthProvider {
     }
 
     private func checkLogin(_ body: LoginBody, email: String, device: DeviceInfo, _ context: AuthRequestContext) async throws -> SessionResponse {
-        try kernel.rateLimiter.consume(settings.loginPerIP, key: "password.login.ip:\(context.clientIP)")
-        try kernel.rateLimiter.consume(settings.loginPerEmail, key: "password.login.email:\(email)")
+        try await kernel.rateLimiter.consume(settings.loginPerIP, key: "password.login.ip:\(context.clientIP)")
+        try await kernel.rateLimiter.consume(settings.loginPerEmail, key: "password.login.email:\(email)")
         let password = PasswordPolicy.normalize(body.password)
         let user = try await kernel.users.user(email: email)
         let credential = user?.secret(Self.id, as: PasswordCredential.self)
@@ -362,8 +362,8 @@ public struct PasswordProvider: AuthProvider {
     func initiateEmailReset(_ request: Request, _ context: AuthRequestContext) async throws -> Message {
         let body = try await request.decodeJSON(as: EmailBody.self, context: context)
         let email = try email(body.email)
-        try kernel.rateLimiter.consume(settings.resetsPerIP, key: "password.reset.ip:\(context.clientIP)")
-        try kernel.rateLimiter.consume(settings.resetsPerEmail, key: "password.reset.email:\(email)")
+        try await kernel.rateLimiter.consume(settings.resetsPerIP, key: "password.reset.ip:\(context.clientIP)")
+        try await kernel.rateLimiter.consume(settings.resetsPerEmail, key: "password.reset.email:\(email)")
         // Answer before doing anything that depends on the account, so neither the answer nor its
         // timing says whether the account exists.
         let provider = self
@@ -414,8 +414,8 @@ public struct PasswordProvider: AuthProvider {
         let email = try email(body.email)
         let password = try policy.check(body.newPassword, email: email)
         let device = try DeviceInfo(name: body.deviceName, platform: nil)
-        try kernel.rateLimiter.consume(settings.resetsPerIP, key: "password.reset.ip:\(context.clientIP)")
-        try kernel.rateLimiter.consume(settings.resetsPerEmail, key: "password.reset.email:\(email)")
+        try await kernel.rateLimiter.consume(settings.resetsPerIP, key: "password.reset.ip:\(context.clientIP)")
+        try await kernel.rateLimiter.consume(settings.resetsPerEmail, key: "password.reset.email:\(email)")
         // Hashed now, known account or not: the plain text is never stored and the timing is the same.
         let hash = try await hasher.hash(password)
         var target: UUID?

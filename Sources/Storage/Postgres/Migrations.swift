@@ -79,12 +79,12 @@ enum Migrations {
                 kid text PRIMARY KEY,
                 created_at timestamptz NOT NULL,
                 retired_at timestamptz,
-                sealed_key bytea NOT NULL
+                sealed_key text NOT NULL                                    -- SecretBox(KEK) of the key file JSON
             );
             -- Server secrets (code HMAC key, PIN pepper…), sealed the same way.
             CREATE TABLE server_secrets (
                 name text PRIMARY KEY,
-                sealed bytea NOT NULL
+                sealed text NOT NULL
             );
             """),
     ]

@@ -17,7 +17,8 @@ public import PostgresNIO
 public final class PostgresStore: AuthStore {
     /// The connection pool (for admin commands and tests; the store itself goes through read/write).
     public let client: PostgresClient
-    let logger: Logger
+    /// The logger for database requests.
+    public let logger: Logger
     private let runner: Task<Void, Never>
 
     /// Attempts of a write that lost a race (serialization failure, deadlock, unique violation).
@@ -53,9 +54,13 @@ public final class PostgresStore: AuthStore {
         var configuration = try PostgresURL.configuration(settings)
         configuration.options.maximumConnections = settings.poolSize
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-        let runner = Task { await client.run() }
+        // Started at once, so the first query does not find the pool not yet running.
+        let runner = Task.immediate { await client.run() }
         return PostgresStore(client: client, runner: runner, logger: logger)
     }
+
+    /// The schema version this build needs.
+    public static var schemaVersion: Int { Migrations.latest }
 
     /// Applies every migration the database lacks; returns the versions applied.
     public func migrate() async throws -> [Int] {

@@ -7,6 +7,7 @@ import ArgumentParser
 import AuthKernel
 import Foundation
 import Logging
+import PostgresStore
 
 /// Where an admin command works: `--data` (and `--config` for direct mode).
 struct DataFolderOptions: ParsableArguments {
@@ -116,12 +117,15 @@ enum AdminConnection {
             let config = try ConfigLoading.load(path: target.config, dataFolder: target.folder)
             var options = AuthServer.Options(dataFolder: target.folder, config: config, logger: logger)
             options.adminSocket = false
+            try await PostgresBackend.configure(&options)
             return try await AuthServer.make(options, registry: availableProviders)
         } catch StoreError.locked {
             throw fail("authd serve is running on \(target.folder) but its admin socket (\(target.folder)/admin.sock) did not answer")
         } catch let error as ConfigError {
             throw fail("configuration error: \(error.message)")
         } catch let error as StoreError {
+            throw fail("\(error)")
+        } catch let error as PostgresStoreError {
             throw fail("\(error)")
         }
     }

@@ -1,0 +1,33 @@
+public import Foundation
+public import Logging
+
+/// Where the server's keys live: the Ed25519 signing keys and named 32-byte secrets (the code HMAC
+/// key, a provider's pepper…). ``KeyFolder`` keeps them in `DATA/keys/`; a database backend keeps
+/// them sealed with a key-encryption key, so every instance signs and verifies with the same ones.
+public protocol ServerKeys: Sendable {
+    /// The signing keys, oldest first, creating the first one when there is none.
+    func loadOrCreateSigningKeys(now: Date, logger: Logger) async throws -> [SigningKey]
+    /// Saves a new signing key or a retired one.
+    func save(_ key: SigningKey) async throws
+    /// A named 32-byte secret: created on first use, the same ever after (and on every instance).
+    /// Synchronous, so providers can take theirs while they are created.
+    func loadOrCreateSecret(named name: String, logger: Logger) throws -> [UInt8]
+}
+
+extension KeyFolder: ServerKeys {}
+
+extension SigningKey {
+    /// The key as the JSON of a key file (the private seed included: seal or protect it).
+    public func fileJSON() throws -> String {
+        let file = File(kid: kid, seed: Base64URL.encode(keyPair.seed), createdAt: createdAt, retiredAt: retiredAt)
+        return String(decoding: try StoreCoding.encoder().encode(file), as: UTF8.self)
+    }
+
+    /// A key from ``fileJSON()``; checks that the kid matches the key.
+    public init(fileJSON json: String) throws {
+        let file = try StoreCoding.decoder().decode(File.self, from: Data(json.utf8))
+        guard let seed = Base64URL.decode(file.seed) else { throw CryptoError.invalidKey }
+        self.init(keyPair: try Ed25519KeyPair(seed: seed), createdAt: file.createdAt, retiredAt: file.retiredAt)
+        guard kid == file.kid else { throw ConfigError("signing key \(file.kid): kid does not match the key") }
+    }
+}

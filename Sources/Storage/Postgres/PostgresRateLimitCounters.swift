@@ -1,0 +1,41 @@
+public import AuthKernel
+import Logging
+import PostgresNIO
+
+/// Rate-limit counters in the `rate_limits` table, so a limit holds across every instance.
+///
+/// One statement per check: the conditional upsert moves the key's TAT only when the event is
+/// allowed, and the row lock it takes serialises concurrent checks of one key.
+public struct PostgresRateLimitCounters: RateLimitCounters {
+    let store: PostgresStore
+
+    /// Counters in `store`'s database.
+    public init(store: PostgresStore) { self.store = store }
+
+    public func take(key: String, now: Double, interval: Double, tolerance: Double) async throws -> Int? {
+        let allowed = try await store.client.query(
+            """
+            INSERT INTO rate_limits AS r (key, tat) VALUES (\(key), \(now) + \(interval))
+            ON CONFLICT (key) DO UPDATE SET tat = greatest(r.tat, \(now)) + \(interval)
+            WHERE greatest(r.tat, \(now)) - \(tolerance) <= \(now)
+            RETURNING tat
+            """, logger: store.logger)
+        for try await _ in allowed.decode(Double.self) { return nil }
+        // Refused: say how long until the next event fits (the TAT only moves forward).
+        let rows = try await store.client.query("SELECT tat FROM rate_limits WHERE key = \(key)", logger: store.logger)
+        for try await tat in rows.decode(Double.self) { return Self.wait(until: max(tat, now) - tolerance, now: now) }
+        return 1
+    }
+
+    public func remove(key: String) async throws {
+        try await store.client.query("DELETE FROM rate_limits WHERE key = \(key)", logger: store.logger)
+    }
+
+    public func removeAll() async throws {
+        try await store.client.query("DELETE FROM rate_limits", logger: store.logger)
+    }
+
+    public func purge(before now: Double) async throws {
+        try await store.client.query("DELETE FROM rate_limits WHERE tat < \(now)", logger: store.logger)
+    }
+}

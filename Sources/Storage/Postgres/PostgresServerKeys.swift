@@ -1,0 +1,120 @@
+public import AuthKernel
+public import Foundation
+public import Logging
+import PostgresNIO
+
+/// Signing keys and server secrets in the database, sealed with the key-encryption key (KEK) every
+/// instance is given from a file or the environment: a copy of the database alone holds no usable key.
+///
+/// Named secrets are derived: HMAC-SHA-256 of the name under one random master secret (stored sealed),
+/// so every instance gets the same secret for a name without a write, also when a provider asks
+/// while it is created. Secrets imported from a data folder (`authd import`) are stored by name and
+/// win over derived ones, so PIN hashes and codes made before the move still verify.
+public final class PostgresServerKeys: ServerKeys {
+    let store: PostgresStore
+    let box: SecretBox
+    let master: [UInt8]
+    let named: [String: [UInt8]]
+
+    private init(store: PostgresStore, box: SecretBox, master: [UInt8], named: [String: [UInt8]]) {
+        self.store = store
+        self.box = box
+        self.master = master
+        self.named = named
+    }
+
+    /// Name of the master secret's row.
+    static let masterName = "master"
+
+    /// Loads (creating the master secret on first use) with `kek`, 32 bytes.
+    /// - Throws: ``PostgresStoreError`` when `kek` does not open what is stored (another instance's KEK differs).
+    public static func open(store: PostgresStore, kek: [UInt8], logger: Logger) async throws -> PostgresServerKeys {
+        let box = try SecretBox(key: kek)
+        let fresh = box.seal(Base64URL.encode(SecureRandom.bytes(32)))
+        try await store.client.query(
+            "INSERT INTO server_secrets (name, sealed) VALUES (\(masterName), \(fresh)) ON CONFLICT (name) DO NOTHING", logger: logger)
+        var secrets: [String: [UInt8]] = [:]
+        for try await (name, sealed) in try await store.client.query("SELECT name, sealed FROM server_secrets", logger: logger).decode((String, String).self) {
+            guard let opened = box.open(sealed), let bytes = Base64URL.decode(opened), bytes.count == 32 else {
+                throw PostgresStoreError(
+                    "the key-encryption key does not open the database's secret \"\(name)\": every instance needs the KEK the database was first used with")
+            }
+            secrets[name] = bytes
+        }
+        guard let master = secrets.removeValue(forKey: masterName) else { throw PostgresStoreError("the master secret is missing") }
+        return PostgresServerKeys(store: store, box: box, master: master, named: secrets)
+    }
+
+    public func loadOrCreateSecret(named name: String, logger: Logger) throws -> [UInt8] {
+        named[name] ?? SHA256.hmac(key: master, message: Array("authd server secret\u{0}\(name)".utf8))
+    }
+
+    /// Stores a secret by name (an import), replacing a derived one from the next start on.
+    public func importSecret(named name: String, _ secret: [UInt8], logger: Logger) async throws {
+        let sealed = box.seal(Base64URL.encode(secret))
+        try await store.client.query(
+            "INSERT INTO server_secrets (name, sealed) VALUES (\(name), \(sealed)) ON CONFLICT (name) DO UPDATE SET sealed = excluded.sealed",
+            logger: logger)
+    }
+
+    public func loadOrCreateSigningKeys(now: Date, logger: Logger) async throws -> [SigningKey] {
+        // Under a lock, so instances starting together on an empty database create one key, not one each.
+        try await store.client.withTransaction(logger: logger) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(7245772)", logger: logger)
+            var keys: [SigningKey] = []
+            for try await (kid, sealed) in try await connection.query("SELECT kid, sealed_key FROM signing_keys", logger: logger).decode((String, String).self) {
+                guard let json = box.open(sealed) else {
+                    throw PostgresStoreError("the key-encryption key does not open signing key \(kid): every instance needs the same KEK")
+                }
+                keys.append(try SigningKey(fileJSON: json))
+            }
+            if keys.isEmpty {
+                let key = SigningKey(keyPair: Ed25519KeyPair(), createdAt: now)
+                try await Self.save(key, box: box, on: connection, logger: logger)
+                logger.info("created a new signing key", metadata: ["key.kid": "\(key.kid)"])
+                keys.append(key)
+            }
+            return keys.sorted { $0.createdAt < $1.createdAt }
+        }
+    }
+
+    public func save(_ key: SigningKey) async throws {
+        try await store.client.withConnection { connection in
+            try await Self.save(key, box: box, on: connection, logger: store.logger)
+        }
+    }
+
+    private static func save(_ key: SigningKey, box: SecretBox, on connection: PostgresConnection, logger: Logger) async throws {
+        let sealed = box.seal(try key.fileJSON())
+        try await connection.query(
+            """
+            INSERT INTO signing_keys (kid, created_at, retired_at, sealed_key) VALUES (\(key.kid), \(key.createdAt), \(key.retiredAt), \(sealed))
+            ON CONFLICT (kid) DO UPDATE SET retired_at = excluded.retired_at, sealed_key = excluded.sealed_key
+            """, logger: logger)
+    }
+}
+
+/// The key-encryption key: `storage.postgres.key_encryption_key_file`, else `AUTHD_KEY_ENCRYPTION_KEY`;
+/// 64 hex digits (32 bytes). `openssl rand -hex 32` makes one.
+public enum KeyEncryptionKey {
+    /// Reads the KEK, or says where to put one.
+    public static func load(_ settings: AuthConfig.PostgresSettings, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> [UInt8] {
+        let text: String
+        let source: String
+        if let file = settings.keyEncryptionKeyFile {
+            guard let contents = try? String(contentsOfFile: file, encoding: .utf8) else {
+                throw PostgresStoreError("storage.postgres.key_encryption_key_file: cannot read \(file)")
+            }
+            (text, source) = (contents, file)
+        } else if let value = environment["AUTHD_KEY_ENCRYPTION_KEY"] {
+            (text, source) = (value, "AUTHD_KEY_ENCRYPTION_KEY")
+        } else {
+            throw PostgresStoreError(
+                "the PostgreSQL backend keeps signing keys sealed with a key-encryption key: set storage.postgres.key_encryption_key_file or AUTHD_KEY_ENCRYPTION_KEY (64 hex digits, e.g. from `openssl rand -hex 32`), the same on every instance")
+        }
+        guard let key = Hex.decode(text.trimmingCharacters(in: .whitespacesAndNewlines)), key.count == 32 else {
+            throw PostgresStoreError("\(source) must hold 64 hex digits (32 bytes)")
+        }
+        return key
+    }
+}

@@ -1,0 +1,166 @@
+import AuthKernel
+import AuthTestSupport
+import Foundation
+import Logging
+import PostgresNIO
+import PostgresStore
+import Synchronization
+import Testing
+
+/// What only the PostgreSQL backend has: schema checks, counters and keys shared by instances,
+/// sealed keys, events between instances. Runs when AUTHD_TEST_POSTGRES_URL names a server.
+@Suite("PostgreSQL backend", .enabled(if: StoreBackend.serverURL != nil))
+struct PostgresBackendTests {
+    let logger = Logger(label: "pg-test")
+    let kek = SecureRandom.bytes(32)
+
+    /// An instance's options on `settings`' database, as `authd serve` sets them up.
+    func instance(_ settings: AuthConfig.PostgresSettings, clock: ManualClock = ManualClock(), kek: [UInt8]? = nil) async throws -> TestHarness {
+        let store = try await PostgresStore.open(settings, logger: logger)
+        let keys = try await PostgresServerKeys.open(store: store, kek: kek ?? self.kek, logger: logger)
+        return try await TestHarness.make(
+            clock: clock, store: store, rateLimitCounters: PostgresRateLimitCounters(store: store), keys: keys,
+            cluster: PostgresClusterEvents(store: store))
+    }
+
+    @Test("A server refuses an unmigrated database and one migrated by a newer authd")
+    func schemaVersionIsChecked() async throws {
+        let settings = try await StoreBackend.freshDatabase()
+        // Unmigrated: drop the bookkeeping table.
+        let admin = try PostgresStore.connect(settings, logger: logger)
+        try await admin.client.query("DROP TABLE authd_schema", logger: logger)
+        await #expect(throws: PostgresStoreError.self) { _ = try await PostgresStore.open(settings, logger: logger) }
+        // `migrate` is idempotent on the tables that exist? No: it recreates the bookkeeping only on a
+        // fresh database; here, a newer version is recorded instead.
+        try await admin.client.query(
+            "CREATE TABLE authd_schema (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())", logger: logger)
+        try await admin.client.query("INSERT INTO authd_schema (version, name) VALUES (1, 'initial schema'), (99, 'from the future')", logger: logger)
+        do {
+            _ = try await PostgresStore.open(settings, logger: logger)
+            Issue.record("opened a database at a newer schema")
+        } catch let error as PostgresStoreError {
+            #expect(error.description.contains("newer"))
+        }
+        await #expect(throws: PostgresStoreError.self) { _ = try await admin.migrate() }
+        await admin.close()
+    }
+
+    @Test("Migrating twice, or from two hosts at once, applies each migration once")
+    func migrateIsIdempotent() async throws {
+        let settings = try await StoreBackend.freshDatabase()  // already migrated once
+        let a = try PostgresStore.connect(settings, logger: logger), b = try PostgresStore.connect(settings, logger: logger)
+        async let first = a.migrate()
+        async let second = b.migrate()
+        let (x, y) = try await (first, second)
+        #expect(x.isEmpty && y.isEmpty)
+        await a.close()
+        await b.close()
+    }
+
+    @Test("A rate limit holds across instances, exactly, under concurrency")
+    func sharedRateLimits() async throws {
+        let settings = try await StoreBackend.freshDatabase()
+        let clock = ManualClock()
+        let one = try await PostgresStore.open(settings, logger: logger), two = try await PostgresStore.open(settings, logger: logger)
+        let limiters = [
+            RateLimiter(clock: clock, counters: PostgresRateLimitCounters(store: one)),
+            RateLimiter(clock: clock, counters: PostgresRateLimitCounters(store: two)),
+        ]
+        let rule = RateLimitRule(limit: 10, window: 60)
+        let allowed = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for i in 0..<60 { group.addTask { try await limiters[i % 2].attempt(rule, key: "k") == nil } }
+            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(allowed == 10)
+        // The refusal says how long: one interval (6 s) until the next event fits.
+        #expect(try await limiters[1].attempt(rule, key: "k") == 6)
+        clock.advance(by: 6)
+        #expect(try await limiters[0].attempt(rule, key: "k") == nil)
+        #expect(try await limiters[1].attempt(rule, key: "k") != nil)
+        #expect(try await limiters[0].attempt(rule, key: "other") == nil)
+        await limiters[0].reset(key: "k")
+        #expect(try await limiters[1].attempt(rule, key: "k") == nil)
+        await one.close()
+        await two.close()
+    }
+
+    @Test("Every instance signs with the same keys; the database holds them only sealed")
+    func sealedSharedKeys() async throws {
+        let settings = try await StoreBackend.freshDatabase()
+        let a = try await instance(settings), b = try await instance(settings)
+        #expect(a.server.keyRing.active.kid == b.server.keyRing.active.kid)
+        #expect(try a.kernel.keys.loadOrCreateSecret(named: "pin-pepper", logger: logger) == (try b.kernel.keys.loadOrCreateSecret(named: "pin-pepper", logger: logger)))
+        #expect(try a.kernel.keys.loadOrCreateSecret(named: "pin-pepper", logger: logger) != (try a.kernel.keys.loadOrCreateSecret(named: "other", logger: logger)))
+        // No seed, no secret in plain text anywhere in the key tables.
+        let seed = Base64URL.encode(a.server.keyRing.active.keyPair.seed)
+        let store = try #require(a.server.store as? PostgresStore)
+        var dump = ""
+        for try await text in try await store.client.query(
+            "SELECT coalesce(string_agg(sealed_key, ' '), '') || (SELECT string_agg(sealed, ' ') FROM server_secrets) FROM signing_keys", logger: logger
+        ).decode(String.self) { dump = text }
+        #expect(!dump.isEmpty && !dump.contains(seed))
+        // Another KEK opens nothing: the server refuses to start.
+        await #expect(throws: PostgresStoreError.self) { _ = try await instance(settings, kek: SecureRandom.bytes(32)) }
+        await a.server.close()
+        await b.server.close()
+    }
+
+    @Test("Tokens issued by one instance work on the other, and a key rotation reaches every instance")
+    func tokensAndRotationAcrossInstances() async throws {
+        let settings = try await StoreBackend.freshDatabase()
+        let a = try await instance(settings), b = try await instance(settings)
+        let listening = Task { try await b.server.run() }  // runs b's cluster listener (and its HTTP server on a free port)
+        defer { listening.cancel() }
+        let session = try await a.signIn("x")
+        _ = try await b.kernel.sessions.authenticate(bearer: session.accessToken)
+        let refreshed = try await b.kernel.sessions.refresh(session.refreshToken)
+        _ = try await a.kernel.sessions.authenticate(bearer: refreshed.accessToken)
+        // Rotate on a (as `authd keys rotate` does) and wait for b to hear of it.
+        let output = await (try AdminOperations(server: a.server, dataFolder: a.folder)).run(.rotateKey)
+        #expect(output.exitCode == 0)
+        let newKid = a.server.keyRing.active.kid
+        var seen = false
+        for _ in 0..<100 where !seen {
+            seen = b.server.keyRing.active.kid == newKid
+            if !seen { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        #expect(seen)
+        let signedByNewKey = try await a.signIn("y")
+        _ = try await b.kernel.sessions.authenticate(bearer: signedByNewKey.accessToken)
+        await a.server.close()
+    }
+
+    @Test("An approval request made on one instance reaches a subscriber on another")
+    func approvalsReachOtherInstances() async throws {
+        let settings = try await StoreBackend.freshDatabase()
+        let a = try await instance(settings), b = try await instance(settings)
+        let listening = Task { try await b.server.run() }
+        defer { listening.cancel() }
+        let user = try await a.kernel.users.signIn(.init(identity: Identity(provider: "test", subject: "s"), email: nil, emailVerified: false), linkingTo: nil)
+        let stream = b.kernel.approvals.subscribe(userID: user.id)
+        let received = Task { () -> String? in
+            for await approval in stream { return approval.id }
+            return nil
+        }
+        // The listener may not be connected yet: keep asking until one arrives (bounded).
+        var created: [String] = []
+        for _ in 0..<50 {
+            created.append(try await a.kernel.approvals.create(kind: "t", userID: user.id, ttl: 60, deviceName: nil, payload: [:]).approval.id)
+            try await Task.sleep(for: .milliseconds(100))
+            if b.kernel.approvals.subscriberCount > 0, await Self.done(received) { break }
+        }
+        let id = try #require(await received.value)
+        #expect(created.contains(id))
+        await a.server.close()
+    }
+
+    static func done(_ task: Task<String?, Never>) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask { _ = await task.value; return true }
+            group.addTask { try? await Task.sleep(for: .milliseconds(1)); return false }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+    }
+}
