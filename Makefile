@@ -3,7 +3,7 @@ SWIFT ?= swift
 PYTHON ?= python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: serve test deps build release bench crash
+.PHONY: serve test checks deps build release bench crash
 
 # libsodium is the one system library authd needs; install it when missing (Debian/Ubuntu).
 deps:
@@ -19,8 +19,13 @@ serve: deps
 	$(SWIFT) run authd serve --data ./data
 
 # Swift tests (unit, HTTP and end-to-end over real sockets), then black-box checks with real
-# third-party clients (joserfc verifies our tokens against the published JWKS).
+# third-party clients (joserfc verifies our tokens against the published JWKS). With PostgreSQL
+# installed, a throwaway server runs for the duration, so the store suite and the two-instance
+# tests cover that backend too.
 test: deps
+	tests/postgres/with-cluster $(MAKE) --no-print-directory checks
+
+checks:
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	bench/run --quick --debug

@@ -63,6 +63,32 @@ struct ConfigTests {
         #expect(message(#"{"audit":{"rotate":true}}"#) == "unknown configuration key audit.rotate")
     }
 
+    @Test func storageBackendsAndTheirErrors() throws {
+        let d = try parse("{}")
+        #expect(d.storage.backend == "file" && d.storage.postgres == nil)
+        let url = "postgres://authd:secret@db.internal:5433/auth"
+        let c = try parse(#"{"issuer":"https://a.example.com","storage":{"backend":"postgres","postgres":{"url":"\#(url)","pool_size":4,"tls":"require","key_encryption_key_file":"/etc/authd/kek"}}}"#)
+        #expect(c.storage.backend == "postgres" && c.storage.postgres?.url == url && c.storage.postgres?.poolSize == 4)
+        #expect(c.storage.postgres?.tls == "require" && c.storage.postgres?.keyEncryptionKeyFile == "/etc/authd/kek")
+        // The URL (with its password) can live in its own file.
+        let file = temporaryFile(contents: url + "\n")
+        #expect(try parse(#"{"issuer":"https://a.example.com","storage":{"backend":"postgres","postgres":{"url_file":"\#(file)"}}}"#).storage.postgres?.url == url)
+        #expect(message(#"{"storage":{"backend":"mysql"}}"#) == #"storage.backend must be one of file, postgres, not "mysql""#)
+        #expect(message(#"{"issuer":"https://a.example.com","storage":{"backend":"postgres"}}"#) == "storage.postgres needs url or url_file")
+        #expect(message(#"{"storage":{"backend":"postgres","postgres":{"url":"\#(url)"}}}"#)?.contains("needs issuer set explicitly") == true)
+        #expect(message(#"{"storage":{"postgres":{"url":"\#(url)","url_file":"/x"}}}"#) == "storage.postgres: give url or url_file, not both")
+        #expect(message(#"{"storage":{"postgres":{"url":"mysql://x"}}}"#) == "storage.postgres.url must start with postgres://")
+        #expect(message(#"{"storage":{"postgres":{"url_file":"/nonexistent/url"}}}"#) == "storage.postgres.url_file: cannot read /nonexistent/url")
+        #expect(message(#"{"storage":{"postgres":{"url":"\#(url)","tls":"maybe"}}}"#)?.contains("storage.postgres.tls") == true)
+        #expect(message(#"{"storage":{"postgres":{"url":"\#(url)","pool":1}}}"#) == "unknown configuration key storage.postgres.pool")
+    }
+
+    func temporaryFile(contents: String) -> String {
+        let path = NSTemporaryDirectory() + "authd-config-\(UUID().uuidString)"
+        FileManager.default.createFile(atPath: path, contents: Data(contents.utf8))
+        return path
+    }
+
     @Test func rateLimitRulesKnowWhereTheyLive() throws {
         var section = ConfigSection(path: "email", values: ["sends_per_ip": .object(["limit": .number(5), "window": .number(60)])])
         let set = try section.rule("sends_per_ip", default: RateLimitRule(limit: 20, window: 3600))

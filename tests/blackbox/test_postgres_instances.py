@@ -1,0 +1,154 @@
+"""Two `authd serve` processes on one PostgreSQL database: what one does, the other sees.
+
+Needs AUTHD_TEST_POSTGRES_URL (a server where the test may create databases; `make test` starts a
+throwaway one with tests/postgres/cluster). Skipped without it, unless AUTHD_REQUIRE_POSTGRES=1 (CI).
+"""
+import concurrent.futures
+import contextlib
+import json
+import os
+import secrets
+import subprocess
+import tempfile
+import time
+import urllib.parse
+
+import pytest
+
+from conftest import BASE_CONFIG, Server
+
+SERVER_URL = os.environ.get("AUTHD_TEST_POSTGRES_URL")
+if not SERVER_URL:
+    if os.environ.get("AUTHD_REQUIRE_POSTGRES") == "1":
+        raise RuntimeError("AUTHD_REQUIRE_POSTGRES=1 but AUTHD_TEST_POSTGRES_URL is not set")
+    pytest.skip("no PostgreSQL server (AUTHD_TEST_POSTGRES_URL)", allow_module_level=True)
+
+BINARY = os.environ.get("AUTHD_BINARY", ".build/debug/authd")
+
+
+def fresh_database():
+    name = "authd_bb_" + secrets.token_hex(6)
+    subprocess.run(["psql", SERVER_URL, "-qc", f"CREATE DATABASE {name}"], check=True)
+    return urllib.parse.urlunparse(urllib.parse.urlparse(SERVER_URL)._replace(path="/" + name))
+
+
+@contextlib.contextmanager
+def cluster(config=None, migrate=True, count=2):
+    """`count` servers, each with its own data folder, on one new database."""
+    url = fresh_database()
+    kek = secrets.token_hex(32)
+    full = {**BASE_CONFIG, **(config or {}), "storage": {"backend": "postgres", "postgres": {"url": url, "tls": "disable"}}}
+    old = os.environ.get("AUTHD_KEY_ENCRYPTION_KEY")
+    os.environ["AUTHD_KEY_ENCRYPTION_KEY"] = kek
+    with contextlib.ExitStack() as stack:
+        folders = [stack.enter_context(tempfile.TemporaryDirectory()) for _ in range(count)]
+        for folder in folders:
+            with open(os.path.join(folder, "authd.json"), "w") as f:
+                json.dump(full, f)
+        if migrate:
+            out = subprocess.run([BINARY, "migrate", "--data", folders[0]], capture_output=True, text=True)
+            assert out.returncode == 0, out.stderr
+            assert "applied migration 1" in out.stdout
+        servers = []
+        try:
+            for folder in folders:
+                servers.append(Server(folder))
+            yield servers
+        finally:
+            for s in servers:
+                if s.proc.poll() is None:
+                    s.stop()
+            if old is None:
+                os.environ.pop("AUTHD_KEY_ENCRYPTION_KEY", None)
+            else:
+                os.environ["AUTHD_KEY_ENCRYPTION_KEY"] = old
+
+
+def sign_in_across(a, b, email):
+    """Asks for the code on `a`, signs in with it on `b`."""
+    assert a.call("POST", "/api/v1/auth/email/send-code", {"email": email})[0] == 200
+    status, session, _ = b.call("POST", "/api/v1/auth/email/verify", {"email": email, "code": a.code_for(email)})
+    assert status == 200, session
+    return session
+
+
+def test_sign_in_on_one_refresh_on_the_other():
+    with cluster() as (a, b):
+        session = sign_in_across(a, b, "ann@example.com")
+        for s in (a, b):
+            status, me, _ = s.call("GET", "/api/v1/auth/me", token=session["access_token"])
+            assert status == 200 and me["email"] == "ann@example.com"
+        status, refreshed, _ = b.call("POST", "/api/v1/auth/refresh", {"refresh_token": session["refresh_token"]})
+        assert status == 200
+        assert a.call("GET", "/api/v1/auth/me", token=refreshed["access_token"])[0] == 200
+        # A code is single use on every instance.
+        assert a.call("POST", "/api/v1/auth/email/send-code", {"email": "once@example.com"})[0] == 200
+        code = a.code_for("once@example.com")
+        assert b.call("POST", "/api/v1/auth/email/verify", {"email": "once@example.com", "code": code})[0] == 200
+        assert a.call("POST", "/api/v1/auth/email/verify", {"email": "once@example.com", "code": code})[0] == 401
+
+
+def test_concurrent_refreshes_split_across_instances_keep_one_session_and_reuse_is_detected():
+    with cluster({"tokens": {"refresh_reuse_grace": 1}}) as (a, b):
+        session = sign_in_across(a, b, "race@example.com")
+        token = session["refresh_token"]
+
+        def refresh(i):
+            return (a, b)[i % 2].call("POST", "/api/v1/auth/refresh", {"refresh_token": token})
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=10) as pool:
+            results = list(pool.map(refresh, range(10)))
+        assert [r[0] for r in results] == [200] * 10, results
+        status, sessions, _ = b.call("GET", "/api/v1/auth/sessions", token=results[0][1]["access_token"])
+        assert status == 200 and len(sessions["sessions"]) == 1
+        # After the grace, the first token is a reuse: the session ends on both instances.
+        time.sleep(1.5)
+        status, body, _ = a.call("POST", "/api/v1/auth/refresh", {"refresh_token": token})
+        assert status == 401 and body["error"]["code"] == "REFRESH_TOKEN_REUSED"
+        status, body, _ = b.call("POST", "/api/v1/auth/refresh", {"refresh_token": results[3][1]["refresh_token"]})
+        assert status == 401 and body["error"]["code"] == "INVALID_REFRESH_TOKEN"
+        assert b.call("GET", "/api/v1/auth/me", token=results[5][1]["access_token"])[0] == 401
+
+
+def test_a_rate_limit_holds_across_instances():
+    with cluster({"email": {"sends_per_ip": {"limit": 4, "window": 3600}}}) as (a, b):
+        statuses = [(a, b)[i % 2].call("POST", "/api/v1/auth/email/send-code", {"email": f"r{i}@example.com"})[0] for i in range(8)]
+        assert statuses.count(200) == 4 and statuses.count(429) == 4, statuses
+
+
+def test_key_rotation_reaches_every_instance():
+    with cluster() as (a, b):
+        def kids(s):
+            return sorted(k["kid"] for k in s.call("GET", "/.well-known/jwks.json")[1]["keys"])
+
+        assert kids(a) == kids(b) and len(kids(a)) == 1
+        out = subprocess.run([BINARY, "keys", "rotate", "--data", a.folder], capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        deadline = time.time() + 10
+        while kids(b) != kids(a) and time.time() < deadline:
+            time.sleep(0.1)
+        assert kids(b) == kids(a) and len(kids(a)) == 2
+        # A token signed with the new key on a works on b.
+        session = sign_in_across(b, a, "rotated@example.com")
+        assert b.call("GET", "/api/v1/auth/me", token=session["access_token"])[0] == 200
+
+
+def test_a_server_refuses_an_unmigrated_database_and_says_what_to_do():
+    with pytest.raises(AssertionError) as failed:
+        with cluster(migrate=False, count=1):
+            pass
+    assert "authd migrate" in str(failed.value)
+
+
+def test_admin_commands_see_the_shared_users():
+    with cluster() as (a, b):
+        sign_in_across(a, b, "listed@example.com")
+        with tempfile.TemporaryDirectory() as elsewhere:
+            # A third host without a running server: the command opens the database directly.
+            with open(os.path.join(a.folder, "authd.json")) as f, open(os.path.join(elsewhere, "authd.json"), "w") as g:
+                g.write(f.read())
+            out = subprocess.run([BINARY, "users", "list", "--data", elsewhere], capture_output=True, text=True)
+            assert out.returncode == 0, out.stderr
+            assert "listed@example.com" in out.stdout
+            out = subprocess.run([BINARY, "check", "--data", elsewhere], capture_output=True, text=True)
+            assert "postgres: 1 users" in out.stdout
