@@ -154,6 +154,61 @@ struct PostgresBackendTests {
         await a.server.close()
     }
 
+    @Test("An export moves everyone from a data folder into PostgreSQL and back, still signed in")
+    func exportAndImportBothWays() async throws {
+        // A data folder with a user who has a credential, a session and a pending code.
+        let a = try await TestHarness.make()
+        let session = try await a.signIn("mover", email: "mover@example.com")
+        let userID = try #require(UUID(uuidString: session.user.id))
+        _ = try await a.kernel.users.update(userID) { $0.secrets["pin"] = .string("argon2-hash-stand-in") }
+        let policy = CodePolicy(ttl: 3600, resendInterval: 0, maxAttempts: 3, maxFailures: 5, failureWindow: 60)
+        let code = try await a.kernel.codes.issue(purpose: "t", key: "mover@example.com", policy: policy, payload: ["step": .string("move")])
+        let pepper = try a.kernel.keys.loadOrCreateSecret(named: "pin-pepper", logger: logger)
+        let file = a.folder + "/export.json"
+        let exported = await (try AdminOperations(server: a.server, dataFolder: a.folder)).run(.export(to: file))
+        #expect(exported.exitCode == 0, "\(exported.text)")
+        await a.server.close()
+
+        // Into a fresh database; instances started afterwards read the imported keys and secrets.
+        let settings = try await StoreBackend.freshDatabase()
+        let importer = try await instance(settings)
+        let imported = await (try AdminOperations(server: importer.server, dataFolder: importer.folder)).run(.importBundle(from: file))
+        #expect(imported.exitCode == 0, "\(imported.text)")
+        #expect(imported.text.contains("1 users, 1 sessions"))
+        // A second import is refused: the store is no longer empty.
+        #expect(await (try AdminOperations(server: importer.server, dataFolder: importer.folder)).run(.importBundle(from: file)).exitCode == 1)
+        await importer.server.close()
+        let b = try await instance(settings)
+        try await Self.expectMoved(b, session: session, userID: userID, pepper: pepper, code: code, policy: policy, logger: logger)
+        let back = b.folder + "/back.json"
+        #expect(await (try AdminOperations(server: b.server, dataFolder: b.folder)).run(.export(to: back)).exitCode == 0)
+        await b.server.close()
+
+        // And back into a new data folder.
+        let folder = temporaryFolder()
+        let c = try await TestHarness.make(folder: folder)
+        #expect(await (try AdminOperations(server: c.server, dataFolder: folder)).run(.importBundle(from: back)).exitCode == 0)
+        await c.server.close()
+        let d = try await TestHarness.make(folder: folder)
+        try await Self.expectMoved(d, session: session, userID: userID, pepper: pepper, code: code, policy: policy, logger: logger, useCode: true)
+        await d.server.close()
+    }
+
+    static func expectMoved(
+        _ h: TestHarness, session: SessionResponse, userID: UUID, pepper: [UInt8], code: String, policy: CodePolicy, logger: Logger,
+        useCode: Bool = false
+    ) async throws {
+        #expect(try h.kernel.keys.loadOrCreateSecret(named: "pin-pepper", logger: logger) == pepper)
+        let user = try #require(try await h.kernel.users.user(identity: Identity(provider: "test", subject: "mover")))
+        #expect(user.id == userID && user.email == "mover@example.com" && user.secrets["pin"] == .string("argon2-hash-stand-in"))
+        // The access token still verifies (same keys) and the session goes on.
+        _ = try await h.kernel.sessions.authenticate(bearer: session.accessToken)
+        #expect(try await h.kernel.sessions.sessions(of: userID).count == 1)
+        // The code made before the move is there, and works (same code secret) where it is used last.
+        #expect(try await h.kernel.codes.pendingPayload(purpose: "t", key: "mover@example.com") == ["step": .string("move")])
+        if useCode { try await h.kernel.codes.verify(purpose: "t", key: "mover@example.com", code: code, policy: policy) }
+    }
+
     static func done(_ task: Task<String?, Never>) async -> Bool {
         await withTaskGroup(of: Bool.self) { group in
             group.addTask { _ = await task.value; return true }

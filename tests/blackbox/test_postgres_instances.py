@@ -33,7 +33,7 @@ def fresh_database():
 
 
 @contextlib.contextmanager
-def cluster(config=None, migrate=True, count=2):
+def cluster(config=None, migrate=True, count=2, before_start=None):
     """`count` servers, each with its own data folder, on one new database."""
     url = fresh_database()
     kek = secrets.token_hex(32)
@@ -49,6 +49,8 @@ def cluster(config=None, migrate=True, count=2):
             out = subprocess.run([BINARY, "migrate", "--data", folders[0]], capture_output=True, text=True)
             assert out.returncode == 0, out.stderr
             assert "applied migration 1" in out.stdout
+        if before_start:
+            before_start(folders[0])
         servers = []
         try:
             for folder in folders:
@@ -152,3 +154,54 @@ def test_admin_commands_see_the_shared_users():
             assert "listed@example.com" in out.stdout
             out = subprocess.run([BINARY, "check", "--data", elsewhere], capture_output=True, text=True)
             assert "postgres: 1 users" in out.stdout
+
+
+def test_a_data_folder_moves_into_postgres_and_back_with_its_credentials():
+    from conftest import running_server
+
+    password = "a long enough moving password"
+    with running_server() as single:
+        email_session = single.sign_in("mover@example.com")
+        assert single.call("POST", "/api/v1/auth/password/register", {"email": "pw@example.com", "password": password, "display_name": "P"})[0] == 202
+        status, _, _ = single.call("POST", "/api/v1/auth/password/verify-email", {"email": "pw@example.com", "code": single.code_for("pw@example.com")})
+        assert status == 200
+        _, anon, _ = single.call("POST", "/api/v1/auth/anonymous", {})
+        assert single.call("PUT", "/api/v1/auth/pin", {"pin": "4821"}, token=anon["access_token"])[0] in (200, 204)
+        export = os.path.join(single.folder, "export.json")
+        # Exported while the server runs (over its admin socket).
+        out = subprocess.run([BINARY, "export", "--to", export, "--data", single.folder], capture_output=True, text=True)
+        assert out.returncode == 0 and "3 users" in out.stdout, out.stdout + out.stderr
+        assert oct(os.stat(export).st_mode & 0o777) == "0o600"
+        with open(export) as f:
+            moved = f.read()
+
+    with tempfile.TemporaryDirectory() as keep:
+        with open(os.path.join(keep, "export.json"), "w") as f:
+            f.write(moved)
+        with cluster(count=2, before_start=lambda folder: subprocess.run(
+                [BINARY, "import", "--from", os.path.join(keep, "export.json"), "--data", folder], capture_output=True, text=True, check=True)) as (a, b):
+            # Still signed in: the refresh token works on either instance, the access token verifies.
+            assert a.call("GET", "/api/v1/auth/me", token=email_session["access_token"])[0] == 200
+            assert b.call("POST", "/api/v1/auth/refresh", {"refresh_token": email_session["refresh_token"]})[0] == 200
+            # Credentials made before the move: the password hash and the peppered PIN hash.
+            assert a.call("POST", "/api/v1/auth/password/login", {"email": "pw@example.com", "password": password})[0] == 200
+            status, _, _ = b.call("POST", "/api/v1/auth/pin/verify", {"user_id": anon["user"]["id"], "pin": "4821"})
+            assert status == 200
+            # A second import into the now-used database is refused.
+            out = subprocess.run([BINARY, "import", "--from", os.path.join(keep, "export.json"), "--data", os.path.join(keep, "third"),
+                                  "--config", os.path.join(a.folder, "authd.json")], capture_output=True, text=True)
+            assert out.returncode == 1 and "empty" in out.stdout + out.stderr
+            # And back into a new data folder.
+            back = os.path.join(keep, "back.json")
+            assert subprocess.run([BINARY, "export", "--to", back, "--data", a.folder], capture_output=True, text=True).returncode == 0
+        with tempfile.TemporaryDirectory() as folder:
+            with open(os.path.join(folder, "authd.json"), "w") as f:
+                json.dump(BASE_CONFIG, f)
+            out = subprocess.run([BINARY, "import", "--from", back, "--data", folder], capture_output=True, text=True)
+            assert out.returncode == 0, out.stdout + out.stderr
+            s = Server(folder)
+            try:
+                assert s.call("POST", "/api/v1/auth/password/login", {"email": "pw@example.com", "password": password})[0] == 200
+                assert s.call("POST", "/api/v1/auth/pin/verify", {"user_id": anon["user"]["id"], "pin": "4821"})[0] == 200
+            finally:
+                s.stop()

@@ -24,6 +24,10 @@ public enum AdminAction: Codable, Sendable, Equatable {
     case backup(to: String)
     /// What the server serves: configuration, store and keys.
     case check
+    /// Every record, key and secret, from any backend, written to a file in the backup format.
+    case export(to: String)
+    /// An export or backup loaded into an empty store (a database backend).
+    case importBundle(from: String)
 }
 
 /// What a command printed, and how the process should exit.

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 public import Foundation
+import Logging
 
 /// `authd backup` and `authd restore`: one file (mode 0600) holding a consistent snapshot of the
 /// store and every file of `keys/`. Without the keys a restored store could not verify PINs or
@@ -41,6 +42,59 @@ public enum AdminBackup {
         )
         try DurableFile.replace(path, with: Array(try JSONEncoder().encode(bundle)), mode: 0o600)
         return "\(users) users, \(sessions) sessions, \(keys.count) key files"
+    }
+
+    /// Writes an export of any store: every record and every key and secret in use, in the backup
+    /// format (so `authd restore` or `authd import` reads it).
+    /// - Returns: a one-line summary.
+    static func export(to path: String, store: any AuthStore, keys: any ServerKeys) async throws -> String {
+        let state = try await store.read([.allUsers, .allSessions, .allCodes, .allApprovals, .allJobs]) { $0 }
+        let snapshot = try SnapshotFile.encode(state, seq: 0)
+        let files = try await keys.exportFiles()
+        let bundle = Bundle(
+            createdAt: Timestamp.string(Date()), users: state.users.count, sessions: state.sessions.count,
+            snapshot: Data(snapshot).base64EncodedString(), keys: files.mapValues { Data($0).base64EncodedString() }
+        )
+        try DurableFile.replace(path, with: Array(try JSONEncoder().encode(bundle)), mode: 0o600)
+        return "\(state.users.count) users, \(state.sessions.count) sessions, \(files.count) keys and secrets"
+    }
+
+    /// Loads a backup or export into an empty store and its keys (a database backend: `authd import`).
+    /// - Returns: a one-line summary.
+    static func importBundle(from path: String, store: any AuthStore, keys: any ServerKeys, logger: Logger) async throws -> String {
+        let (bundle, changes, files) = try read(path)
+        let counts = try await store.counts()
+        guard counts.users == 0, counts.sessions == 0 else {
+            throw AdminError("the store already holds \(counts.users) users and \(counts.sessions) sessions: import only into an empty one")
+        }
+        // Users before what refers to them (sessions, approvals).
+        let ordered = changes.filter { if case .putUser = $0 { true } else { false } } + changes.filter { if case .putUser = $0 { false } else { true } }
+        try await keys.importFiles(files, logger: logger)
+        try await store.write([]) { state in
+            for change in ordered { state.replay(change) }
+        }
+        return "\(bundle.users) users, \(bundle.sessions) sessions and \(files.count) keys and secrets imported (export of \(bundle.createdAt))"
+    }
+
+    /// Reads and checks a backup file.
+    static func read(_ path: String) throws -> (Bundle, [StoreChange], [String: [UInt8]]) {
+        guard let raw = try DurableFile.read(path) else { throw AdminError("cannot read \(path)") }
+        let bundle: Bundle
+        do { bundle = try JSONDecoder().decode(Bundle.self, from: Data(raw)) } catch {
+            throw AdminError("\(path) is not an authd backup")
+        }
+        guard bundle.format == "authd-backup", bundle.version == 1 else { throw AdminError("\(path) is not an authd backup of a version this build reads") }
+        guard let snapshot = Data(base64Encoded: bundle.snapshot) else { throw AdminError("\(path): the snapshot is damaged") }
+        let changes = try SnapshotFile.decode(Array(snapshot), path: path).changes
+        var keys: [String: [UInt8]] = [:]
+        for (name, value) in bundle.keys {
+            // Only plain file names: a backup must not write outside keys/.
+            guard !name.isEmpty, !name.contains("/"), !name.hasPrefix("."), let bytes = Data(base64Encoded: value) else {
+                throw AdminError("\(path): a key file entry is damaged")
+            }
+            keys[name] = Array(bytes)
+        }
+        return (bundle, changes, keys)
     }
 
     /// Replaces the store and keys of `dataFolder` (created if missing) with a backup's. Refuses

@@ -119,6 +119,19 @@ public struct AdminOperations: Sendable {
             await kernel.audit.record("admin", reason: "backup")
             return AdminOutput(text: "backup written to \(path): \(summary)\n")
 
+        case .export(let path):
+            let summary = try await AdminBackup.export(to: path, store: store, keys: kernel.keys)
+            kernel.logger.notice("export written", metadata: ["file": "\(path)", "via": "\(via)"])
+            await kernel.audit.record("admin", reason: "export")
+            return AdminOutput(text: "exported to \(path): \(summary)\n")
+
+        case .importBundle(let path):
+            let summary = try await AdminBackup.importBundle(from: path, store: store, keys: kernel.keys, logger: kernel.logger)
+            await cluster?.publishKeysChanged()
+            kernel.logger.notice("export imported", metadata: ["file": "\(path)", "via": "\(via)"])
+            await kernel.audit.record("admin", reason: "import")
+            return AdminOutput(text: summary + "\n")
+
         case .check:
             let counts = try await store.counts()
             let (users, sessions) = (counts.users, counts.sessions)

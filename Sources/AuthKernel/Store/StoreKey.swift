@@ -26,12 +26,16 @@ public enum StoreKey: Sendable, Hashable {
     case allSessions
     /// The code record for a purpose and key.
     case code(purpose: String, key: String)
+    /// Every code record (export).
+    case allCodes
     /// Code records that expired before this instant.
     case codesExpired(before: Date)
     /// The approval request with this id.
     case approval(String)
     /// Every approval request of a user.
     case approvalsOfUser(UUID)
+    /// Every approval request (export).
+    case allApprovals
     /// Approval requests whose current expiry is before this instant.
     case approvalsExpired(before: Date)
     /// The background job with this id.

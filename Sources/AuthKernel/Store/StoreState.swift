@@ -133,6 +133,12 @@ public struct StoreState: Sendable {
     /// Adds a record read from a database without recording it as a change.
     public mutating func load(_ record: StoreChange) { apply(record) }
 
+    /// Applies a change from a snapshot or export as a write (recorded, so the store persists it).
+    public mutating func replay(_ change: StoreChange) {
+        apply(change)
+        pending.append(change)
+    }
+
     /// The changes applied since the last call, in order, and forgets them.
     public mutating func takeChanges() -> [StoreChange] {
         defer { pending = [] }

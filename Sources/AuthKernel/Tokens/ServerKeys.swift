@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 public import Foundation
 public import Logging
 
@@ -12,9 +17,29 @@ public protocol ServerKeys: Sendable {
     /// A named 32-byte secret: created on first use, the same ever after (and on every instance).
     /// Synchronous, so providers can take theirs while they are created.
     func loadOrCreateSecret(named name: String, logger: Logger) throws -> [UInt8]
+    /// Every key and secret in use, as the files of a key folder (`signing-KID.json`, `NAME.key`),
+    /// for `authd export`.
+    func exportFiles() async throws -> [String: [UInt8]]
+    /// Takes an export's files: its signing keys replace these, its secrets are kept by name.
+    func importFiles(_ files: [String: [UInt8]], logger: Logger) async throws
 }
 
-extension KeyFolder: ServerKeys {}
+extension KeyFolder: ServerKeys {
+    public func exportFiles() throws -> [String: [UInt8]] {
+        var files: [String: [UInt8]] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: path) where !name.hasSuffix(".tmp") && !name.hasPrefix(".") {
+            if let bytes = try DurableFile.read(path + "/" + name) { files[name] = bytes }
+        }
+        return files
+    }
+
+    public func importFiles(_ files: [String: [UInt8]], logger: Logger) throws {
+        for name in try FileManager.default.contentsOfDirectory(atPath: path) where name.hasPrefix("signing-") && files[name] == nil {
+            try DurableFile.check(unlink(path + "/" + name), "unlink", path + "/" + name)
+        }
+        for (name, bytes) in files { try DurableFile.replace(path + "/" + name, with: bytes, mode: 0o600) }
+    }
+}
 
 extension SigningKey {
     /// The key as the JSON of a key file (the private seed included: seal or protect it).

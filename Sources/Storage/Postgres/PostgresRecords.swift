@@ -43,12 +43,16 @@ enum PostgresRecords {
         case .code(let purpose, let key):
             let id = CodeRecord.id(purpose: purpose, key: key)
             try await codes("SELECT record::text FROM verification_codes WHERE id = \(id) \(unescaped: forUpdate)", into: &state, connection, logger)
+        case .allCodes:
+            try await codes("SELECT record::text FROM verification_codes", into: &state, connection, logger)
         case .codesExpired(let before):
             try await codes("SELECT record::text FROM verification_codes WHERE expires_at <= \(before) \(unescaped: forUpdate)", into: &state, connection, logger)
         case .approval(let id):
             try await approvals("SELECT record::text FROM approvals WHERE id = \(id) \(unescaped: forUpdate)", into: &state, connection, logger)
         case .approvalsOfUser(let userID):
             try await approvals("SELECT record::text FROM approvals WHERE user_id = \(userID) \(unescaped: forUpdate)", into: &state, connection, logger)
+        case .allApprovals:
+            try await approvals("SELECT record::text FROM approvals", into: &state, connection, logger)
         case .approvalsExpired(let before):
             try await approvals("SELECT record::text FROM approvals WHERE expires_at < \(before) \(unescaped: forUpdate)", into: &state, connection, logger)
         case .job(let id):

@@ -2,6 +2,7 @@ public import AuthKernel
 public import Foundation
 public import Logging
 import PostgresNIO
+import Synchronization
 
 /// Signing keys and server secrets in the database, sealed with the key-encryption key (KEK) every
 /// instance is given from a file or the environment: a copy of the database alone holds no usable key.
@@ -15,6 +16,8 @@ public final class PostgresServerKeys: ServerKeys {
     let box: SecretBox
     let master: [UInt8]
     let named: [String: [UInt8]]
+    /// Names asked for so far (the providers ask at start-up): what an export must carry.
+    private let asked = Mutex<Set<String>>([])
 
     private init(store: PostgresStore, box: SecretBox, master: [UInt8], named: [String: [UInt8]]) {
         self.store = store
@@ -46,7 +49,8 @@ public final class PostgresServerKeys: ServerKeys {
     }
 
     public func loadOrCreateSecret(named name: String, logger: Logger) throws -> [UInt8] {
-        named[name] ?? SHA256.hmac(key: master, message: Array("authd server secret\u{0}\(name)".utf8))
+        asked.withLock { _ = $0.insert(name) }
+        return named[name] ?? SHA256.hmac(key: master, message: Array("authd server secret\u{0}\(name)".utf8))
     }
 
     /// Stores a secret by name (an import), replacing a derived one from the next start on.
@@ -55,6 +59,33 @@ public final class PostgresServerKeys: ServerKeys {
         try await store.client.query(
             "INSERT INTO server_secrets (name, sealed) VALUES (\(name), \(sealed)) ON CONFLICT (name) DO UPDATE SET sealed = excluded.sealed",
             logger: logger)
+    }
+
+    public func exportFiles() async throws -> [String: [UInt8]] {
+        var files: [String: [UInt8]] = [:]
+        for key in try await loadOrCreateSigningKeys(now: Date(), logger: store.logger) {
+            files["signing-\(key.kid).json"] = Array(try key.fileJSON().utf8)
+        }
+        for name in Set(named.keys).union(asked.withLock { $0 }) {
+            files["\(name).key"] = try loadOrCreateSecret(named: name, logger: store.logger)
+        }
+        return files
+    }
+
+    public func importFiles(_ files: [String: [UInt8]], logger: Logger) async throws {
+        var keys: [SigningKey] = []
+        for (name, bytes) in files where name.hasPrefix("signing-") && name.hasSuffix(".json") {
+            keys.append(try SigningKey(fileJSON: String(decoding: bytes, as: UTF8.self)))
+        }
+        guard keys.contains(where: { $0.retiredAt == nil }) else { throw PostgresStoreError("the export holds no active signing key") }
+        for (name, bytes) in files where name.hasSuffix(".key") {
+            guard bytes.count == 32 else { throw PostgresStoreError("\(name) in the export is not a 32-byte secret") }
+            try await importSecret(named: String(name.dropLast(4)), bytes, logger: logger)
+        }
+        try await store.client.withTransaction(logger: logger) { connection in
+            try await connection.query("DELETE FROM signing_keys", logger: logger)
+            for key in keys { try await Self.save(key, box: box, on: connection, logger: logger) }
+        }
     }
 
     public func loadOrCreateSigningKeys(now: Date, logger: Logger) async throws -> [SigningKey] {
