@@ -36,7 +36,7 @@ public struct InviteCodeProvider: AuthProvider {
             let body = try await request.decodeJSON(as: SignIn.self, context: context)
             let name = body.name.trimmingCharacters(in: .whitespaces)
             guard (1...40).contains(name.count) else { throw AuthError.invalidRequest("The field `name` must be 1 to 40 characters.", field: "name") }
-            try kernel.rateLimiter.consume(attemptsPerIP, key: "invite.ip:\(context.clientIP)")
+            try await kernel.rateLimiter.consume(attemptsPerIP, key: "invite.ip:\(context.clientIP)")
             let presented = SHA256.hash(body.invite)
             guard codes.contains(where: { ConstantTime.equals($0, presented) }) else { throw AuthError.invalidCredentials }
 

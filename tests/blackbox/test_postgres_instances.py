@@ -205,3 +205,24 @@ def test_a_data_folder_moves_into_postgres_and_back_with_its_credentials():
                 assert s.call("POST", "/api/v1/auth/pin/verify", {"user_id": anon["user"]["id"], "pin": "4821"})[0] == 200
             finally:
                 s.stop()
+
+
+def test_a_password_lockout_counts_wrong_tries_on_every_instance():
+    big = {"limit": 1000, "window": 60}
+    with cluster({"password": {"lockout_after": 4, "login_per_email": big, "login_per_ip": big}}) as (a, b):
+        password = "the right password for lockouts"
+        assert a.call("POST", "/api/v1/auth/password/register", {"email": "lock@example.com", "password": password, "display_name": "L"})[0] == 202
+        assert b.call("POST", "/api/v1/auth/password/verify-email", {"email": "lock@example.com", "code": a.code_for("lock@example.com")})[0] == 200
+
+        def wrong(i):
+            return (a, b)[i % 2].call("POST", "/api/v1/auth/password/login", {"email": "lock@example.com", "password": f"wrong guess {i}"})[0]
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+            statuses = list(pool.map(wrong, range(4)))
+        assert set(statuses) <= {401, 429}, statuses
+        # Four wrong tries, two on each instance, lock the account everywhere (counted per instance,
+        # neither would have reached four). Wrong tries are counted just after the answer: allow a moment
+        # (asking with the right password earlier would reset the count).
+        time.sleep(1)
+        answers = [s.call("POST", "/api/v1/auth/password/login", {"email": "lock@example.com", "password": password})[0] for s in (a, b)]
+        assert answers == [429, 429]

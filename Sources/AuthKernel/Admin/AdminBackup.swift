@@ -62,7 +62,7 @@ public enum AdminBackup {
     /// Loads a backup or export into an empty store and its keys (a database backend: `authd import`).
     /// - Returns: a one-line summary.
     static func importBundle(from path: String, store: any AuthStore, keys: any ServerKeys, logger: Logger) async throws -> String {
-        let (bundle, changes, files) = try read(path)
+        let (bundle, _, changes, files) = try read(path)
         let counts = try await store.counts()
         guard counts.users == 0, counts.sessions == 0 else {
             throw AdminError("the store already holds \(counts.users) users and \(counts.sessions) sessions: import only into an empty one")
@@ -77,7 +77,7 @@ public enum AdminBackup {
     }
 
     /// Reads and checks a backup file.
-    static func read(_ path: String) throws -> (Bundle, [StoreChange], [String: [UInt8]]) {
+    static func read(_ path: String) throws -> (bundle: Bundle, snapshot: Data, changes: [StoreChange], keys: [String: [UInt8]]) {
         guard let raw = try DurableFile.read(path) else { throw AdminError("cannot read \(path)") }
         let bundle: Bundle
         do { bundle = try JSONDecoder().decode(Bundle.self, from: Data(raw)) } catch {
@@ -94,29 +94,14 @@ public enum AdminBackup {
             }
             keys[name] = Array(bytes)
         }
-        return (bundle, changes, keys)
+        return (bundle, snapshot, changes, keys)
     }
 
     /// Replaces the store and keys of `dataFolder` (created if missing) with a backup's. Refuses
     /// while a server holds the folder. Nothing is touched until the whole backup has been read and checked.
     /// - Returns: a one-line summary.
     public static func restore(from path: String, to dataFolder: String) throws -> String {
-        guard let raw = try DurableFile.read(path) else { throw AdminError("cannot read \(path)") }
-        let bundle: Bundle
-        do { bundle = try JSONDecoder().decode(Bundle.self, from: Data(raw)) } catch {
-            throw AdminError("\(path) is not an authd backup")
-        }
-        guard bundle.format == "authd-backup", bundle.version == 1 else { throw AdminError("\(path) is not an authd backup of a version this build reads") }
-        guard let snapshot = Data(base64Encoded: bundle.snapshot) else { throw AdminError("\(path): the snapshot is damaged") }
-        _ = try SnapshotFile.decode(Array(snapshot), path: path)  // checked before anything is replaced
-        var keys: [String: [UInt8]] = [:]
-        for (name, value) in bundle.keys {
-            // Only plain file names: a backup must not write outside keys/.
-            guard !name.isEmpty, !name.contains("/"), !name.hasPrefix("."), let bytes = Data(base64Encoded: value) else {
-                throw AdminError("\(path): a key file entry is damaged")
-            }
-            keys[name] = Array(bytes)
-        }
+        let (bundle, snapshot, _, keys) = try read(path)  // checked before anything is replaced
 
         try DurableFile.makeDirectory(dataFolder, mode: 0o700)
         let lock = try DataFolderLock(folder: dataFolder)
