@@ -67,9 +67,9 @@ struct ConfigTests {
         let d = try parse("{}")
         #expect(d.storage.backend == "file" && d.storage.postgres == nil)
         let url = "postgres://authd:secret@db.internal:5433/auth"
-        let c = try parse(#"{"issuer":"https://a.example.com","storage":{"backend":"postgres","postgres":{"url":"\#(url)","pool_size":4,"tls":"require","key_encryption_key_file":"/etc/authd/kek"}}}"#)
+        let c = try parse(#"{"issuer":"https://a.example.com","storage":{"backend":"postgres","postgres":{"url":"\#(url)","pool_size":4,"tls":"verify-full","key_encryption_key_file":"/etc/authd/kek"}}}"#)
         #expect(c.storage.backend == "postgres" && c.storage.postgres?.url == url && c.storage.postgres?.poolSize == 4)
-        #expect(c.storage.postgres?.tls == "require" && c.storage.postgres?.keyEncryptionKeyFile == "/etc/authd/kek")
+        #expect(c.storage.postgres?.tls == "verify-full" && c.storage.postgres?.keyEncryptionKeyFile == "/etc/authd/kek")
         // The URL (with its password) can live in its own file.
         let file = temporaryFile(contents: url + "\n")
         #expect(try parse(#"{"issuer":"https://a.example.com","storage":{"backend":"postgres","postgres":{"url_file":"\#(file)"}}}"#).storage.postgres?.url == url)
@@ -81,6 +81,7 @@ struct ConfigTests {
         #expect(message(#"{"storage":{"postgres":{"url_file":"/nonexistent/url"}}}"#) == "storage.postgres.url_file: cannot read /nonexistent/url")
         #expect(message(#"{"storage":{"postgres":{"url":"\#(url)","tls":"maybe"}}}"#)?.contains("storage.postgres.tls") == true)
         #expect(message(#"{"storage":{"postgres":{"url":"\#(url)","pool":1}}}"#) == "unknown configuration key storage.postgres.pool")
+        #expect(message(#"{"storage":{"postgres":{"url":"\#(url)","ca_file":"/nonexistent/ca.pem"}}}"#) == "storage.postgres.ca_file: cannot read /nonexistent/ca.pem")
     }
 
     func temporaryFile(contents: String) -> String {

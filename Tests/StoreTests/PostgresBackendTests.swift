@@ -45,6 +45,34 @@ struct PostgresBackendTests {
         await admin.close()
     }
 
+    @Test("TLS: `verify-full` verifies the server against ca_file, and refuses a server it cannot verify",
+          .enabled(if: ProcessInfo.processInfo.environment["AUTHD_TEST_POSTGRES_CA"] != nil))
+    func tlsRequireVerifiesTheServer() async throws {
+        var settings = try await StoreBackend.freshDatabase()
+        settings.tls = "verify-full"
+        settings.caFile = ProcessInfo.processInfo.environment["AUTHD_TEST_POSTGRES_CA"]
+        let store = try await PostgresStore.open(settings, logger: logger)
+        #expect(try await store.counts() == StoreCounts(users: 0, sessions: 0))
+        var sslInUse = false
+        for try await on in try await store.client.query("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()", logger: logger).decode(Bool.self) {
+            sslInUse = on
+        }
+        #expect(sslInUse)
+        await store.close()
+        settings.caFile = nil
+        do {
+            _ = try await PostgresStore.open(settings, logger: logger)
+            Issue.record("connected to a server whose certificate no trusted CA signed")
+        } catch let error as PostgresStoreError {
+            #expect(error.description.hasPrefix("cannot use the database at 127.0.0.1:"))
+            #expect(!error.description.contains("postgres://"))
+        }
+        // `require` encrypts without verifying (as libpq's sslmode=require).
+        settings.tls = "require"
+        let unverified = try await PostgresStore.open(settings, logger: logger)
+        await unverified.close()
+    }
+
     @Test("Migrating twice, or from two hosts at once, applies each migration once")
     func migrateIsIdempotent() async throws {
         let settings = try await StoreBackend.freshDatabase()  // already migrated once

@@ -226,3 +226,46 @@ def test_a_password_lockout_counts_wrong_tries_on_every_instance():
         time.sleep(1)
         answers = [s.call("POST", "/api/v1/auth/password/login", {"email": "lock@example.com", "password": password})[0] for s in (a, b)]
         assert answers == [429, 429]
+
+
+def test_an_approval_requested_on_one_instance_reaches_the_event_stream_on_the_other():
+    import http.client
+    import threading
+
+    with cluster() as (a, b):
+        password = "an approvals password"
+        assert a.call("POST", "/api/v1/auth/password/register", {"email": "sse@example.com", "password": password, "display_name": "S"})[0] == 202
+        status, session, _ = a.call("POST", "/api/v1/auth/password/verify-email", {"email": "sse@example.com", "code": a.code_for("sse@example.com")})
+        assert status == 200
+        # The signed-in device listens on b.
+        url = urllib.parse.urlparse(b.url)
+        conn = http.client.HTTPConnection(url.hostname, url.port, timeout=20)
+        conn.request("GET", "/api/v1/auth/approvals/stream", headers={"Authorization": "Bearer " + session["access_token"]})
+        resp = conn.getresponse()
+        assert resp.status == 200 and resp.readline().startswith(b"retry:")
+        # The request is made on a; b's listener may still be connecting: ask again (at most twice
+        # per the reset limits) until one arrives.
+        answers = []
+
+        def initiate():
+            for _ in range(2):
+                answers.append(a.call("POST", "/api/v1/auth/password/reset/device/initiate",
+                                      {"email": "sse@example.com", "new_password": "a new good secret", "device_name": "laptop"}))
+                time.sleep(1)
+
+        t = threading.Thread(target=initiate)
+        t.start()
+        event = {}
+        deadline = time.time() + 10  # a keep-alive comes every 15 s, so a missing event ends the loop too
+        while "data" not in event and time.time() < deadline:
+            line = resp.readline().decode().rstrip("\n")
+            if line.startswith("event:"):
+                event["event"] = line.split(":", 1)[1].strip()
+            elif line.startswith("data:"):
+                event["data"] = json.loads(line.split(":", 1)[1])
+        t.join()
+        conn.close()
+        assert event.get("event") == "approval", "no approval event reached the other instance"
+        assert event["event"] == "approval" and event["data"]["kind"] == "password_reset"
+        assert event["data"]["id"] in [body["request_id"] for status, body, _ in answers if status == 202]
+        assert "match_code" not in event["data"]

@@ -109,8 +109,11 @@ public struct AuthConfig: Sendable {
         public var url: String
         /// Connections per instance.
         public var poolSize: Int = 10
-        /// `disable`, `prefer` or `require` (`require` verifies the server's certificate).
+        /// As libpq's `sslmode`: `disable`, `prefer` (TLS when the server offers it, unverified), `require`
+        /// (TLS, unverified) or `verify-full` (TLS, the certificate and host name verified).
         public var tls: String = "prefer"
+        /// Extra PEM certificates to trust for the database's certificate (a private CA).
+        public var caFile: String?
         /// File holding the 32-byte key-encryption key (64 hex digits) that seals the signing keys and
         /// server secrets kept in the database; every instance needs the same one. Or the
         /// `AUTHD_KEY_ENCRYPTION_KEY` environment variable.
@@ -228,8 +231,12 @@ public struct AuthConfig: Sendable {
             var settings = PostgresSettings(url: url)
             settings.poolSize = try pg.int("pool_size", default: settings.poolSize, in: 1...1000)
             settings.tls = try pg.string("tls", default: settings.tls)
-            guard ["disable", "prefer", "require"].contains(settings.tls) else {
-                throw ConfigError("storage.postgres.tls must be disable, prefer or require, not \"\(settings.tls)\"")
+            guard ["disable", "prefer", "require", "verify-full"].contains(settings.tls) else {
+                throw ConfigError("storage.postgres.tls must be disable, prefer, require or verify-full, not \"\(settings.tls)\"")
+            }
+            settings.caFile = try pg.optionalString("ca_file")
+            if let caFile = settings.caFile, !FileManager.default.isReadableFile(atPath: caFile) {
+                throw ConfigError("storage.postgres.ca_file: cannot read \(caFile)")
             }
             settings.keyEncryptionKeyFile = try pg.optionalString("key_encryption_key_file")
             try pg.rejectUnknownKeys()

@@ -99,10 +99,10 @@ enum Migrations {
     }
 
     /// The version the database is at: 0 when authd never migrated it.
-    static func currentVersion(_ client: PostgresClient, logger: Logger) async throws -> Int {
-        let exists = try await client.query("SELECT to_regclass('authd_schema') IS NOT NULL", logger: logger)
+    static func currentVersion(_ connection: PostgresConnection, logger: Logger) async throws -> Int {
+        let exists = try await connection.query("SELECT to_regclass('authd_schema') IS NOT NULL", logger: logger)
         for try await found in exists.decode(Bool.self) where !found { return 0 }
-        let rows = try await client.query("SELECT coalesce(max(version), 0) FROM authd_schema", logger: logger)
+        let rows = try await connection.query("SELECT coalesce(max(version), 0) FROM authd_schema", logger: logger)
         for try await version in rows.decode(Int.self) { return version }
         return 0
     }

@@ -34,24 +34,39 @@ public final class PostgresStore: AuthStore {
     /// - Throws: ``PostgresStoreError`` when the database cannot be reached, is not migrated, or was
     ///   migrated by a newer authd.
     public static func open(_ settings: AuthConfig.PostgresSettings, logger: Logger) async throws -> PostgresStore {
-        let store = try connect(settings, logger: logger)
+        let version = try await schemaVersion(settings, logger: logger)
+        guard version == Migrations.latest else {
+            throw version < Migrations.latest
+                ? PostgresStoreError("the database schema is at version \(version), this authd needs \(Migrations.latest): run `authd migrate` first")
+                : PostgresStoreError("the database schema is at version \(version), newer than this authd knows (\(Migrations.latest)): upgrade authd")
+        }
+        return try connect(settings, logger: logger)
+    }
+
+    /// The database's schema version (0: never migrated), over one connection of its own: a wrong
+    /// address, password or certificate fails here at once with the server's or TLS's own reason,
+    /// instead of after the pool's minute of retries.
+    /// - Throws: ``PostgresStoreError`` naming host, port and database (never the URL: it may hold the password).
+    public static func schemaVersion(_ settings: AuthConfig.PostgresSettings, logger: Logger) async throws -> Int {
+        let url = try PostgresURL(settings)
         do {
-            let version = try await Migrations.currentVersion(store.client, logger: logger)
-            guard version == Migrations.latest else {
-                throw version < Migrations.latest
-                    ? PostgresStoreError("the database schema is at version \(version), this authd needs \(Migrations.latest): run `authd migrate` first")
-                    : PostgresStoreError("the database schema is at version \(version), newer than this authd knows (\(Migrations.latest)): upgrade authd")
+            let connection = try await PostgresConnection.connect(configuration: try url.connection(), id: 0, logger: logger)
+            do {
+                let version = try await Migrations.currentVersion(connection, logger: logger)
+                try await connection.close()
+                return version
+            } catch {
+                try? await connection.close()
+                throw error
             }
-            return store
         } catch {
-            await store.close()
-            throw error
+            throw PostgresStoreError("cannot use the database at \(url.place): \(String(reflecting: error))")
         }
     }
 
     /// Connects without checking the schema (`authd migrate`).
     public static func connect(_ settings: AuthConfig.PostgresSettings, logger: Logger) throws -> PostgresStore {
-        var configuration = try PostgresURL.configuration(settings)
+        var configuration = try PostgresURL(settings).client
         configuration.options.maximumConnections = settings.poolSize
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         // Started at once, so the first query does not find the pool not yet running.

@@ -38,6 +38,7 @@ struct MigrateCommand: AsyncParsableCommand {
         }
         let store: PostgresStore
         do {
+            _ = try await PostgresStore.schemaVersion(settings, logger: logger)  // fails fast on a wrong address or certificate
             store = try PostgresStore.connect(settings, logger: logger)
         } catch let error as PostgresStoreError {
             throw AdminConnection.fail("\(error)")
