@@ -31,11 +31,11 @@ PASSWORD = "a benchmark password"
 
 
 class Server:
-    def __init__(self, binary, folder):
+    def __init__(self, binary, folder, storage=None):
         self.folder = folder
         os.makedirs(folder, mode=0o700, exist_ok=True)
         with open(os.path.join(folder, "authd.json"), "w") as f:
-            json.dump(CONFIG, f)
+            json.dump({**CONFIG, **({"issuer": "https://bench.test", "storage": storage} if storage else {})}, f)
         self.proc = subprocess.Popen([binary, "serve", "--data", folder, "--port", "0"], stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, text=True, env={**os.environ, "AUTHD_LOG_LEVEL": "warning"})
         line = self.proc.stdout.readline()
@@ -155,7 +155,7 @@ def wrk(server, label, seconds, conns=32, script=None, env=None, path="/health",
 
 def threads_loop(server, label, seconds, workers):
     """Runs `workers` (functions of a Client, returning True on success) for `seconds`; one op = one call of a worker."""
-    lat, errors, lock = [], [0], threading.Lock()
+    lat, errors, lock, reasons = [], [0], threading.Lock(), {}
     stop = time.perf_counter() + seconds
 
     def main(fn):
@@ -164,9 +164,14 @@ def threads_loop(server, label, seconds, workers):
             t0 = time.perf_counter()
             try:
                 ok = fn(client)
-            except Exception:
-                ok = False
-            if ok:
+            except Exception as e:
+                ok = f"{type(e).__name__}: {e}"
+            if ok is not True and ok is not False and not isinstance(ok, str):
+                ok = f"HTTP {ok}"  # a worker may return the failing status
+            if ok is not True:
+                with lock:
+                    reasons[str(ok)] = reasons.get(str(ok), 0) + 1
+            if ok is True:
                 local.append(time.perf_counter() - t0)
             else:
                 errs += 1
@@ -183,7 +188,8 @@ def threads_loop(server, label, seconds, workers):
     wall = time.perf_counter() - t0
     driver, srv = (self_cpu() - c0) / wall, (server.cpu_seconds() - s0) / wall
     return {"what": label, "rps": round(len(lat) / wall, 1), "requests": len(lat), "p50_ms": pct(lat, 50), "p99_ms": pct(lat, 99),
-            "errors": errors[0], "loadgen_cpu_share": round(driver / (driver + srv), 2), "server_cpu_cores": round(srv, 2)}
+            "errors": errors[0], "loadgen_cpu_share": round(driver / (driver + srv), 2), "server_cpu_cores": round(srv, 2),
+            **({"error_reasons": reasons} if reasons else {})}
 
 
 def prepare(server, outbox, sessions):
@@ -222,19 +228,31 @@ def main():
     p.add_argument("--sessions", type=int, default=1000)
     p.add_argument("--out", default=os.path.join(HERE, "results.json"))
     p.add_argument("--build", default="release")
+    p.add_argument("--postgres", help="a PostgreSQL server URL: run (a)-(f) on storage.backend postgres (a new database on it)")
     args = p.parse_args()
+    if args.postgres and args.out == os.path.join(HERE, "results.json"):
+        args.out = os.path.join(HERE, "results-postgres.json")
     secs = 2 if args.quick else args.seconds
     sizes = "1000,10000" if args.quick else "1000,10000,100000,1000000"
     folder = tempfile.mkdtemp(prefix="authd-bench-")
     results = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), "cores": os.cpu_count(),
-               "build": args.build, "quick": args.quick, "seconds_per_scenario": secs, "scenarios": [], "limits": {}}
+               "build": args.build, "quick": args.quick, "seconds_per_scenario": secs, "scenarios": [], "limits": {},
+               "backend": "postgres" if args.postgres else "file"}
     try:
         crypto = json.loads(subprocess.run([args.binary, "bench", "crypto", "--seconds", "0.5" if args.quick else "2"],
                                            capture_output=True, text=True, check=True).stdout)
         results["limits"].update(crypto)
         results["limits"]["fsync_per_s"] = fsync_rate(folder, 0.5 if args.quick else 2)
 
-        server = Server(args.binary, os.path.join(folder, "data"))
+        storage = None
+        if args.postgres:
+            storage = {"backend": "postgres", "postgres": {"url": postgres_database(args.postgres), "tls": "disable", "pool_size": 32}}
+            os.environ.setdefault("AUTHD_KEY_ENCRYPTION_KEY", os.urandom(32).hex())
+            os.makedirs(os.path.join(folder, "data"), mode=0o700, exist_ok=True)
+            with open(os.path.join(folder, "data", "authd.json"), "w") as f:
+                json.dump({**CONFIG, "issuer": "https://bench.test", "storage": storage}, f)
+            subprocess.run([args.binary, "migrate", "--data", os.path.join(folder, "data")], check=True, capture_output=True)
+        server = Server(args.binary, os.path.join(folder, "data"), storage)
         outbox = Outbox(server.folder)
         try:
             access, refresh = prepare(server, outbox, 100 if args.quick else args.sessions)
@@ -258,11 +276,11 @@ def main():
                 with lock:
                     counter[0] += 1
                     email = f"flow{counter[0]}@bench.test"
-                status, _ = client.call("POST", "/api/v1/auth/email/send-code", {"email": email})
+                status, body = client.call("POST", "/api/v1/auth/email/send-code", {"email": email})
                 if status != 200:
-                    return False
-                status, _ = client.call("POST", "/api/v1/auth/email/verify", {"email": email, "code": outbox.code(email)})
-                return status == 200
+                    return f"send-code {status} {body}"
+                status, body = client.call("POST", "/api/v1/auth/email/verify", {"email": email, "code": outbox.code(email)})
+                return True if status == 200 else f"verify {status} {body}"
 
             flow = threads_loop(server, "(d) email send-code + verify, distinct emails (ops = pairs)", secs, [codeflow] * 8) | {"id": "d"}
             run(flow)
@@ -279,12 +297,13 @@ def main():
         finally:
             server.stop()
 
-        out = subprocess.run([args.binary, "bench", "store", "--folder", folder, "--seconds", "1" if args.quick else "3", "--users", sizes],
-                             capture_output=True, text=True, check=True).stdout
-        for line in out.splitlines():
-            row = json.loads(line)
-            row["id"] = "g"
-            results["scenarios"].append(row)
+        if not args.postgres:  # (g) measures the journal store itself
+            out = subprocess.run([args.binary, "bench", "store", "--folder", folder, "--seconds", "1" if args.quick else "3", "--users", sizes],
+                                 capture_output=True, text=True, check=True).stdout
+            for line in out.splitlines():
+                row = json.loads(line)
+                row["id"] = "g"
+                results["scenarios"].append(row)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -293,7 +312,16 @@ def main():
         json.dump(results, f, indent=2)
     bad = [s["what"] for s in results["scenarios"] if s.get("errors")]
     if bad:
-        raise SystemExit("errors in: " + ", ".join(bad))
+        raise SystemExit("errors in: " + ", ".join(bad) + "".join(f"\n  {s['what']}: {s['error_reasons']}" for s in results["scenarios"] if s.get("error_reasons")))
+
+
+def postgres_database(server_url):
+    """A new database on the server; its URL."""
+    import secrets
+    import urllib.parse
+    name = "authd_bench_" + secrets.token_hex(4)
+    subprocess.run(["psql", server_url, "-qc", f"CREATE DATABASE {name}"], check=True)
+    return urllib.parse.urlunparse(urllib.parse.urlparse(server_url)._replace(path="/" + name))
 
 
 def report(r):
@@ -320,7 +348,7 @@ def report(r):
         if 100000 in sizes and 1000000 in sizes:
             ratios["startup_1m_over_100k"] = round(sizes[1000000]["startup_s"] / max(sizes[100000]["startup_s"], 0.001), 1)
     r["ratios"] = ratios
-    print(f"authd benchmark — {r['date']}, {r['cores']} cores, {r['build']} build{' (quick)' if r['quick'] else ''}")
+    print(f"authd benchmark — {r['date']}, {r['cores']} cores, {r['build']} build, {r.get('backend', 'file')} store{' (quick)' if r['quick'] else ''}")
     print(f"limits: fsync {lim['fsync_per_s']}/s; per core: Ed25519 sign {lim['ed25519_sign_per_s_per_core']:.0f}/s, "
           f"verify {lim['ed25519_verify_per_s_per_core']:.0f}/s, Argon2id {lim['argon2id_per_s_per_core']:.1f}/s")
     print(f"{'scenario':58} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'errors':>6} {'loadgen':>7}")
