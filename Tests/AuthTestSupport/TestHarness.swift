@@ -24,7 +24,7 @@ public struct TestHarness: Sendable {
     public static func make(
         providers: [any AuthProvider.Type] = [], config: String = #"{"mail":{"transport":"outbox"}}"#, folder: String? = nil,
         clock: ManualClock = ManualClock(), store: (any AuthStore)? = nil, rateLimitCounters: (any RateLimitCounters)? = nil,
-        keys: (any ServerKeys)? = nil, cluster: (any ClusterEvents)? = nil
+        keys: (any ServerKeys)? = nil, cluster: (any ClusterEvents)? = nil, decoyRecords: (any DecoyRecordStore)? = nil
     ) async throws -> TestHarness {
         let folder = folder ?? temporaryFolder()
         let logs = LogCapture()
@@ -38,6 +38,7 @@ public struct TestHarness: Sendable {
         options.rateLimitCounters = rateLimitCounters
         options.keys = keys
         options.cluster = cluster
+        options.decoyRecords = decoyRecords
         let server = try await AuthServer.make(options, registry: registry)
         return TestHarness(server: server, clock: clock, folder: folder, logs: logs, faults: faults)
     }

@@ -20,7 +20,7 @@ struct PostgresBackendTests {
         let keys = try await PostgresServerKeys.open(store: store, kek: kek ?? self.kek, logger: logger)
         return try await TestHarness.make(
             clock: clock, store: store, rateLimitCounters: PostgresRateLimitCounters(store: store), keys: keys,
-            cluster: PostgresClusterEvents(store: store))
+            cluster: PostgresClusterEvents(store: store), decoyRecords: PostgresDecoyRecords(store: store))
     }
 
     @Test("A server refuses an unmigrated database and one migrated by a newer authd")
@@ -108,6 +108,30 @@ struct PostgresBackendTests {
         #expect(try await limiters[0].attempt(rule, key: "other") == nil)
         await limiters[0].reset(key: "k")
         #expect(try await limiters[1].attempt(rule, key: "k") == nil)
+        await one.close()
+        await two.close()
+    }
+
+    @Test("A decoy account counts the tries made on every instance, exactly")
+    func sharedDecoys() async throws {
+        struct Counter: Codable, Sendable { var failures = 0 }
+        let settings = try await StoreBackend.freshDatabase()
+        let one = try await PostgresStore.open(settings, logger: logger), two = try await PostgresStore.open(settings, logger: logger)
+        let decoys = [
+            DecoyAccounts<Counter>(shared: PostgresDecoyRecords(store: one), namespace: "password"),
+            DecoyAccounts<Counter>(shared: PostgresDecoyRecords(store: two), namespace: "password"),
+        ]
+        let now = Date()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<40 { group.addTask { _ = try await decoys[i % 2].withRecord("nobody@example.com", now: now, make: { Counter() }) { $0.failures += 1 } } }
+            try await group.waitForAll()
+        }
+        #expect(try await decoys[0].withRecord("nobody@example.com", now: now, make: { Counter() }) { $0.failures } == 40)
+        // Namespaces and keys are apart; old decoys are purged.
+        #expect(try await DecoyAccounts<Counter>(shared: PostgresDecoyRecords(store: one), namespace: "pin")
+            .withRecord("nobody@example.com", now: now, make: { Counter() }) { $0.failures } == 0)
+        try await PostgresDecoyRecords(store: one).purge(untouchedSince: now.addingTimeInterval(1))
+        #expect(try await decoys[1].withRecord("nobody@example.com", now: now, make: { Counter() }) { $0.failures } == 0)
         await one.close()
         await two.close()
     }

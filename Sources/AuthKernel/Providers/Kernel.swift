@@ -27,7 +27,15 @@ public struct Kernel: Sendable {
     /// `DATA/audit.jsonl`: record security events (sign-in failures, changes of credentials) with
     /// ``AuditLog/record(_:provider:user:account:device:reason:)``.
     public let audit: AuditLog
+    /// Where decoy accounts live when several instances share the store; nil keeps them in memory.
+    /// Providers get theirs from ``decoys(_:)``.
+    public let decoyRecords: (any DecoyRecordStore)?
     /// The server's keys, for secrets a provider needs (e.g. a pepper): ``ServerKeys/loadOrCreateSecret(named:logger:)``.
     /// `DATA/keys/` with the file backend; sealed in the database with PostgreSQL.
     public let keys: any ServerKeys
+
+    /// Decoy accounts for a provider (see ``DecoyAccounts``): in memory, or shared by every instance.
+    public func decoys<Record: Codable & Sendable>(_ namespace: String, as type: Record.Type = Record.self) -> DecoyAccounts<Record> {
+        DecoyAccounts(shared: decoyRecords, namespace: namespace)
+    }
 }

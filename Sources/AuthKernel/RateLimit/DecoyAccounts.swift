@@ -5,25 +5,44 @@ import Synchronization
 ///
 /// A provider that locks an account after repeated wrong tries runs the very same check, counter and
 /// lock on a decoy when the account is unknown, so neither the answer (401 then 429) nor its timing
-/// says whether the account exists. Decoys live in memory, bounded by `capacity`: the least recently
-/// tried are forgotten first, and a restart forgets them all (real accounts' locks are durable).
-public final class DecoyAccounts<Record: Sendable>: Sendable {
+/// says whether the account exists. Alone, decoys live in memory, bounded by `capacity`: the least
+/// recently tried are forgotten first, and a restart forgets them all (real accounts' locks are
+/// durable). With a ``DecoyRecordStore`` shared by several instances, a decoy counts the tries made
+/// on every instance, as a real account's counter does, so spreading guesses over instances does not
+/// tell an unknown account from a known one.
+public final class DecoyAccounts<Record: Codable & Sendable>: Sendable {
     private struct Entry {
         var record: Record
         var touched: Date
     }
     private let entries = Mutex<[String: Entry]>([:])
     private let capacity: Int
+    private let shared: (any DecoyRecordStore)?
+    private let namespace: String
 
-    /// Creates an empty table that holds at most `capacity` decoys.
-    public init(capacity: Int = 50_000) {
+    /// Creates an empty table that holds at most `capacity` decoys in memory, or that keeps them in
+    /// `shared` under `namespace` (the provider's id).
+    public init(capacity: Int = 50_000, shared: (any DecoyRecordStore)? = nil, namespace: String = "") {
         self.capacity = max(1, capacity)
+        self.shared = shared
+        self.namespace = namespace
     }
 
     /// Runs `body` on the decoy for `key`, creating it with `make` the first time.
-    public func withRecord<R>(
-        _ key: String, now: Date, make: () -> Record, _ body: (inout Record) throws -> R
-    ) rethrows -> R {
+    /// - Throws: `body`'s errors; ``StoreError/unavailable`` when shared decoys cannot be reached.
+    public func withRecord<R: Sendable>(
+        _ key: String, now: Date, make: @Sendable () -> Record, _ body: @Sendable (inout Record) throws -> R
+    ) async throws -> R {
+        guard let shared else { return try withMemoryRecord(key, now: now, make: make, body) }
+        return try await shared.update(namespace + "\u{0}" + key, now: now) { stored in
+            var record = stored.flatMap { try? StoreCoding.decoder().decode(Record.self, from: $0) } ?? make()
+            let result = try body(&record)
+            stored = try StoreCoding.encoder().encode(record)
+            return result
+        }
+    }
+
+    private func withMemoryRecord<R>(_ key: String, now: Date, make: () -> Record, _ body: (inout Record) throws -> R) rethrows -> R {
         try entries.withLock { entries in
             var entry = entries[key] ?? Entry(record: make(), touched: now)
             let result = try body(&entry.record)
@@ -38,6 +57,15 @@ public final class DecoyAccounts<Record: Sendable>: Sendable {
         }
     }
 
-    /// Number of decoys held.
+    /// Number of decoys held in memory.
     public var count: Int { entries.withLock { $0.count } }
+}
+
+/// Decoy records shared by the instances of one deployment (a database table).
+public protocol DecoyRecordStore: Sendable {
+    /// Runs `body` on the stored bytes for `key` (nil when there are none) under a lock that
+    /// serialises concurrent updates of the key on every instance, and stores what it leaves.
+    func update<R: Sendable>(_ key: String, now: Date, _ body: @Sendable (inout Data?) throws -> R) async throws -> R
+    /// Forgets decoys nobody has tried since `date` (their locks have long run out).
+    func purge(untouchedSince date: Date) async throws
 }

@@ -33,6 +33,8 @@ public final class AuthServer: Sendable {
         public var rateLimitCounters: (any RateLimitCounters)?
         /// Where the signing keys and server secrets live; nil uses `DATA/keys/`.
         public var keys: (any ServerKeys)?
+        /// Where decoy accounts live; nil keeps them in memory (one instance).
+        public var decoyRecords: (any DecoyRecordStore)?
         /// News from other instances sharing the store (new approval requests, rotated keys); nil when alone.
         public var cluster: (any ClusterEvents)?
         /// Disk fault injection, for tests.
@@ -129,7 +131,7 @@ public final class AuthServer: Sendable {
                 approvals: ApprovalService(store: store, secret: codeSecret, clock: clock, logger: logger, cluster: options.cluster),
                 jobs: jobs, accountDeletion: AccountDeletionHooks(), rateLimiter: rateLimiter,
                 mailer: mailer, clock: clock, logger: logger,
-                audit: audit, keys: keys
+                audit: audit, decoyRecords: options.decoyRecords, keys: keys
             )
             let providers = try registry.instantiate(kernel: kernel)
 
@@ -299,6 +301,7 @@ struct ExpiryPurgeService: Service {
                 try await kernel.codes.purgeExpired()
                 try await kernel.approvals.purgeExpired()
                 try await kernel.rateLimiter.purge()
+                try await kernel.decoyRecords?.purge(untouchedSince: kernel.clock.now().addingTimeInterval(-2 * 86_400))
             } catch {
                 kernel.logger.warning("could not purge expired codes and approvals", metadata: ["error": "\(error)"])
             }

@@ -17,12 +17,13 @@ public struct PINProvider: AuthProvider {
     let settings: PINSettings
     let pepper: [UInt8]
     /// Lock state for usernames and ids that do not exist (see ``DecoyAccounts``).
-    let decoys = DecoyAccounts<PINCredential>()
+    let decoys: DecoyAccounts<PINCredential>
 
     public init(kernel: Kernel, config: inout ConfigSection) throws {
         self.kernel = kernel
         self.settings = try PINSettings(&config)
         self.pepper = try kernel.keys.loadOrCreateSecret(named: "pin-pepper", logger: kernel.logger)
+        self.decoys = kernel.decoys(Self.id)
     }
 
     struct DeviceBody: Decodable {
@@ -135,9 +136,10 @@ public struct PINProvider: AuthProvider {
             let key = body.userID.map { "id:\($0.lowercased())" } ?? "username:\((body.username ?? "").lowercased())"
             let now = kernel.clock.now()
             let (settings, pepper) = (self.settings, self.pepper)
-            let (lock, started) = decoys.withRecord(key, now: now, make: { PINCredential(pin: "decoy", pepper: pepper) }) { decoy -> (Int?, Bool) in
+            let pin = body.pin
+            let (lock, started) = try await decoys.withRecord(key, now: now, make: { PINCredential(pin: "decoy", pepper: pepper) }) { decoy -> (Int?, Bool) in
                 if let remaining = decoy.lockRemaining(now: now) { return (remaining, false) }
-                _ = decoy.matches(body.pin, pepper: pepper)
+                _ = decoy.matches(pin, pepper: pepper)
                 let lock = decoy.recordFailure(now: now, settings: settings)
                 return (lock, lock != nil)
             }

@@ -17,13 +17,14 @@ public struct PasswordProvider: AuthProvider {
     let policy: PasswordPolicy
     let hasher: PasswordHasher
     /// Lock state for emails without an account (see ``DecoyAccounts``).
-    let decoys = DecoyAccounts<PasswordCredential>()
+    let decoys: DecoyAccounts<PasswordCredential>
 
     public init(kernel: Kernel, config: inout ConfigSection) throws {
         self.kernel = kernel
         settings = try PasswordSettings(&config)
         policy = PasswordPolicy(minLength: settings.minLength)
         hasher = try PasswordHasher(parameters: settings.argon2, threads: settings.maxConcurrentHashes)
+        decoys = kernel.decoys(Self.id)
     }
 
     public var services: [any Service] { [HasherShutdownService(hasher: hasher)] }
@@ -230,11 +231,11 @@ public struct PasswordProvider: AuthProvider {
             // The same lock, work and counter as a real account, on a decoy: neither the answers nor
             // their timing say the account does not exist.
             let settings = self.settings
-            let fresh = { PasswordCredential(hash: "", now: now) }
-            if let remaining = decoys.withRecord(email, now: now, make: fresh, { $0.lockRemaining(now: now) }) { throw Self.locked(remaining) }
+            let fresh: @Sendable () -> PasswordCredential = { PasswordCredential(hash: "", now: now) }
+            if let remaining = try await decoys.withRecord(email, now: now, make: fresh, { $0.lockRemaining(now: now) }) { throw Self.locked(remaining) }
             _ = try await hasher.verify(password, hash: nil)  // same work as a real check
             kernel.logger.info("password sign-in failed", metadata: ["request.ip": "\(context.clientIP)"])
-            if let lock = decoys.withRecord(email, now: now, make: fresh, { $0.recordFailure(now: now, settings: settings) }) {
+            if let lock = try await decoys.withRecord(email, now: now, make: fresh, { $0.recordFailure(now: now, settings: settings) }) {
                 await kernel.audit.record("lockout", provider: Self.id, account: email)
                 throw Self.locked(lock)
             }

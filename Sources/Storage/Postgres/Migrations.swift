@@ -87,6 +87,16 @@ enum Migrations {
                 sealed text NOT NULL
             );
             """),
+        (2, "shared decoy accounts", """
+            -- Lock state of accounts that do not exist, shared by the instances, so an unknown account
+            -- locks after as many tries as a known one however the tries are spread.
+            CREATE TABLE decoy_accounts (
+                key text PRIMARY KEY,                                       -- provider NUL email or user name
+                record jsonb NOT NULL,
+                touched timestamptz NOT NULL
+            );
+            CREATE INDEX decoy_accounts_touched ON decoy_accounts (touched);
+            """),
     ]
 
     /// A script's statements, one by one (the extended query protocol takes one at a time): comments

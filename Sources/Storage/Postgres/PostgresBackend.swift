@@ -2,7 +2,7 @@ public import AuthKernel
 public import Logging
 
 /// Sets a server up on PostgreSQL (`storage.backend = postgres`): the store, rate-limit counters,
-/// sealed keys and cluster events, all on one connection pool.
+/// decoy accounts, sealed keys and cluster events, all on one connection pool.
 public enum PostgresBackend {
     /// Fills `options` for the database `options.config` names; does nothing for the file backend.
     /// - Throws: ``PostgresStoreError`` (unreachable, unmigrated or newer schema, missing or wrong KEK).
@@ -15,6 +15,7 @@ public enum PostgresBackend {
             options.rateLimitCounters = PostgresRateLimitCounters(store: store)
             options.keys = try await PostgresServerKeys.open(store: store, kek: kek, logger: options.logger)
             options.cluster = PostgresClusterEvents(store: store)
+            options.decoyRecords = PostgresDecoyRecords(store: store)
         } catch {
             await store.close()
             throw error

@@ -13,6 +13,7 @@ public struct PostgresRateLimitCounters: RateLimitCounters {
     public init(store: PostgresStore) { self.store = store }
 
     public func take(key: String, now: Double, interval: Double, tolerance: Double) async throws -> Int? {
+        let key = Self.storable(key)
         let allowed = try await store.client.query(
             """
             INSERT INTO rate_limits AS r (key, tat) VALUES (\(key), \(now) + \(interval))
@@ -28,7 +29,13 @@ public struct PostgresRateLimitCounters: RateLimitCounters {
     }
 
     public func remove(key: String) async throws {
+        let key = Self.storable(key)
         try await store.client.query("DELETE FROM rate_limits WHERE key = \(key)", logger: store.logger)
+    }
+
+    /// PostgreSQL text cannot hold NUL: such a key (made of what a client sent) is kept by its hash.
+    static func storable(_ key: String) -> String {
+        key.contains("\u{0}") ? "sha256:" + Hex.encode(SHA256.hash(key)) : key
     }
 
     public func removeAll() async throws {

@@ -12,6 +12,9 @@ enum PostgresRecords {
 
     /// Loads the rows `key` names into `state`; `lock` takes row locks (`FOR UPDATE`) for a write.
     static func load(_ key: StoreKey, into state: inout StoreState, on connection: PostgresConnection, lock: Bool, logger: Logger) async throws {
+        // PostgreSQL text cannot hold NUL, so nothing stored has one: a lookup by such a value (a
+        // client's user name, say) finds nothing, as on the file store, instead of failing.
+        guard !key.hasNUL else { return }
         let forUpdate = lock ? "FOR UPDATE" : ""
         switch key {
         case .user(let id):
@@ -90,6 +93,7 @@ enum PostgresRecords {
     }
 
     // MARK: Writing
+
 
     /// Writes one change.
     static func apply(_ change: StoreChange, on connection: PostgresConnection, logger: Logger) async throws {
@@ -179,5 +183,19 @@ enum PostgresRecords {
 
     private static func json<T: Encodable>(_ value: T) throws -> String {
         String(decoding: try StoreCoding.encoder().encode(value), as: UTF8.self)
+    }
+}
+
+extension StoreKey {
+    /// Whether a text part of the key holds a NUL character.
+    var hasNUL: Bool {
+        let texts: [String] =
+            switch self {
+            case .userByEmail(let s), .userByUsername(let s), .sessionByRefreshHash(let s), .approval(let s): [s]
+            case .userByIdentity(let identity): [identity.provider, identity.subject]
+            case .code(let purpose, let key): [purpose, key]
+            default: []
+            }
+        return texts.contains { $0.contains("\u{0}") }
     }
 }
