@@ -7,6 +7,7 @@ import Foundation
 public import Logging
 import Metrics
 import NIOPosix
+import Synchronization
 
 /// The durable JSON-file store: state in memory, every change appended to a journal and fsync'ed
 /// before the write returns, a compacted snapshot beside it.
@@ -29,7 +30,10 @@ import NIOPosix
 public actor JournalStore {
     /// The data folder.
     public nonisolated let folder: String
-    private var state: StoreState
+    /// The state, behind a lock rather than the actor: reads (every authenticated request) take the
+    /// lock for a lookup instead of hopping onto the actor and queueing behind writes and flushes.
+    /// Writes change it on the actor, so they stay ordered with the journal.
+    private nonisolated let current: Mutex<StoreState>
     private var seq: UInt64
     private var segment: Segment
     private var buffer: [UInt8] = []
@@ -74,7 +78,7 @@ public actor JournalStore {
         compactAfterBytes: Int, faults: StoreFaults?, recoveryInterval: Duration, logger: Logger, report: LoadReport
     ) {
         self.folder = folder
-        self.state = state
+        self.current = Mutex(state)
         self.seq = seq
         self.segment = segment
         self.lock = lock
@@ -116,9 +120,9 @@ public actor JournalStore {
 
     // MARK: Reading and writing
 
-    /// Runs `body` on the current state.
-    public func read<R: Sendable>(_ body: (StoreState) throws -> R) rethrows -> R {
-        try body(state)
+    /// Runs `body` on the current state (under its lock: keep it to lookups).
+    public nonisolated func read<R: Sendable>(_ body: (StoreState) throws -> R) rethrows -> R {
+        try current.withLock { try body($0) }
     }
 
     /// Runs `body` with exclusive access to the state and returns once its changes are on disk.
@@ -131,10 +135,13 @@ public actor JournalStore {
     ) async throws -> R {
         guard !closed else { throw StoreError.closed }
         guard failure == nil else { throw StoreError.unavailable }
-        var outcome: Result<R, any Error>
-        do { outcome = .success(try body(&state)) } catch { outcome = .failure(error) }
-        let changes = state.pending
-        state.pending = []
+        let (outcome, changes) = current.withLock { state -> (Result<R, any Error>, [StoreChange]) in
+            let outcome: Result<R, any Error>
+            do { outcome = .success(try body(&state)) } catch { outcome = .failure(error) }
+            let changes = state.pending
+            state.pending = []
+            return (outcome, changes)
+        }
         if !changes.isEmpty {
             seq += 1
             var line = try JournalLine(seq: seq, changes: changes).encoded(with: encoder)
@@ -272,7 +279,7 @@ public actor JournalStore {
                     Glibc.close(loaded.segment.fd)
                 } else {
                     Glibc.close(self.segment.fd)
-                    state = loaded.state
+                    current.withLock { $0 = loaded.state }
                     seq = loaded.seq
                     self.segment = loaded.segment
                     failure = nil
@@ -319,7 +326,7 @@ public actor JournalStore {
 
     private func startCompaction() async {
         compacting = true
-        let snapshotState = state
+        let snapshotState = current.withLock { $0 }
         let snapshotSeq = seq
         let newNumber = segment.number + 1
         let folder = self.folder
@@ -368,7 +375,7 @@ public actor JournalStore {
     /// The current state as snapshot file bytes (the format of `snapshot.json`), for backups. It holds
     /// every acknowledged write; encoding runs off the actor, so writes go on meanwhile.
     public func snapshotBytes() async throws -> [UInt8] {
-        let state = self.state
+        let state = current.withLock { $0 }
         let seq = self.seq
         return try await io.runIfActive { try SnapshotFile.encode(state, seq: seq) }
     }
@@ -387,7 +394,7 @@ public actor JournalStore {
         await waitUntilIdle()
         closed = true
         if failure == nil {
-            let state = self.state
+            let state = current.withLock { $0 }
             let seq = self.seq
             let folder = self.folder
             let number = segment.number
@@ -540,8 +547,8 @@ extension Timer {
 
 extension JournalStore: AuthStore {
     /// Runs `body` on the whole in-memory state (`keys` are for stores that load rows).
-    public func read<R: Sendable>(_ keys: [StoreKey], _ body: @Sendable (StoreState) throws -> R) throws -> R {
-        try body(state)
+    public nonisolated func read<R: Sendable>(_ keys: [StoreKey], _ body: @Sendable (StoreState) throws -> R) throws -> R {
+        try current.withLock { try body($0) }
     }
 
     /// Runs `body` with exclusive access to the whole state (`keys` are for stores that lock rows).
@@ -556,6 +563,6 @@ extension JournalStore: AuthStore {
 
     /// Counts from memory.
     public func counts() -> StoreCounts {
-        StoreCounts(users: state.users.count, sessions: state.sessions.count)
+        current.withLock { StoreCounts(users: $0.users.count, sessions: $0.sessions.count) }
     }
 }
