@@ -131,3 +131,19 @@ struct AccessTokenTests {
         #expect(SigningKey.thumbprint(publicKey: pk) == "kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k")
     }
 }
+
+struct AccessTokenClaimsJSONTests {
+    @Test func theHandWrittenClaimsAreWhatJSONEncoderWrites() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var claims = AccessTokenClaims(
+            iss: "https://auth.example.com/x", aud: "app \"q\"", sub: UUID().uuidString.lowercased(), sid: UUID().uuidString.lowercased(),
+            iat: 1_800_000_000, exp: 1_800_003_600, jti: "j-é\\\n", amr: ["email", "pin"], isAnonymous: true)
+        #expect(claims.json() == Array(try encoder.encode(claims)))
+        claims.nbf = 1_799_999_999
+        claims.aud = .init(["a", "b"])
+        claims.amr = []
+        claims.isAnonymous = false
+        #expect(claims.json() == Array(try encoder.encode(claims)))
+    }
+}

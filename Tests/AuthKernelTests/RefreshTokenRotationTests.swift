@@ -66,3 +66,29 @@ struct RefreshTokenRotationTests {
         #expect(s.retired.count == RefreshTokenRotation.retiredLimit)
     }
 }
+
+struct SessionTokenIndexTests {
+    @Test func rotationsKeepTheIndexExactAsRetiredTokensComeAndGo() throws {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        var state = StoreState()
+        let user = UserRecord(isAnonymous: true, createdAt: now)
+        state.put(user)
+        var session = SessionRecord(userID: user.id, deviceName: nil, platform: nil, amr: ["t"], createdAt: now, expiresAt: now.addingTimeInterval(3600), refreshHash: "h0")
+        state.put(session)
+        var all = ["h0"]
+        for i in 1...40 {
+            guard case .rotated(let next) = RefreshTokenRotation.rotate(
+                session, presented: all.last!, newHash: "h\(i)", now: now.addingTimeInterval(Double(i)), grace: 10, ttl: 3600)
+            else { Issue.record("rotation \(i) failed"); return }
+            session = next
+            state.put(session)
+            all.append("h\(i)")
+        }
+        // The current token and the 16 retired ones find the session; older ones are forgotten.
+        let known = Set(session.refreshHashes + session.retired.map(\.hash))
+        #expect(known.count == 1 + RefreshTokenRotation.retiredLimit)
+        for h in all { #expect((state.session(refreshHash: h)?.id == session.id) == known.contains(h), "\(h)") }
+        state.deleteSession(id: session.id)
+        for h in all { #expect(state.session(refreshHash: h) == nil) }
+    }
+}

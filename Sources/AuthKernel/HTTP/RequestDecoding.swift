@@ -61,6 +61,9 @@ extension Request {
     /// asking, is 415.
     static func checkContentType(_ value: String?) throws(AuthError) {
         guard let value else { return }
+        // The usual header, checked without splitting, trimming and lowercasing (Foundation's
+        // trimming showed in the refresh profile).
+        if value == "application/json" || value == "application/json; charset=utf-8" { return }
         let type = value.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
         guard type == "application/json" || (type.hasPrefix("application/") && type.hasSuffix("+json")) else {
             throw AuthError(

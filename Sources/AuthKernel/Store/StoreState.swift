@@ -159,11 +159,22 @@ public struct StoreState: Sendable {
         case .deleteUser(let id):
             if let old = users.removeValue(forKey: id) { unindex(old) }
         case .putSession(let session):
-            if let old = sessions[session.id] { unindex(old) }
-            sessions[session.id] = session
-            sessionsByUser[session.userID, default: []].insert(session.id)
-            for h in session.refreshHashes { sessionByRefreshHash[h] = session.id }
-            for r in session.retired { sessionByRefreshHash[r.hash] = session.id }
+            if let old = sessions[session.id], old.userID == session.userID {
+                // A rotation keeps most of the family's hashes: touch only those that came or went,
+                // not all of them, in what is the largest table of the store.
+                let before = Set(old.refreshHashes).union(old.retired.lazy.map(\.hash))
+                var after = Set(session.refreshHashes)
+                after.formUnion(session.retired.lazy.map(\.hash))
+                for h in before.subtracting(after) where sessionByRefreshHash[h] == session.id { sessionByRefreshHash[h] = nil }
+                for h in after.subtracting(before) { sessionByRefreshHash[h] = session.id }
+                sessions[session.id] = session
+            } else {
+                if let old = sessions[session.id] { unindex(old) }
+                sessions[session.id] = session
+                sessionsByUser[session.userID, default: []].insert(session.id)
+                for h in session.refreshHashes { sessionByRefreshHash[h] = session.id }
+                for r in session.retired { sessionByRefreshHash[r.hash] = session.id }
+            }
         case .deleteSession(let id):
             if let old = sessions.removeValue(forKey: id) { unindex(old) }
         case .putCode(let code):

@@ -4,12 +4,6 @@ import Foundation
 public struct AccessTokenIssuer: Sendable {
     /// The keys.
     public let keyRing: SigningKeyRing
-    private let encoder: JSONEncoder = {
-        let e = JSONEncoder()
-        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return e
-    }()
-
     /// Creates an issuer signing with the ring's active key.
     public init(keyRing: SigningKeyRing) { self.keyRing = keyRing }
 
@@ -17,7 +11,7 @@ public struct AccessTokenIssuer: Sendable {
     public func sign(_ claims: AccessTokenClaims) throws -> String {
         let key = keyRing.active
         let header = #"{"alg":"EdDSA","kid":"\#(key.kid)","typ":"at+jwt"}"#
-        let signingInput = Base64URL.encode(Array(header.utf8)) + "." + Base64URL.encode(try encoder.encode(claims))
+        let signingInput = Base64URL.encode(Array(header.utf8)) + "." + Base64URL.encode(claims.json())
         return signingInput + "." + Base64URL.encode(key.keyPair.sign(Array(signingInput.utf8)))
     }
 }
