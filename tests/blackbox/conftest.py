@@ -88,6 +88,19 @@ class Server:
         self._stderr.close()
 
 
+def next_event(resp, timeout=10):
+    """The next event on an open event stream: {"event": name, "data": parsed JSON}, or what was read
+    of it when `timeout` seconds pass (keep-alive comments come every 15 s, so the wait is bounded)."""
+    event, deadline = {}, time.time() + timeout
+    while "data" not in event and time.time() < deadline:
+        line = resp.readline().decode().rstrip("\n")
+        if line.startswith("event:"):
+            event["event"] = line.split(":", 1)[1].strip()
+        elif line.startswith("data:"):
+            event["data"] = json.loads(line.split(":", 1)[1])
+    return event
+
+
 BASE_CONFIG = {"issuer": "https://auth.example.test", "audience": "my-app", "mail": {"transport": "outbox"}}
 
 

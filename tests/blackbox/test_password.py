@@ -9,6 +9,8 @@ import pytest
 
 import argon2
 
+from conftest import next_event
+
 PASSWORD = "an independent check"
 
 
@@ -70,13 +72,7 @@ def test_a_device_reset_arrives_over_server_sent_events(server):
                                   {"email": "sse@example.com", "new_password": "a new good secret", "device_name": "laptop"})
     t = threading.Thread(target=initiate)
     t.start()
-    event = {}
-    while "data" not in event:
-        line = resp.readline().decode().rstrip("\n")
-        if line.startswith("event:"):
-            event["event"] = line.split(":", 1)[1].strip()
-        elif line.startswith("data:"):
-            event["data"] = json.loads(line.split(":", 1)[1])
+    event = next_event(resp)
     t.join()
     conn.close()
     status, body, _ = answer["r"]

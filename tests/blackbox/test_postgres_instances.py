@@ -15,7 +15,7 @@ import urllib.parse
 
 import pytest
 
-from conftest import BASE_CONFIG, Server
+from conftest import BASE_CONFIG, Server, next_event
 
 SERVER_URL = os.environ.get("AUTHD_TEST_POSTGRES_URL")
 if not SERVER_URL:
@@ -265,14 +265,7 @@ def test_an_approval_requested_on_one_instance_reaches_the_event_stream_on_the_o
 
         t = threading.Thread(target=initiate)
         t.start()
-        event = {}
-        deadline = time.time() + 10  # a keep-alive comes every 15 s, so a missing event ends the loop too
-        while "data" not in event and time.time() < deadline:
-            line = resp.readline().decode().rstrip("\n")
-            if line.startswith("event:"):
-                event["event"] = line.split(":", 1)[1].strip()
-            elif line.startswith("data:"):
-                event["data"] = json.loads(line.split(":", 1)[1])
+        event = next_event(resp)
         t.join()
         conn.close()
         assert event.get("event") == "approval", "no approval event reached the other instance"
