@@ -8,7 +8,6 @@ public struct AdminOperations: Sendable {
     let store: any AuthStore
     let keyRing: SigningKeyRing
     let cluster: (any ClusterEvents)?
-    let keyFolder: KeyFolder
     let dataFolder: String
     /// Who runs the command, for the log: "admin socket" or "admin cli".
     let via: String
@@ -24,7 +23,6 @@ public struct AdminOperations: Sendable {
         self.kernel = kernel
         self.store = store
         self.keyRing = keyRing
-        self.keyFolder = try KeyFolder(dataFolder: dataFolder)
         self.dataFolder = dataFolder
         self.via = via
     }
@@ -114,7 +112,7 @@ public struct AdminOperations: Sendable {
             guard let journal = store as? JournalStore else {
                 throw AdminError("backup copies a data folder's store; with storage.backend = postgres back up the database (pg_dump) and the key-encryption key")
             }
-            let summary = try await AdminBackup.write(to: path, store: journal, keyFolder: keyFolder)
+            let summary = try await AdminBackup.write(to: path, store: journal, keyFolder: try KeyFolder(dataFolder: dataFolder))
             kernel.logger.notice("backup written", metadata: ["file": "\(path)", "via": "\(via)"])
             await kernel.audit.record("admin", reason: "backup")
             return AdminOutput(text: "backup written to \(path): \(summary)\n")
