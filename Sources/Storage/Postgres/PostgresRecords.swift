@@ -12,84 +12,89 @@ enum PostgresRecords {
 
     /// Loads the rows `key` names into `state`; `lock` takes row locks (`FOR UPDATE`) for a write.
     static func load(_ key: StoreKey, into state: inout StoreState, on connection: PostgresConnection, lock: Bool, logger: Logger) async throws {
-        // PostgreSQL text cannot hold NUL, so nothing stored has one: a lookup by such a value (a
-        // client's user name, say) finds nothing, as on the file store, instead of failing.
-        guard !key.hasNUL else { return }
-        let forUpdate = lock ? "FOR UPDATE" : ""
+        var binds = PostgresBindings()
+        guard let sql = try select(key, binds: &binds, lock: lock) else { return }
+        try await load(PostgresQuery(unsafeSQL: sql, binds: binds), into: &state, on: connection, logger: logger)
+    }
+
+    /// Loads the rows of every key in one round trip (a read takes no locks, so the selects can be
+    /// one `UNION ALL`).
+    static func load(_ keys: [StoreKey], into state: inout StoreState, on connection: PostgresConnection, logger: Logger) async throws {
+        var binds = PostgresBindings()
+        let parts = try keys.compactMap { try select($0, binds: &binds, lock: false) }
+        guard !parts.isEmpty else { return }
+        let sql = parts.count == 1 ? parts[0] : parts.map { "(\($0))" }.joined(separator: " UNION ALL ")
+        try await load(PostgresQuery(unsafeSQL: sql, binds: binds), into: &state, on: connection, logger: logger)
+    }
+
+    /// Rows of `(kind, record)`: `u` user, `s` session, `c` code, `a` approval, `j` job.
+    private static func load(_ query: PostgresQuery, into state: inout StoreState, on connection: PostgresConnection, logger: Logger) async throws {
+        let decoder = StoreCoding.decoder()
+        for try await (kind, text) in try await connection.query(query, logger: logger).decode((String, String).self) {
+            let data = Data(text.utf8)
+            switch kind {
+            case "u": state.load(.putUser(try decoder.decode(UserRecord.self, from: data)))
+            case "s": state.load(.putSession(try decoder.decode(SessionRecord.self, from: data)))
+            case "c": state.load(.putCode(try decoder.decode(CodeRecord.self, from: data)))
+            case "a": state.load(.putApproval(try decoder.decode(ApprovalRecord.self, from: data)))
+            default: state.load(.putJob(try decoder.decode(JobRecord.self, from: data)))
+            }
+        }
+    }
+
+    /// The SELECT for one key, its values appended to `binds`; nil when no row can match (a NUL:
+    /// PostgreSQL text cannot hold one, so nothing stored has one, and the file store finds nothing too).
+    static func select(_ key: StoreKey, binds: inout PostgresBindings, lock: Bool) throws -> String? {
+        guard !key.hasNUL else { return nil }
+        func bind<Value: PostgresThrowingDynamicTypeEncodable>(_ value: Value) throws -> String {
+            try binds.append(value)
+            return "$\(binds.count)"
+        }
+        let forUpdate = lock ? " FOR UPDATE" : ""
         switch key {
         case .user(let id):
-            try await users("SELECT record::text FROM users WHERE id = \(id) \(unescaped: forUpdate)", into: &state, connection, logger)
+            return "SELECT 'u', record::text FROM users WHERE id = \(try bind(id))\(forUpdate)"
         case .userByEmail(let email):
-            try await users("SELECT record::text FROM users WHERE email = \(email) \(unescaped: forUpdate)", into: &state, connection, logger)
+            return "SELECT 'u', record::text FROM users WHERE email = \(try bind(email))\(forUpdate)"
         case .userByUsername(let name):
-            try await users("SELECT record::text FROM users WHERE username_key = \(name.lowercased()) \(unescaped: forUpdate)", into: &state, connection, logger)
+            return "SELECT 'u', record::text FROM users WHERE username_key = \(try bind(name.lowercased()))\(forUpdate)"
         case .userByIdentity(let identity):
-            try await users(
+            return """
+                SELECT 'u', u.record::text FROM users u JOIN user_auth_providers p ON p.user_id = u.id
+                WHERE p.provider = \(try bind(identity.provider)) AND p.provider_user_id = \(try bind(identity.subject))\(lock ? " FOR UPDATE OF u" : "")
                 """
-                SELECT u.record::text FROM users u JOIN user_auth_providers p ON p.user_id = u.id
-                WHERE p.provider = \(identity.provider) AND p.provider_user_id = \(identity.subject) \(unescaped: lock ? "FOR UPDATE OF u" : "")
-                """, into: &state, connection, logger)
         case .allUsers:
-            try await users("SELECT record::text FROM users", into: &state, connection, logger)
+            return "SELECT 'u', record::text FROM users"
         case .session(let id):
-            try await sessions("SELECT record::text FROM sessions WHERE id = \(id) \(unescaped: forUpdate)", into: &state, connection, logger)
+            return "SELECT 's', record::text FROM sessions WHERE id = \(try bind(id))\(forUpdate)"
         case .sessionByRefreshHash(let hash):
-            try await sessions(
+            return """
+                SELECT 's', s.record::text FROM user_tokens t JOIN sessions s ON s.id = t.family
+                WHERE t.token_hash = \(try bind(hash))\(lock ? " FOR UPDATE OF s" : "")
                 """
-                SELECT s.record::text FROM user_tokens t JOIN sessions s ON s.id = t.family
-                WHERE t.token_hash = \(hash) \(unescaped: lock ? "FOR UPDATE OF s" : "")
-                """, into: &state, connection, logger)
         case .sessionsOfUser(let userID):
-            try await sessions("SELECT record::text FROM sessions WHERE user_id = \(userID) \(unescaped: forUpdate)", into: &state, connection, logger)
+            return "SELECT 's', record::text FROM sessions WHERE user_id = \(try bind(userID))\(forUpdate)"
         case .allSessions:
-            try await sessions("SELECT record::text FROM sessions", into: &state, connection, logger)
+            return "SELECT 's', record::text FROM sessions"
         case .code(let purpose, let key):
-            let id = CodeRecord.id(purpose: purpose, key: key)
-            try await codes("SELECT record::text FROM verification_codes WHERE id = \(id) \(unescaped: forUpdate)", into: &state, connection, logger)
+            return "SELECT 'c', record::text FROM verification_codes WHERE id = \(try bind(CodeRecord.id(purpose: purpose, key: key)))\(forUpdate)"
         case .allCodes:
-            try await codes("SELECT record::text FROM verification_codes", into: &state, connection, logger)
+            return "SELECT 'c', record::text FROM verification_codes"
         case .codesExpired(let before):
-            try await codes("SELECT record::text FROM verification_codes WHERE expires_at <= \(before) \(unescaped: forUpdate)", into: &state, connection, logger)
+            return "SELECT 'c', record::text FROM verification_codes WHERE expires_at <= \(try bind(before))\(forUpdate)"
         case .approval(let id):
-            try await approvals("SELECT record::text FROM approvals WHERE id = \(id) \(unescaped: forUpdate)", into: &state, connection, logger)
+            return "SELECT 'a', record::text FROM approvals WHERE id = \(try bind(id))\(forUpdate)"
         case .approvalsOfUser(let userID):
-            try await approvals("SELECT record::text FROM approvals WHERE user_id = \(userID) \(unescaped: forUpdate)", into: &state, connection, logger)
+            return "SELECT 'a', record::text FROM approvals WHERE user_id = \(try bind(userID))\(forUpdate)"
         case .allApprovals:
-            try await approvals("SELECT record::text FROM approvals", into: &state, connection, logger)
+            return "SELECT 'a', record::text FROM approvals"
         case .approvalsExpired(let before):
-            try await approvals("SELECT record::text FROM approvals WHERE expires_at < \(before) \(unescaped: forUpdate)", into: &state, connection, logger)
+            return "SELECT 'a', record::text FROM approvals WHERE expires_at < \(try bind(before))\(forUpdate)"
         case .job(let id):
-            try await jobs("SELECT record::text FROM jobs WHERE id = \(id) \(unescaped: forUpdate)", into: &state, connection, logger)
+            return "SELECT 'j', record::text FROM jobs WHERE id = \(try bind(id))\(forUpdate)"
         case .allJobs:
-            try await jobs("SELECT record::text FROM jobs", into: &state, connection, logger)
+            return "SELECT 'j', record::text FROM jobs"
         }
-    }
-
-    private static func records<T: Decodable>(
-        _ type: T.Type, _ query: PostgresQuery, _ connection: PostgresConnection, _ logger: Logger
-    ) async throws -> [T] {
-        let decoder = StoreCoding.decoder()
-        var found: [T] = []
-        for try await text in try await connection.query(query, logger: logger).decode(String.self) {
-            found.append(try decoder.decode(T.self, from: Data(text.utf8)))
-        }
-        return found
-    }
-
-    private static func users(_ q: PostgresQuery, into state: inout StoreState, _ c: PostgresConnection, _ l: Logger) async throws {
-        for user in try await records(UserRecord.self, q, c, l) { state.load(.putUser(user)) }
-    }
-    private static func sessions(_ q: PostgresQuery, into state: inout StoreState, _ c: PostgresConnection, _ l: Logger) async throws {
-        for session in try await records(SessionRecord.self, q, c, l) { state.load(.putSession(session)) }
-    }
-    private static func codes(_ q: PostgresQuery, into state: inout StoreState, _ c: PostgresConnection, _ l: Logger) async throws {
-        for code in try await records(CodeRecord.self, q, c, l) { state.load(.putCode(code)) }
-    }
-    private static func approvals(_ q: PostgresQuery, into state: inout StoreState, _ c: PostgresConnection, _ l: Logger) async throws {
-        for approval in try await records(ApprovalRecord.self, q, c, l) { state.load(.putApproval(approval)) }
-    }
-    private static func jobs(_ q: PostgresQuery, into state: inout StoreState, _ c: PostgresConnection, _ l: Logger) async throws {
-        for job in try await records(JobRecord.self, q, c, l) { state.load(.putJob(job)) }
     }
 
     // MARK: Writing

@@ -97,7 +97,7 @@ public final class PostgresStore: AuthStore {
         do {
             state = try await client.withConnection { connection in
                 var state = StoreState()
-                for key in keys { try await PostgresRecords.load(key, into: &state, on: connection, lock: false, logger: logger) }
+                try await PostgresRecords.load(keys, into: &state, on: connection, logger: logger)
                 return state
             }
         } catch {
