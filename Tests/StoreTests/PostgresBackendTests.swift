@@ -30,8 +30,7 @@ struct PostgresBackendTests {
         let admin = try PostgresStore.connect(settings, logger: logger)
         try await admin.client.query("DROP TABLE authd_schema", logger: logger)
         await #expect(throws: PostgresStoreError.self) { _ = try await PostgresStore.open(settings, logger: logger) }
-        // `migrate` is idempotent on the tables that exist? No: it recreates the bookkeeping only on a
-        // fresh database; here, a newer version is recorded instead.
+        // Newer: a version this build does not know is recorded; `migrate` refuses it too.
         try await admin.client.query(
             "CREATE TABLE authd_schema (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())", logger: logger)
         try await admin.client.query("INSERT INTO authd_schema (version, name) VALUES (1, 'initial schema'), (99, 'from the future')", logger: logger)
@@ -71,6 +70,31 @@ struct PostgresBackendTests {
         settings.tls = "require"
         let unverified = try await PostgresStore.open(settings, logger: logger)
         await unverified.close()
+    }
+
+    @Test("A failed database request answers 503 and is logged without the values it carried")
+    func databaseErrorsAre503() async throws {
+        let settings = try await StoreBackend.freshDatabase()
+        let logs = LogCapture()
+        let store = try await PostgresStore.open(settings, logger: logs.logger())
+        let h = try await TestHarness.make(store: store, rateLimitCounters: PostgresRateLimitCounters(store: store))
+        let user = try await h.kernel.users.signIn(.init(identity: Identity(provider: "test", subject: "e"), email: nil, emailVerified: false), linkingTo: nil)
+        // Tables gone behind the server's back: every request on them fails in the database.
+        try await store.client.query("DROP TABLE verification_codes, rate_limits", logger: logger)
+        let policy = CodePolicy(ttl: 60, resendInterval: 0, maxAttempts: 3, maxFailures: 5, failureWindow: 60)
+        let issued = await #expect(throws: StoreError.self) {
+            _ = try await h.kernel.codes.issue(purpose: "t", key: "k", policy: policy, payload: ["marker": .string("sekrit-payload-marker")])
+        }
+        let read = await #expect(throws: StoreError.self) { _ = try await h.kernel.codes.pendingPayload(purpose: "t", key: "k") }
+        for error in [issued, read] {
+            guard case .unavailable = error else { Issue.record("expected StoreError.unavailable, got \(String(describing: error))"); continue }
+        }
+        await #expect(throws: AuthError.unavailable) { try await h.kernel.rateLimiter.consume(RateLimitRule(limit: 1, window: 60), key: "ip:1") }
+        // Other tables still answer.
+        #expect(try await h.kernel.users.user(id: user.id)?.id == user.id)
+        #expect(logs.contains("database request failed"))
+        #expect(!logs.contains("sekrit-payload-marker"))
+        await h.server.close()
     }
 
     @Test("Migrating twice, or from two hosts at once, applies each migration once")

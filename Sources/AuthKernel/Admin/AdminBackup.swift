@@ -33,10 +33,7 @@ public enum AdminBackup {
         let snapshot = try await store.snapshotBytes()
         let counts = await store.counts()
         let (users, sessions) = (counts.users, counts.sessions)
-        var keys: [String: String] = [:]
-        for name in try FileManager.default.contentsOfDirectory(atPath: keyFolder.path) where !name.hasSuffix(".tmp") {
-            if let bytes = try DurableFile.read(keyFolder.path + "/" + name) { keys[name] = Data(bytes).base64EncodedString() }
-        }
+        let keys = try keyFolder.exportFiles().mapValues { Data($0).base64EncodedString() }
         let bundle = Bundle(
             createdAt: Timestamp.string(Date()), users: users, sessions: sessions, snapshot: Data(snapshot).base64EncodedString(), keys: keys
         )

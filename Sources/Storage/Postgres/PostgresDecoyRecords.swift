@@ -38,11 +38,9 @@ public struct PostgresDecoyRecords: DecoyRecordStore {
             }
             return try outcome.get()
         } catch let error as PostgresTransactionError {
-            logger.error("database request failed", metadata: ["error": "\(String(reflecting: error))"])
-            throw StoreError.unavailable
+            throw store.unavailable(error)
         } catch let error as PSQLError {
-            logger.error("database request failed", metadata: ["error": "\(String(reflecting: error))"])
-            throw StoreError.unavailable
+            throw store.unavailable(error)
         }
     }
 

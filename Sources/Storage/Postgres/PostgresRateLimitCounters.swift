@@ -13,7 +13,14 @@ public struct PostgresRateLimitCounters: RateLimitCounters {
     public init(store: PostgresStore) { self.store = store }
 
     public func take(key: String, now: Double, interval: Double, tolerance: Double) async throws -> Int? {
-        let key = Self.storable(key)
+        do {
+            return try await take(Self.storable(key), now: now, interval: interval, tolerance: tolerance)
+        } catch {
+            throw store.unavailable(error)
+        }
+    }
+
+    private func take(_ key: String, now: Double, interval: Double, tolerance: Double) async throws -> Int? {
         let allowed = try await store.client.query(
             """
             INSERT INTO rate_limits AS r (key, tat) VALUES (\(key), \(now) + \(interval))

@@ -75,7 +75,7 @@ public final class PostgresStore: AuthStore {
     }
 
     /// The schema version this build needs.
-    public static var schemaVersion: Int { Migrations.latest }
+    public static var requiredSchemaVersion: Int { Migrations.latest }
 
     /// Applies every migration the database lacks; returns the versions applied.
     public func migrate() async throws -> [Int] {
@@ -150,7 +150,8 @@ public final class PostgresStore: AuthStore {
         }
     }
 
-    private func unavailable(_ error: any Error) -> any Error {
+    /// Logs a failed database request (binds are redacted by PostgresNIO) and gives the store's 503.
+    func unavailable(_ error: any Error) -> any Error {
         logger.error("database request failed", metadata: ["error": "\(String(reflecting: error))"])
         return StoreError.unavailable
     }

@@ -47,8 +47,8 @@ struct MigrateCommand: AsyncParsableCommand {
             let applied = try await store.migrate()
             await store.close()
             let text = applied.isEmpty
-                ? "the database is at schema version \(PostgresStore.schemaVersion): nothing to do\n"
-                : "applied migration\(applied.count == 1 ? "" : "s") \(applied.map(String.init).joined(separator: ", ")); schema version \(PostgresStore.schemaVersion)\n"
+                ? "the database is at schema version \(PostgresStore.requiredSchemaVersion): nothing to do\n"
+                : "applied migration\(applied.count == 1 ? "" : "s") \(applied.map(String.init).joined(separator: ", ")); schema version \(PostgresStore.requiredSchemaVersion)\n"
             FileHandle.standardOutput.write(Data(text.utf8))
         } catch {
             await store.close()
