@@ -96,7 +96,7 @@ struct StoreBench: AsyncParsableCommand {
                 group.addTask {
                     var local: [Double] = []
                     while ContinuousClock.now < deadline {
-                        let user = UserRecord(email: "w\(UUID().uuidString)@bench.test", createdAt: Date())
+                        let user = UserRecord(email: "w\(SecureRandom.uuid().lowercased)@bench.test", createdAt: Date())
                         let start = ContinuousClock.now
                         try await store.write { $0.put(user) }
                         local.append(self.seconds(ContinuousClock.now - start) * 1000)

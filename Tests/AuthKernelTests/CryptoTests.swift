@@ -1,4 +1,4 @@
-import AuthKernel
+@testable import AuthKernel
 import Foundation
 import NIOPosix
 import Testing
@@ -64,6 +64,25 @@ struct CryptoTests {
         #expect(seen.count == 10)
         let code = SecureRandom.digits(6)
         #expect(code.count == 6 && code.allSatisfy(\.isNumber))
+    }
+
+    @Test func randomUUIDsAreVersion4AndDistinct() {
+        var seen = Set<UUID>()
+        for _ in 0..<1000 {
+            let id = SecureRandom.uuid()
+            let s = id.uuidString
+            #expect(Array(s)[14] == "4")  // version
+            #expect("89AB".contains(Array(s)[19]))  // RFC 4122 variant
+            #expect(UUID(uuidString: s) == id)
+            seen.insert(id)
+        }
+        #expect(seen.count == 1000)
+        for id in seen.prefix(100) + [UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)), UUID(uuid: (255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255))] {
+            #expect(id.uppercased == id.uuidString)
+            #expect(id.lowercased == id.uuidString.lowercased())
+        }
+        // Not fixed bits elsewhere: every hex digit position varies over 1000 ids.
+        #expect(Set(seen.map { Array($0.uuidString)[0] }).count > 8)
     }
 
     @Test func constantTimeEquals() {

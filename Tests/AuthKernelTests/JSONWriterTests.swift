@@ -45,8 +45,59 @@ struct JSONWriterTests {
         #expect(try parsed(fast) == parsed(StoreCoding.encoder().encode(line)))
     }
 
-    @Test func otherLinesStillUseTheEncoder() throws {
-        let line = JournalLine(seq: 1, changes: [.putUser(UserRecord(createdAt: Date(timeIntervalSince1970: 0)))])
-        #expect(try line.encoded(with: StoreCoding.encoder()) == Array(StoreCoding.encoder().encode(line)))
+    /// Users with every optional set or absent, awkward text and nested secrets.
+    func awkwardUsers() -> [UserRecord] {
+        awkward.enumerated().map { i, text in
+            var u = UserRecord(
+                email: i % 2 == 0 ? "a\(i)@example.com" : nil, emailVerified: i % 2 == 0, displayName: i % 3 == 0 ? nil : text,
+                username: i % 2 == 1 ? text : nil, isAnonymous: i == 1, identities: [Identity(provider: "email", subject: text)],
+                createdAt: Date(timeIntervalSince1970: 1_800_000_000.123456), updatedAt: Date(timeIntervalSince1970: 1_800_000_001.5)
+            )
+            u.secrets = [
+                "pin": .object(["hash": .string("$argon2id$v=19$m=19456,t=2,p=1$" + text), "failures": .number(Double(i)), "locked": .bool(i > 2)]),
+                text: .array([.null, .number(0.1), .number(-3), .string(text), .object([:])]),
+            ]
+            if i == 3 { u.disabledAt = Date(timeIntervalSince1970: 1_800_000_500.25) }
+            return u
+        }
+    }
+
+    @Test func userJournalLinesReadBackAsTheyWereWritten() throws {
+        var changes: [StoreChange] = awkwardUsers().map { .putUser($0) }
+        changes.append(.deleteUser(UUID()))
+        let line = JournalLine(seq: 42, changes: changes)
+        let fast = try line.encoded(with: StoreCoding.encoder())
+        let decoded = try StoreCoding.decoder().decode(JournalLine.self, from: Data(fast))
+        #expect(decoded.changes == line.changes)
+        #expect(try parsed(fast) == parsed(StoreCoding.encoder().encode(line)))
+        // The snapshot's own reader agrees too.
+        for change in changes.dropLast() {
+            var w = JSONWriter()
+            try change.write(to: &w, fallback: StoreCoding.encoder())
+            #expect(w.bytes.withUnsafeBufferPointer { StoreChange.fastDecode($0) } == change)
+        }
+    }
+
+    @Test func otherRecordsGoThroughTheEncoderInsideTheSameLine() throws {
+        let code = CodeRecord(
+            purpose: "email_sign_in", key: "a@example.com", digest: "ab", sentAt: Date(timeIntervalSince1970: 1_800_000_000),
+            expiresAt: Date(timeIntervalSince1970: 1_800_000_600), failures: [Date(timeIntervalSince1970: 1_800_000_001)],
+            payload: ["name": .string("Zoë")]
+        )
+        let line = JournalLine(seq: 7, changes: [.putUser(awkwardUsers()[0]), .putCode(code), .deleteCode(code.id)])
+        let fast = try line.encoded(with: StoreCoding.encoder())
+        #expect(try StoreCoding.decoder().decode(JournalLine.self, from: Data(fast)).changes == line.changes)
+        #expect(try parsed(fast) == parsed(StoreCoding.encoder().encode(line)))
+    }
+
+    @Test func snapshotsOfHandWrittenRecordsReadBack() throws {
+        var state = StoreState()
+        for u in awkwardUsers() { state.put(u) }
+        let bytes = try SnapshotFile.encode(state, seq: 9)
+        let (seq, changes) = try SnapshotFile.decode(bytes, path: "snapshot.json")
+        #expect(seq == 9)
+        let users = changes.compactMap { if case .putUser(let u) = $0 { u } else { nil } }
+        for u in users { #expect(state.users[u.id] == u) }
+        #expect(users.count == state.users.count)
     }
 }

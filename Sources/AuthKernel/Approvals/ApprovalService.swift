@@ -143,7 +143,7 @@ public final class ApprovalService: Sendable {
     /// New requests for `userID`, as they are created. The stream ends when the caller stops iterating.
     public func subscribe(userID: UUID) -> AsyncStream<ApprovalRecord> {
         let (stream, continuation) = AsyncStream.makeStream(of: ApprovalRecord.self, bufferingPolicy: .bufferingNewest(16))
-        let token = UUID()
+        let token = SecureRandom.uuid()
         subscribers.withLock { $0[userID, default: [:]][token] = continuation }
         continuation.onTermination = { [weak self] _ in
             self?.subscribers.withLock { all in

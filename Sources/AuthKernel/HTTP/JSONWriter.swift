@@ -35,6 +35,26 @@ public struct JSONWriter: Sendable {
         needsComma = false
     }
 
+    /// `"key":` for a key known only at run time (escaped like any string).
+    public mutating func key(dynamic key: String) {
+        string(key)
+        bytes.append(UInt8(ascii: ":"))
+        needsComma = false
+    }
+
+    /// Bytes that are already one JSON value, copied as they are.
+    public mutating func raw(_ json: [UInt8]) {
+        comma()
+        bytes.append(contentsOf: json)
+        needsComma = true
+    }
+
+    /// A line break between top-level values (JSON lines).
+    public mutating func newline() {
+        bytes.append(0x0A)
+        needsComma = false
+    }
+
     /// A string, or `null`.
     public mutating func string(_ value: String?) {
         comma()
@@ -81,7 +101,7 @@ public struct JSONWriter: Sendable {
 
     /// A UUID as `JSONEncoder` writes it (upper case).
     public mutating func uuid(_ value: UUID) {
-        string(value.uuidString)
+        string(value.uppercased)
     }
 
     /// `[`; close with ``endArray()``.

@@ -61,7 +61,7 @@ public final class JobQueue: Sendable {
     @discardableResult
     public func enqueue(kind: String, payload: [String: JSONValue]) async throws -> JobRecord {
         let now = clock.now()
-        let job = JobRecord(id: UUID(), kind: kind, payload: payload, attempts: 0, runAfter: now, createdAt: now)
+        let job = JobRecord(id: SecureRandom.uuid(), kind: kind, payload: payload, attempts: 0, runAfter: now, createdAt: now)
         try await store.write([]) { $0.put(job) }
         return job
     }

@@ -26,7 +26,7 @@ public struct SessionRecord: Codable, Sendable, Equatable {
 
     /// Creates a session.
     public init(
-        id: UUID = UUID(), userID: UUID, deviceName: String?, platform: String?, amr: [String],
+        id: UUID = SecureRandom.uuid(), userID: UUID, deviceName: String?, platform: String?, amr: [String],
         createdAt: Date, expiresAt: Date, refreshHash: String
     ) {
         self.id = id

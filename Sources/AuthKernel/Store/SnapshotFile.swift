@@ -30,13 +30,13 @@ enum SnapshotFile {
         let parts = ParallelResults<[UInt8]>(count: chunks.count)
         DispatchQueue.concurrentPerform(iterations: chunks.count) { i in
             let encoder = StoreCoding.encoder()
-            var out: [UInt8] = []
+            var w = JSONWriter(capacity: chunks[i].count * 400)
             do {
                 for change in records[chunks[i]] {
-                    out += try encoder.encode(change)
-                    out.append(0x0A)
+                    try change.write(to: &w, fallback: encoder)
+                    w.newline()
                 }
-                parts.set(i, .success(out))
+                parts.set(i, .success(w.bytes))
             } catch {
                 parts.set(i, .failure(error))
             }

@@ -28,7 +28,7 @@ public struct UserRecord: Codable, Sendable, Equatable {
 
     /// Creates a user.
     public init(
-        id: UUID = UUID(), email: String? = nil, emailVerified: Bool = false, displayName: String? = nil,
+        id: UUID = SecureRandom.uuid(), email: String? = nil, emailVerified: Bool = false, displayName: String? = nil,
         username: String? = nil, isAnonymous: Bool = false, identities: [Identity] = [], secrets: [String: JSONValue] = [:],
         createdAt: Date, updatedAt: Date? = nil
     ) {

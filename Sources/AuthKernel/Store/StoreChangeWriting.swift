@@ -1,0 +1,111 @@
+import Foundation
+
+// The journal's and the snapshot's JSON for the records nearly every write touches, written by
+// hand: keys sorted, dates as Unix seconds and absent optionals omitted, as `StoreCoding.encoder()`
+// writes them, so either form reads back with `JSONDecoder` or `JSONReader` (tested in JSONWriterTests).
+
+extension StoreChange {
+    /// Writes the change as one JSON object; records without a hand-written form go through `fallback`.
+    func write(to w: inout JSONWriter, fallback: JSONEncoder) throws {
+        switch self {
+        case .putUser(let u):
+            w.beginObject()
+            w.key("op"); w.string("put_user")
+            w.key("user"); u.write(storedTo: &w)
+            w.endObject()
+        case .deleteUser(let id):
+            w.beginObject()
+            w.key("id"); w.uuid(id)
+            w.key("op"); w.string("delete_user")
+            w.endObject()
+        case .putSession(let s):
+            w.beginObject()
+            w.key("op"); w.string("put_session")
+            w.key("session"); s.write(to: &w)
+            w.endObject()
+        case .deleteSession(let id):
+            w.beginObject()
+            w.key("id"); w.uuid(id)
+            w.key("op"); w.string("delete_session")
+            w.endObject()
+        default:
+            w.raw(Array(try fallback.encode(self)))
+        }
+    }
+}
+
+extension UserRecord {
+    /// The stored form, secrets included (``UserResponse`` is the public one).
+    func write(storedTo w: inout JSONWriter) {
+        w.beginObject()
+        w.key("created_at"); w.double(createdAt.timeIntervalSince1970)
+        if let disabledAt { w.key("disabled_at"); w.double(disabledAt.timeIntervalSince1970) }
+        if let displayName { w.key("display_name"); w.string(displayName) }
+        if let email { w.key("email"); w.string(email) }
+        w.key("email_verified"); w.bool(emailVerified)
+        w.key("id"); w.uuid(id)
+        w.key("identities")
+        w.beginArray()
+        for identity in identities {
+            w.beginObject()
+            w.key("provider"); w.string(identity.provider)
+            w.key("subject"); w.string(identity.subject)
+            w.endObject()
+        }
+        w.endArray()
+        w.key("is_anonymous"); w.bool(isAnonymous)
+        w.key("secrets"); JSONValue.object(secrets).write(to: &w)
+        w.key("updated_at"); w.double(updatedAt.timeIntervalSince1970)
+        if let username { w.key("username"); w.string(username) }
+        w.endObject()
+    }
+}
+
+extension SessionRecord {
+    /// Writes the stored form.
+    func write(to w: inout JSONWriter) {
+        w.beginObject()
+        w.key("amr"); w.strings(amr)
+        w.key("created_at"); w.double(createdAt.timeIntervalSince1970)
+        if let deviceName { w.key("device_name"); w.string(deviceName) }
+        w.key("expires_at"); w.double(expiresAt.timeIntervalSince1970)
+        w.key("id"); w.uuid(id)
+        w.key("last_used_at"); w.double(lastUsedAt.timeIntervalSince1970)
+        if let platform { w.key("platform"); w.string(platform) }
+        w.key("refresh_hashes"); w.strings(refreshHashes)
+        w.key("retired")
+        w.beginArray()
+        for r in retired {
+            w.beginObject()
+            w.key("hash"); w.string(r.hash)
+            w.key("retired_at"); w.double(r.retiredAt.timeIntervalSince1970)
+            w.endObject()
+        }
+        w.endArray()
+        w.key("user_id"); w.uuid(userID)
+        w.endObject()
+    }
+}
+
+extension JSONValue {
+    /// Writes the value with object keys sorted; whole numbers as integers, as its `Codable` form does.
+    func write(to w: inout JSONWriter) {
+        switch self {
+        case .null: w.string(nil)
+        case .bool(let b): w.bool(b)
+        case .number(let n): w.double(n)
+        case .string(let s): w.string(s)
+        case .array(let a):
+            w.beginArray()
+            for v in a { v.write(to: &w) }
+            w.endArray()
+        case .object(let o):
+            w.beginObject()
+            for key in o.keys.sorted() {
+                w.key(dynamic: key)
+                o[key]!.write(to: &w)
+            }
+            w.endObject()
+        }
+    }
+}
