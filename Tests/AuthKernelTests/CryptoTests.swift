@@ -77,9 +77,18 @@ struct CryptoTests {
             seen.insert(id)
         }
         #expect(seen.count == 1000)
+        // The parser refuses what UUID(uuidString:) refuses.
+        let good = "E621E1F8-C36C-495A-93FC-0C247A3E6E5F"
+        for bad in ["", String(good.dropLast()), good + "0", good.replacingOccurrences(of: "-", with: "_"), "E621E1F8C36C-495A-93FC-0C247A3E6E5F0",
+                    "G621E1F8-C36C-495A-93FC-0C247A3E6E5F", "E621E1F8-C36C-495A-93FC-0C247A3E6E5 ", "E621E1F8-C36C-495A-93FC-0C247A3E6É"] {
+            #expect(UUID(text: bad) == nil)
+            #expect(UUID(uuidString: bad) == nil)
+        }
+        #expect(UUID(text: good) == UUID(uuidString: good))
         for id in seen.prefix(100) + [UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)), UUID(uuid: (255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255))] {
             #expect(id.uppercased == id.uuidString)
             #expect(id.lowercased == id.uuidString.lowercased())
+            #expect(UUID(text: id.uppercased) == id && UUID(text: id.lowercased) == id)
         }
         // Not fixed bits elsewhere: every hex digit position varies over 1000 ids.
         #expect(Set(seen.map { Array($0.uuidString)[0] }).count > 8)

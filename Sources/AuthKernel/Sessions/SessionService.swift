@@ -104,7 +104,7 @@ public struct SessionService: Sendable {
                 logger.debug("access token rejected", metadata: ["reason": "\(error)"])
                 throw AuthError.unauthorized
             }
-            guard let sid = UUID(uuidString: claims.sid), let uid = UUID(uuidString: claims.sub) else { throw AuthError.unauthorized }
+            guard let sid = UUID(text: claims.sid), let uid = UUID(text: claims.sub) else { throw AuthError.unauthorized }
             entry = .init(claims: claims, userID: uid, sessionID: sid)
             verified.insert(token, entry: entry, now: now)
         }

@@ -207,7 +207,7 @@ struct JSONReader {
     mutating func date() throws -> Date { Date(timeIntervalSince1970: try number()) }
 
     mutating func uuid() throws -> UUID {
-        guard let id = UUID(uuidString: try string()) else { throw Mismatch() }
+        guard let id = UUID(text: try string()) else { throw Mismatch() }
         return id
     }
 

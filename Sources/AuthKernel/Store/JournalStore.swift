@@ -459,7 +459,7 @@ public actor JournalStore {
         unlink(snapshotPath + ".tmp")  // an unfinished snapshot from a crash; the old one is intact
         if let bytes = try DurableFile.read(snapshotPath) {
             let snapshot = try SnapshotFile.decode(bytes, path: snapshotPath)
-            for change in snapshot.changes { state.apply(change) }
+            state = StoreState.loading(snapshot: snapshot.changes)
             seq = snapshot.seq
         }
 

@@ -1,3 +1,4 @@
+import Dispatch
 public import Foundation
 
 /// Everything the store holds, in memory, with the indexes the queries need.
@@ -143,6 +144,92 @@ public struct StoreState: Sendable {
     public mutating func takeChanges() -> [StoreChange] {
         defer { pending = [] }
         return pending
+    }
+
+    // MARK: Loading a snapshot
+
+    /// The state a snapshot's records give, the same as applying them in order, but with each table
+    /// and index built on its own thread: applying a million users one by one took 4 s of start-up
+    /// on one core. A snapshot holds only puts of distinct records; anything else (a delete, an id
+    /// twice) is applied in order instead.
+    static func loading(snapshot records: [StoreChange]) -> StoreState {
+        var userList: [UserRecord] = [], sessionList: [SessionRecord] = [], rest: [StoreChange] = []
+        userList.reserveCapacity(records.count)
+        for record in records {
+            switch record {
+            case .putUser(let u): userList.append(u)
+            case .putSession(let s): sessionList.append(s)
+            case .putCode, .putApproval, .putJob: rest.append(record)
+            case .deleteUser, .deleteSession, .deleteCode, .deleteApproval, .deleteJob: return applyingInOrder(records)
+            }
+        }
+        let tables = BulkTables()
+        let (users, sessions) = (userList, sessionList)
+        let hashCount = sessions.reduce(0) { $0 + $1.refreshHashes.count + $1.retired.count }
+        DispatchQueue.concurrentPerform(iterations: 6) { part in
+            switch part {
+            case 0:
+                var d = [UUID: UserRecord](minimumCapacity: users.count)
+                for u in users { d[u.id] = u }
+                tables.users = d
+            case 1:
+                var d = [String: UUID](minimumCapacity: users.count)
+                for u in users { if let email = u.email { d[email] = u.id } }
+                tables.userByEmail = d
+            case 2:
+                var d = [String: UUID]()
+                for u in users { if let name = u.username { d[name.lowercased()] = u.id } }
+                tables.userByUsername = d
+            case 3:
+                var d = [Identity: UUID](minimumCapacity: users.count)
+                for u in users { for identity in u.identities { d[identity] = u.id } }
+                tables.userByIdentity = d
+            case 4:
+                var d = [UUID: SessionRecord](minimumCapacity: sessions.count)
+                var byUser = [UUID: Set<UUID>]()
+                for s in sessions {
+                    d[s.id] = s
+                    byUser[s.userID, default: []].insert(s.id)
+                }
+                tables.sessions = d
+                tables.sessionsByUser = byUser
+            default:
+                var d = [String: UUID](minimumCapacity: hashCount)
+                for s in sessions {
+                    for h in s.refreshHashes { d[h] = s.id }
+                    for r in s.retired { d[r.hash] = s.id }
+                }
+                tables.sessionByRefreshHash = d
+            }
+        }
+        guard tables.users.count == users.count, tables.sessions.count == sessions.count else { return applyingInOrder(records) }
+        var state = StoreState()
+        state.users = tables.users
+        state.userByEmail = tables.userByEmail
+        state.userByUsername = tables.userByUsername
+        state.userByIdentity = tables.userByIdentity
+        state.sessions = tables.sessions
+        state.sessionsByUser = tables.sessionsByUser
+        state.sessionByRefreshHash = tables.sessionByRefreshHash
+        for record in rest { state.apply(record) }
+        return state
+    }
+
+    private static func applyingInOrder(_ records: [StoreChange]) -> StoreState {
+        var state = StoreState()
+        for record in records { state.apply(record) }
+        return state
+    }
+
+    /// Tables built by separate threads, each writing only its own property.
+    private final class BulkTables: @unchecked Sendable {
+        var users: [UUID: UserRecord] = [:]
+        var userByEmail: [String: UUID] = [:]
+        var userByUsername: [String: UUID] = [:]
+        var userByIdentity: [Identity: UUID] = [:]
+        var sessions: [UUID: SessionRecord] = [:]
+        var sessionsByUser: [UUID: Set<UUID>] = [:]
+        var sessionByRefreshHash: [String: UUID] = [:]
     }
 
     // MARK: Applying changes (journal replay and writes)
