@@ -84,7 +84,12 @@ enum DurableFile {
             throw StoreError.io(operation: "open", path: path, errno: errno)
         }
         defer { close(fd) }
+        // Read straight into an array of the file's size: growing one by appending copied a large
+        // snapshot several times over. A file that grows meanwhile is read to its end all the same.
+        var info = stat()
+        try check(fstat(fd, &info), "fstat", path)
         var result = [UInt8]()
+        result.reserveCapacity(Int(info.st_size) + 1)
         var chunk = [UInt8](repeating: 0, count: 1 << 20)
         while true {
             let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }

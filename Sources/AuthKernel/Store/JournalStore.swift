@@ -458,8 +458,8 @@ public actor JournalStore {
         let snapshotPath = folder + "/snapshot.json"
         unlink(snapshotPath + ".tmp")  // an unfinished snapshot from a crash; the old one is intact
         if let bytes = try DurableFile.read(snapshotPath) {
-            let snapshot = try SnapshotFile.decode(bytes, path: snapshotPath)
-            state = StoreState.loading(snapshot: snapshot.changes)
+            let snapshot = try SnapshotFile.decodeChunks(bytes, path: snapshotPath)
+            state = StoreState.loading(snapshot: snapshot.chunks)
             seq = snapshot.seq
         }
 

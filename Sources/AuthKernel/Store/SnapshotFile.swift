@@ -49,6 +49,14 @@ enum SnapshotFile {
 
     /// Decodes either format into changes to apply, in file order, and the sequence number.
     static func decode(_ bytes: [UInt8], path: String) throws -> (seq: UInt64, changes: [StoreChange]) {
+        let decoded = try decodeChunks(bytes, path: path)
+        return (decoded.seq, decoded.chunks.flatMap { $0 })
+    }
+
+    /// Decodes either format into chunks of changes (in file order, chunk by chunk) and the sequence
+    /// number. Start-up takes the chunks as they are: joining a million records into one array was
+    /// another pass over all of them.
+    static func decodeChunks(_ bytes: [UInt8], path: String) throws -> (seq: UInt64, chunks: [[StoreChange]]) {
         let firstNewline = bytes.firstIndex(of: 0x0A) ?? bytes.count
         let decoder = StoreCoding.decoder()
         if let header = try? decoder.decode(Header.self, from: Data(bytes[0..<firstNewline])), header.format == currentFormat {
@@ -78,7 +86,7 @@ enum SnapshotFile {
                 }
                 parts.set(i, .success(out))
             }
-            return (header.seq, try parts.values().flatMap { $0 })
+            return (header.seq, try parts.values())
         }
         // Format 1: one JSON object.
         let snapshot: Snapshot
@@ -90,7 +98,7 @@ enum SnapshotFile {
         }
         var changes: [StoreChange] = snapshot.users.map { .putUser($0) } + snapshot.sessions.map { .putSession($0) }
         changes += snapshot.codes.map { .putCode($0) } + (snapshot.approvals ?? []).map { .putApproval($0) } + (snapshot.jobs ?? []).map { .putJob($0) }
-        return (snapshot.seq, changes)
+        return (snapshot.seq, [changes])
     }
 
     static func lineRanges(_ bytes: [UInt8], from start: Int) -> [Range<Int>] {

@@ -152,57 +152,68 @@ public struct StoreState: Sendable {
     /// and index built on its own thread: applying a million users one by one took 4 s of start-up
     /// on one core. A snapshot holds only puts of distinct records; anything else (a delete, an id
     /// twice) is applied in order instead.
-    static func loading(snapshot records: [StoreChange]) -> StoreState {
-        var userList: [UserRecord] = [], sessionList: [SessionRecord] = [], rest: [StoreChange] = []
-        userList.reserveCapacity(records.count)
-        for record in records {
-            switch record {
-            case .putUser(let u): userList.append(u)
-            case .putSession(let s): sessionList.append(s)
-            case .putCode, .putApproval, .putJob: rest.append(record)
-            case .deleteUser, .deleteSession, .deleteCode, .deleteApproval, .deleteJob: return applyingInOrder(records)
+    static func loading(snapshot records: [StoreChange]) -> StoreState { loading(snapshot: [records]) }
+
+    /// ``loading(snapshot:)`` for records in chunks, as ``SnapshotFile`` decodes them.
+    static func loading(snapshot chunks: [[StoreChange]]) -> StoreState {
+        var userCount = 0, sessionCount = 0, hashCount = 0
+        var rest: [StoreChange] = []
+        for chunk in chunks {
+            for record in chunk {
+                switch record {
+                case .putUser: userCount += 1
+                case .putSession(let s):
+                    sessionCount += 1
+                    hashCount += s.refreshHashes.count + s.retired.count
+                case .putCode, .putApproval, .putJob: rest.append(record)
+                case .deleteUser, .deleteSession, .deleteCode, .deleteApproval, .deleteJob: return applyingInOrder(chunks)
+                }
             }
         }
         let tables = BulkTables()
-        let (users, sessions) = (userList, sessionList)
-        let hashCount = sessions.reduce(0) { $0 + $1.refreshHashes.count + $1.retired.count }
+        let counts = (users: userCount, sessions: sessionCount, hashes: hashCount)
+        // Each part reads every record but builds only its own table.
         DispatchQueue.concurrentPerform(iterations: 6) { part in
             switch part {
             case 0:
-                var d = [UUID: UserRecord](minimumCapacity: users.count)
-                for u in users { d[u.id] = u }
+                var d = [UUID: UserRecord](minimumCapacity: counts.users)
+                for chunk in chunks { for case .putUser(let u) in chunk { d[u.id] = u } }
                 tables.users = d
             case 1:
-                var d = [String: UUID](minimumCapacity: users.count)
-                for u in users { if let email = u.email { d[email] = u.id } }
+                var d = [String: UUID](minimumCapacity: counts.users)
+                for chunk in chunks { for case .putUser(let u) in chunk { if let email = u.email { d[email] = u.id } } }
                 tables.userByEmail = d
             case 2:
                 var d = [String: UUID]()
-                for u in users { if let name = u.username { d[name.lowercased()] = u.id } }
+                for chunk in chunks { for case .putUser(let u) in chunk { if let name = u.username { d[name.lowercased()] = u.id } } }
                 tables.userByUsername = d
             case 3:
-                var d = [Identity: UUID](minimumCapacity: users.count)
-                for u in users { for identity in u.identities { d[identity] = u.id } }
+                var d = [Identity: UUID](minimumCapacity: counts.users)
+                for chunk in chunks { for case .putUser(let u) in chunk { for identity in u.identities { d[identity] = u.id } } }
                 tables.userByIdentity = d
             case 4:
-                var d = [UUID: SessionRecord](minimumCapacity: sessions.count)
+                var d = [UUID: SessionRecord](minimumCapacity: counts.sessions)
                 var byUser = [UUID: Set<UUID>]()
-                for s in sessions {
-                    d[s.id] = s
-                    byUser[s.userID, default: []].insert(s.id)
+                for chunk in chunks {
+                    for case .putSession(let s) in chunk {
+                        d[s.id] = s
+                        byUser[s.userID, default: []].insert(s.id)
+                    }
                 }
                 tables.sessions = d
                 tables.sessionsByUser = byUser
             default:
-                var d = [String: UUID](minimumCapacity: hashCount)
-                for s in sessions {
-                    for h in s.refreshHashes { d[h] = s.id }
-                    for r in s.retired { d[r.hash] = s.id }
+                var d = [String: UUID](minimumCapacity: counts.hashes)
+                for chunk in chunks {
+                    for case .putSession(let s) in chunk {
+                        for h in s.refreshHashes { d[h] = s.id }
+                        for r in s.retired { d[r.hash] = s.id }
+                    }
                 }
                 tables.sessionByRefreshHash = d
             }
         }
-        guard tables.users.count == users.count, tables.sessions.count == sessions.count else { return applyingInOrder(records) }
+        guard tables.users.count == userCount, tables.sessions.count == sessionCount else { return applyingInOrder(chunks) }
         var state = StoreState()
         state.users = tables.users
         state.userByEmail = tables.userByEmail
@@ -215,9 +226,9 @@ public struct StoreState: Sendable {
         return state
     }
 
-    private static func applyingInOrder(_ records: [StoreChange]) -> StoreState {
+    private static func applyingInOrder(_ chunks: [[StoreChange]]) -> StoreState {
         var state = StoreState()
-        for record in records { state.apply(record) }
+        for chunk in chunks { for record in chunk { state.apply(record) } }
         return state
     }
 
