@@ -36,10 +36,11 @@ public actor JournalStore {
     private nonisolated let current: Mutex<StoreState>
     private var seq: UInt64
     private var segment: Segment
-    private var buffer: [UInt8] = []
-    private var waiters: [CheckedContinuation<Void, any Error>] = []
-    /// Waiting for the batch being written now, not the next one.
-    private var barrierWaiters: [CheckedContinuation<Void, any Error>] = []
+    /// Lines not yet on disk and the writers waiting for them. Writers add to it on the actor; the
+    /// flush thread takes from it batch after batch without coming back to the actor in between,
+    /// so the next fsync starts as soon as the last one ends instead of queueing behind request tasks.
+    private nonisolated let pending = Mutex(PendingLines())
+    /// Whether a flush loop runs; only the actor changes it.
     private var flushing = false
     private var compacting = false
     private var idleWaiters: [CheckedContinuation<Void, Never>] = []
@@ -54,6 +55,25 @@ public actor JournalStore {
     private let recoveryInterval: Duration
     private let logger: Logger
     private let encoder = StoreCoding.encoder()
+
+    private struct PendingLines: ~Copyable {
+        var bytes: [UInt8] = []
+        /// Writers to resume once everything before them is on disk (a waiter with no bytes of its
+        /// own waits for the batch being written now).
+        var waiters: [CheckedContinuation<Void, any Error>] = []
+        /// Batches fsync'ed so far.
+        var syncedBatches = 0
+        var isEmpty: Bool { bytes.isEmpty && waiters.isEmpty }
+
+        /// Takes the queued bytes and waiters, leaving the queue empty.
+        mutating func take() -> ([UInt8], [CheckedContinuation<Void, any Error>]) {
+            defer {
+                bytes = []
+                waiters = []
+            }
+            return (bytes, waiters)
+        }
+    }
 
     private struct Segment {
         var number: Int
@@ -143,17 +163,20 @@ public actor JournalStore {
             return (outcome, changes)
         }
         if !changes.isEmpty {
+            var line = try JournalLine(seq: seq + 1, changes: changes).encoded(with: encoder)
             seq += 1
-            var line = try JournalLine(seq: seq, changes: changes).encoded(with: encoder)
             line.append(0x0A)
-            buffer.append(contentsOf: line)
             switch durability {
             case .synced:
                 try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
-                    waiters.append(c)
+                    pending.withLock {
+                        $0.bytes.append(contentsOf: line)
+                        $0.waiters.append(c)
+                    }
                     startFlushing()
                 }
             case .eventual:
+                pending.withLock { $0.bytes.append(contentsOf: line) }
                 startFlushing()
             }
         }
@@ -163,15 +186,13 @@ public actor JournalStore {
     /// Returns once every change made so far (including ``WriteDurability/eventual`` ones) is on disk.
     /// - Throws: ``StoreError/unavailable`` when they could not be persisted.
     public func waitUntilDurable() async throws {
-        guard !buffer.isEmpty || flushing else {
+        guard flushing else {
             guard failure == nil else { throw StoreError.unavailable }
             return
         }
-        if buffer.isEmpty {
-            // The lines are in the batch being written: wait for it by queueing an empty marker batch.
-            try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in barrierWaiters.append(c) }
-        } else {
-            try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in waiters.append(c) }
+        // Behind every line added so far, whether it waits in the queue or is being written now.
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
+            pending.withLock { $0.waiters.append(c) }
         }
     }
 
@@ -183,22 +204,55 @@ public actor JournalStore {
     }
 
     /// Number of fsync'ed batches so far; fewer than the writes when concurrent writers share fsyncs.
-    public private(set) var syncedBatches = 0
+    public var syncedBatches: Int { pending.withLock { $0.syncedBatches } }
 
     /// Whether the store still accepts writes.
     public var isWritable: Bool { failure == nil && !closed }
 
+    /// What the flush thread did before it came back to the actor.
+    private struct FlushRun: Sendable {
+        var bytes = 0
+        var failure: (any Error)?
+    }
+
     private func flushLoop() async {
-        while !buffer.isEmpty {
-            let bytes = buffer
-            let batch = waiters
-            buffer = []
-            waiters = []
-            let fd = segment.fd
-            let path = segment.path
-            let faults = self.faults
+        while true {
+            let fd = segment.fd, path = segment.path
+            // Back to the actor once the segment is due for compaction (at least one batch per run,
+            // so a compaction that cannot start is retried after each batch, not in a tight loop).
+            let stopAfter = compacting ? Int.max : max(compactAfterBytes - segment.bytes, 1)
+            let run: FlushRun
             do {
-                try await io.runIfActive {
+                run = try await io.runIfActive { self.flushBatches(fd: fd, path: path, stopAfter: stopAfter) }
+            } catch {
+                run = FlushRun(failure: error)  // the pool is shutting down; the queue is failed below
+            }
+            segment.bytes += run.bytes
+            StoreMetrics.journalBytes.record(segment.bytes)
+            if let error = run.failure {
+                fail(error)
+                break
+            }
+            if segment.bytes >= compactAfterBytes, !compacting {
+                await startCompaction()
+            }
+            // Writers add lines only on the actor, so this check cannot miss one.
+            if pending.withLock({ $0.isEmpty }) { break }
+        }
+        flushing = false
+        resumeIdleWaitersIfIdle()
+    }
+
+    /// On the flush thread: writes and fsyncs what is queued, resumes its writers, and repeats until
+    /// the queue is empty, `stopAfter` bytes are written, or a write fails (that batch's writers get
+    /// 503 here; those queued behind it in ``fail(_:)``).
+    private nonisolated func flushBatches(fd: Int32, path: String, stopAfter: Int) -> FlushRun {
+        var run = FlushRun()
+        while run.bytes < stopAfter {
+            let (bytes, batch) = pending.withLock { $0.take() }
+            if bytes.isEmpty && batch.isEmpty { break }
+            if !bytes.isEmpty {
+                do {
                     if faults?.shouldFail() == true {
                         // As a real full disk does: part of the batch lands, then write(2) fails.
                         try DurableFile.writeAll(fd, Array(bytes.prefix(bytes.count / 2)), path: path)
@@ -208,36 +262,29 @@ public actor JournalStore {
                     try DurableFile.writeAll(fd, bytes, path: path)
                     try DurableFile.sync(fd, path: path)
                     StoreMetrics.fsync.recordInterval(since: started)
+                } catch {
+                    for w in batch { w.resume(throwing: StoreError.unavailable) }
+                    run.failure = error
+                    return run
                 }
-                segment.bytes += bytes.count
-                StoreMetrics.journalBytes.record(segment.bytes)
-                syncedBatches += 1
-                for w in batch + barrierWaiters { w.resume() }
-                barrierWaiters = []
-            } catch {
-                fail(error, pending: batch)
-                break
+                run.bytes += bytes.count
+                pending.withLock { $0.syncedBatches += 1 }
             }
-            if segment.bytes >= compactAfterBytes, !compacting {
-                await startCompaction()
-            }
+            // A waiter without bytes of its own waited for the batch before: it is on disk.
+            for w in batch { w.resume() }
         }
-        flushing = false
-        for w in barrierWaiters { w.resume() }  // everything before them is on disk
-        barrierWaiters = []
-        resumeIdleWaitersIfIdle()
+        return run
     }
 
-    private func fail(_ error: any Error, pending: [CheckedContinuation<Void, any Error>]) {
+    private func fail(_ error: any Error) {
         logger.critical(
             "store: a journal write failed; refusing writes (503) until the disk accepts them again, reads go on",
             metadata: ["error": "\(error)", "store.folder": "\(folder)"]
         )
         failure = (error as? StoreError) ?? .unavailable
-        for w in pending + waiters + barrierWaiters { w.resume(throwing: StoreError.unavailable) }
-        waiters = []
-        barrierWaiters = []
-        buffer = []
+        // Lines queued behind the failed batch are never written: memory is rebuilt from disk.
+        let waiting = pending.withLock { $0.take().1 }
+        for w in waiting { w.resume(throwing: StoreError.unavailable) }
         if !recovering {
             recovering = true
             Task { await self.recover() }
