@@ -70,8 +70,10 @@ struct JournalStoreTests {
         let crashed = try crashCopy(folder)
         await store.close()
         let segment = crashed + "/" + (try segments(crashed).last!)
+        // Where the next batch would have gone: right after the last line, in the reserved space.
+        let dataEnd = try Data(contentsOf: URL(fileURLWithPath: segment)).lastIndex(of: 0x0A)! + 1
         let handle = FileHandle(forWritingAtPath: segment)!
-        handle.seekToEndOfFile()
+        handle.seek(toFileOffset: UInt64(dataEnd))
         handle.write(Data(#"{"changes":[{"op":"put_user","user":{"id":"#.utf8))
         handle.closeFile()
 
@@ -88,6 +90,37 @@ struct JournalStoreTests {
         let third = try await JournalStore.open(folder: again, logger: logger)
         #expect(await third.read { $0.users.count } == 4)
         #expect(!third.loadReport.droppedTornLine)
+        await third.close()
+    }
+
+    @Test func reservedSpaceAfterTheLinesIsNeitherATornLineNorLost() async throws {
+        let folder = temporaryFolder()
+        let store = try await JournalStore.open(folder: folder, logger: logger)
+        for i in 0..<3 { let u = user(i); try await store.write { $0.put(u) } }
+        let crashed = try crashCopy(folder)
+        await store.close()
+        let segment = crashed + "/" + (try segments(crashed).last!)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: segment))
+        let dataEnd = bytes.lastIndex(of: 0x0A)! + 1
+        // The file is longer than its lines (space reserved so fdatasync need not write the inode);
+        // where no write reached, it reads as zeros.
+        #expect(bytes.count >= JournalStore.preallocationChunk)
+        #expect(bytes[dataEnd...].allSatisfy { $0 == 0 })
+
+        let logs = LogCapture()
+        let reopened = try await JournalStore.open(folder: crashed, logger: logs.logger())
+        #expect(!reopened.loadReport.droppedTornLine)
+        #expect(!logs.contains("torn"))
+        #expect(await reopened.read { $0.users.count } == 3)
+        // New lines go right after the old ones, not after the reserved space.
+        let u = user(9)
+        try await reopened.write { $0.put(u) }
+        let again = try crashCopy(crashed)
+        await reopened.close()
+        let lines = try Data(contentsOf: URL(fileURLWithPath: again + "/" + (try segments(again).last!)))
+        #expect(lines.prefix { $0 != 0 }.filter { $0 == 0x0A }.count == 4)
+        let third = try await JournalStore.open(folder: again, logger: logger)
+        #expect(await third.read { $0.users.count } == 4)
         await third.close()
     }
 

@@ -79,8 +79,14 @@ public actor JournalStore {
         var number: Int
         var fd: Int32
         var path: String
+        /// Journal bytes in the file, all acknowledged; the next batch is written here.
         var bytes: Int
+        /// The file's size: past `bytes` it is reserved space reading as zeros.
+        var allocated: Int
     }
+
+    /// Journal space reserved at a time (``DurableFile/preallocate(_:from:length:)``).
+    static let preallocationChunk = 1 << 20
 
     /// What start-up found on disk.
     public struct LoadReport: Sendable {
@@ -212,22 +218,26 @@ public actor JournalStore {
     /// What the flush thread did before it came back to the actor.
     private struct FlushRun: Sendable {
         var bytes = 0
+        var allocated: Int
         var failure: (any Error)?
     }
 
     private func flushLoop() async {
         while true {
-            let fd = segment.fd, path = segment.path
+            let fd = segment.fd, path = segment.path, start = segment.bytes, allocated = segment.allocated
             // Back to the actor once the segment is due for compaction (at least one batch per run,
             // so a compaction that cannot start is retried after each batch, not in a tight loop).
             let stopAfter = compacting ? Int.max : max(compactAfterBytes - segment.bytes, 1)
             let run: FlushRun
             do {
-                run = try await io.runIfActive { self.flushBatches(fd: fd, path: path, stopAfter: stopAfter) }
+                run = try await io.runIfActive {
+                    self.flushBatches(fd: fd, path: path, start: start, allocated: allocated, stopAfter: stopAfter)
+                }
             } catch {
-                run = FlushRun(failure: error)  // the pool is shutting down; the queue is failed below
+                run = FlushRun(allocated: allocated, failure: error)  // the pool is shutting down; the queue is failed below
             }
             segment.bytes += run.bytes
+            segment.allocated = run.allocated
             StoreMetrics.journalBytes.record(segment.bytes)
             if let error = run.failure {
                 fail(error)
@@ -246,20 +256,25 @@ public actor JournalStore {
     /// On the flush thread: writes and fsyncs what is queued, resumes its writers, and repeats until
     /// the queue is empty, `stopAfter` bytes are written, or a write fails (that batch's writers get
     /// 503 here; those queued behind it in ``fail(_:)``).
-    private nonisolated func flushBatches(fd: Int32, path: String, stopAfter: Int) -> FlushRun {
-        var run = FlushRun()
+    private nonisolated func flushBatches(fd: Int32, path: String, start: Int, allocated: Int, stopAfter: Int) -> FlushRun {
+        var run = FlushRun(allocated: allocated)
         while run.bytes < stopAfter {
             let (bytes, batch) = pending.withLock { $0.take() }
             if bytes.isEmpty && batch.isEmpty { break }
             if !bytes.isEmpty {
                 do {
+                    let position = start + run.bytes
                     if faults?.shouldFail() == true {
                         // As a real full disk does: part of the batch lands, then write(2) fails.
-                        try DurableFile.writeAll(fd, Array(bytes.prefix(bytes.count / 2)), path: path)
+                        try DurableFile.writeAll(fd, Array(bytes.prefix(bytes.count / 2)), at: position, path: path)
                         throw StoreError.io(operation: "write", path: path, errno: ENOSPC)
                     }
+                    if position + bytes.count > run.allocated {
+                        let length = max(Self.preallocationChunk, bytes.count)
+                        if DurableFile.preallocate(fd, from: run.allocated, length: length) { run.allocated += length }
+                    }
                     let started = ContinuousClock.now
-                    try DurableFile.writeAll(fd, bytes, path: path)
+                    try DurableFile.writeAll(fd, bytes, at: position, path: path)
                     try DurableFile.sync(fd, path: path)
                     StoreMetrics.fsync.recordInterval(since: started)
                 } catch {
@@ -474,9 +489,10 @@ public actor JournalStore {
 
     private static func createSegment(folder: String, number: Int) throws -> Segment {
         let path = folder + "/" + segmentName(number)
-        let fd = try DurableFile.openForAppend(path)
+        let fd = try DurableFile.openForWriting(path)
+        let allocated = DurableFile.preallocate(fd, from: 0, length: preallocationChunk) ? preallocationChunk : 0
         try DurableFile.syncDirectory(folder)
-        return Segment(number: number, fd: fd, path: path, bytes: 0)
+        return Segment(number: number, fd: fd, path: path, bytes: 0, allocated: allocated)
     }
 
     private static func deleteSegments(folder: String, below number: Int) throws {
@@ -513,6 +529,7 @@ public actor JournalStore {
         var report = LoadReport(replayedLines: 0, droppedTornLine: false)
         let numbers = try segmentNumbers(folder: folder)
         var lastLineSeq: UInt64?
+        var lastSegmentEnd = 0
         for (index, number) in numbers.enumerated() {
             let path = folder + "/" + segmentName(number)
             let bytes = try DurableFile.read(path) ?? []
@@ -521,10 +538,12 @@ public actor JournalStore {
             var lineNumber = 0
             while lineStart < bytes.count {
                 lineNumber += 1
-                let newline = bytes[lineStart...].firstIndex(of: 0x0A)
+                let newline = Self.firstNewline(in: bytes, from: lineStart)
                 let lineEnd = newline ?? bytes.count
                 let line = bytes[lineStart..<lineEnd]
                 let torn = newline == nil || line.contains(0)
+                // Space reserved ahead of the writes reads as zeros: the end of this segment's lines.
+                if torn, Self.isZero(bytes, from: lineStart) { break }
                 if torn {
                     guard isLastSegment, newline == nil || !bytes[lineEnd...].contains(where: { $0 != 0 && $0 != 0x0A }) else {
                         throw StoreError.corrupt(path: path, line: lineNumber, reason: "unreadable journal line before the end of the journal")
@@ -555,18 +574,47 @@ public actor JournalStore {
                 }
                 lineStart = lineEnd + 1
             }
+            if isLastSegment { lastSegmentEnd = min(lineStart, bytes.count) }
         }
 
         let current: Segment
         if let last = numbers.last {
             let path = folder + "/" + segmentName(last)
-            let fd = try DurableFile.openForAppend(path)
-            let size = lseek(fd, 0, SEEK_END)
-            current = Segment(number: last, fd: fd, path: path, bytes: Int(max(size, 0)))
+            let fd = try DurableFile.openForWriting(path)
+            let size = Int(max(lseek(fd, 0, SEEK_END), 0))
+            current = Segment(number: last, fd: fd, path: path, bytes: lastSegmentEnd, allocated: size)
         } else {
             current = try createSegment(folder: folder, number: 1)
         }
         return Loaded(state: state, seq: seq, segment: current, report: report)
+    }
+
+    /// The index of the next `\n` at or after `start` (memchr: start-up scans every journal byte).
+    private static func firstNewline(in bytes: [UInt8], from start: Int) -> Int? {
+        bytes.withUnsafeBytes { raw -> Int? in
+            guard start < raw.count, let found = memchr(raw.baseAddress! + start, 0x0A, raw.count - start) else { return nil }
+            return raw.baseAddress!.distance(to: UnsafeRawPointer(found))
+        }
+    }
+
+    /// Whether every byte from `start` on is zero (reserved space no write has reached).
+    private static func isZero(_ bytes: [UInt8], from start: Int) -> Bool {
+        bytes.withUnsafeBytes { raw in
+            var i = start
+            while i < raw.count, i % 8 != 0 {
+                if raw[i] != 0 { return false }
+                i += 1
+            }
+            while i + 8 <= raw.count {
+                if raw.loadUnaligned(fromByteOffset: i, as: UInt64.self) != 0 { return false }
+                i += 8
+            }
+            while i < raw.count {
+                if raw[i] != 0 { return false }
+                i += 1
+            }
+            return true
+        }
     }
 
     private static func truncateFile(_ path: String, to length: Int) throws {
