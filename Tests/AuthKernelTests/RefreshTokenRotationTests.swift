@@ -91,4 +91,42 @@ struct SessionTokenIndexTests {
         state.deleteSession(id: session.id)
         for h in all { #expect(state.session(refreshHash: h) == nil) }
     }
+
+    @Test func theIndexStaysExactThroughGraceRetriesAndArbitraryReplacements() throws {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        var state = StoreState()
+        let user = UserRecord(isAnonymous: true, createdAt: now)
+        state.put(user)
+        var session = SessionRecord(userID: user.id, deviceName: nil, platform: nil, amr: ["t"], createdAt: now, expiresAt: now.addingTimeInterval(3600), refreshHash: "h0")
+        state.put(session)
+        var seen: Set<String> = ["h0"]
+        func check(_ step: String) {
+            let known = Set(session.refreshHashes + session.retired.map(\.hash))
+            for h in seen { #expect((state.session(refreshHash: h)?.id == session.id) == known.contains(h), "\(step): \(h)") }
+        }
+        var n = 0
+        for i in 1...60 {
+            n += 1
+            let newHash = "n\(n)"
+            // Mostly the current token; every third time a retired one inside the grace period (a
+            // client retrying), which keeps several current hashes.
+            let presented = i % 3 == 0 ? (session.retired.last?.hash ?? session.refreshHashes[0]) : session.refreshHashes.last!
+            guard case .rotated(let next) = RefreshTokenRotation.rotate(
+                session, presented: presented, newHash: newHash, now: now, grace: 60, ttl: 3600)
+            else { Issue.record("rotation \(i) failed"); return }
+            session = next
+            state.put(session)
+            seen.insert(newHash)
+            check("rotation \(i)")
+            if i % 20 == 0 {
+                // A put that is no rotation at all: every hash replaced.
+                n += 1
+                session.refreshHashes = ["x\(n)"]
+                session.retired = [RetiredRefreshToken(hash: "y\(n)", retiredAt: now)]
+                seen.formUnion(["x\(n)", "y\(n)"])
+                state.put(session)
+                check("replacement \(i)")
+            }
+        }
+    }
 }
