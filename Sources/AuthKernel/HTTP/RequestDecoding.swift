@@ -15,6 +15,11 @@ extension Request {
         }
         guard buffer.readableBytes > 0 else { throw AuthError.invalidRequest("The request body must be a JSON object.") }
         try Self.checkContentType(headers[.contentType])
+        if let flatType = T.self as? any FlatJSONDecodable.Type, let flat = FlatJSONObject(buffer.readableBytesView),
+            let value = flatType.init(flat: flat) as? T
+        {
+            return value
+        }
         do {
             let value = try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
             if let key = JSONDuplicateKeys.first(in: buffer.readableBytesView) {

@@ -17,9 +17,13 @@ public struct KernelRoutes: Sendable {
     struct Health: ResponseEncodable { var status = "ok" }
     struct Providers: ResponseEncodable { var providers: [String] }
     struct JWKS: ResponseEncodable { var keys: [[String: String]] }
-    struct RefreshBody: Decodable {
+    struct RefreshBody: FlatJSONDecodable {
         var refreshToken: String
         enum CodingKeys: String, CodingKey { case refreshToken = "refresh_token" }
+        init?(flat: FlatJSONObject) {
+            guard let token = flat["refresh_token"] else { return nil }
+            refreshToken = token
+        }
     }
     struct ProfileBody: Decodable {
         var displayName: String?
