@@ -68,7 +68,11 @@ class Client:
                 self.conn.request(method, path, body=json.dumps(body) if body is not None else None, headers=headers)
                 resp = self.conn.getresponse()
                 raw = resp.read()
-                return resp.status, (json.loads(raw) if raw else None)
+                try:
+                    return resp.status, (json.loads(raw) if raw else None)
+                except ValueError:
+                    # Name the call and show what came back, so a rare failure explains itself.
+                    raise RuntimeError(f"{method} {path}: HTTP {resp.status}, not JSON: {raw[:200]!r}") from None
             except (ConnectionError, http.client.HTTPException):
                 self.conn.close()
                 if attempt:
@@ -91,7 +95,10 @@ class Outbox:
                         f.seek(self.offset)
                         for line in f:
                             if line.endswith("\n"):
-                                m = json.loads(line)
+                                try:
+                                    m = json.loads(line)
+                                except ValueError:
+                                    raise RuntimeError(f"outbox line at byte {self.offset} is not JSON: {line[:200]!r}") from None
                                 self.codes[m["to"]] = m.get("code")
                                 self.offset += len(line.encode())
                 if email in self.codes:
