@@ -39,11 +39,19 @@ struct JSONReaderTests {
         }
     }
 
+    @Test func deletionsOfUsersAndSessionsAreReadToo() throws {
+        let id = UUID()
+        #expect(fast(Data(#"{"id":"\#(id.uuidString)","op":"delete_user"}"#.utf8)) == .deleteUser(id))
+        #expect(fast(Data(#"{"op":"delete_session","id":"\#(id.uuidString.lowercased())"}"#.utf8)) == .deleteSession(id))
+    }
+
     @Test func anythingElseStepsAside() {
         let id = UUID().uuidString
         for text in [
             #"{"op":"put_code","code":{}}"#,
-            #"{"op":"delete_user","id":"\#(id)"}"#,
+            #"{"op":"delete_code","id":"email_sign_in:a@example.com"}"#,
+            #"{"op":"delete_user","id":"not-a-uuid"}"#,
+            #"{"op":"delete_user"}"#,
             #"{"op":"put_user","user":{"id":"\#(id)"}}"#,  // fields missing
             #"{"op":"put_user","user":{"id":"\#(id)","email_verified":true,"is_anonymous":false,"identities":[],"secrets":{},"created_at":1,"updated_at":2,"extra":1}}"#,
             #"{"op":"put_user","user":{"id":"not-a-uuid","email_verified":true,"is_anonymous":false,"identities":[],"secrets":{},"created_at":1,"updated_at":2}}"#,

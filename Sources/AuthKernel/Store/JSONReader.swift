@@ -215,30 +215,65 @@ struct JSONReader {
 }
 
 extension StoreChange {
-    /// A `put_user` or `put_session` record read by ``JSONReader``; nil for any other record, or
-    /// anything unexpected (the caller then uses `JSONDecoder`).
+    /// A user or session record, or its deletion, read by ``JSONReader``; nil for any other record,
+    /// or anything unexpected (the caller then uses `JSONDecoder`).
     static func fastDecode(_ bytes: UnsafeBufferPointer<UInt8>) -> StoreChange? {
         var reader = JSONReader(bytes)
+        guard let change = try? read(&reader), reader.atEnd else { return nil }
+        return change
+    }
+
+    /// Reads one change object at the reader's position; throws ``JSONReader/Mismatch`` for any
+    /// record without a hand-written form.
+    static func read(_ r: inout JSONReader) throws -> StoreChange {
         var op: String?
         var user: UserRecord?
         var session: SessionRecord?
+        var id: UUID?
+        try r.object { r, key in
+            switch key {
+            case "op": op = try r.string()
+            case "user": user = try UserRecord.read(&r)
+            case "session": session = try SessionRecord.read(&r)
+            case "id": id = try r.uuid()
+            default: throw JSONReader.Mismatch()
+            }
+        }
+        switch op {
+        case "put_user": if let user { return .putUser(user) }
+        case "put_session": if let session { return .putSession(session) }
+        case "delete_user": if let id { return .deleteUser(id) }
+        case "delete_session": if let id { return .deleteSession(id) }
+        default: break
+        }
+        throw JSONReader.Mismatch()
+    }
+}
+
+extension JournalLine {
+    /// A journal line of user and session changes (nearly every line) read by ``JSONReader``: replaying
+    /// a long journal after a crash went through `JSONDecoder` line by line. Nil for anything else.
+    static func fastDecode(_ bytes: UnsafeBufferPointer<UInt8>) -> JournalLine? {
+        var reader = JSONReader(bytes)
+        var seq: UInt64?
+        var changes: [StoreChange]?
         do {
             try reader.object { r, key in
                 switch key {
-                case "op": op = try r.string()
-                case "user": user = try UserRecord.read(&r)
-                case "session": session = try SessionRecord.read(&r)
+                case "seq":
+                    guard let n = UInt64(exactly: try r.number()) else { throw JSONReader.Mismatch() }
+                    seq = n
+                case "changes":
+                    var list: [StoreChange] = []
+                    try r.array { list.append(try StoreChange.read(&$0)) }
+                    changes = list
                 default: throw JSONReader.Mismatch()
                 }
             }
-            guard reader.atEnd else { return nil }
+            guard reader.atEnd, let seq, let changes else { return nil }
+            return JournalLine(seq: seq, changes: changes)
         } catch {
             return nil
-        }
-        switch op {
-        case "put_user": return user.map { .putUser($0) }
-        case "put_session": return session.map { .putSession($0) }
-        default: return nil
         }
     }
 }

@@ -557,8 +557,12 @@ public actor JournalStore {
                     break
                 }
                 let entry: JournalLine
-                do { entry = try decoder.decode(JournalLine.self, from: Data(line)) } catch {
-                    throw StoreError.corrupt(path: path, line: lineNumber, reason: "not a valid journal line (\(error))")
+                if let fast = bytes.withUnsafeBufferPointer({ JournalLine.fastDecode(UnsafeBufferPointer(rebasing: $0[lineStart..<lineEnd])) }) {
+                    entry = fast
+                } else {
+                    do { entry = try decoder.decode(JournalLine.self, from: Data(line)) } catch {
+                        throw StoreError.corrupt(path: path, line: lineNumber, reason: "not a valid journal line (\(error))")
+                    }
                 }
                 if let last = lastLineSeq, entry.seq != last + 1 {
                     throw StoreError.corrupt(path: path, line: lineNumber, reason: "sequence \(entry.seq) follows \(last)")
