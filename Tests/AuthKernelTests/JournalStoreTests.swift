@@ -63,6 +63,36 @@ struct JournalStoreTests {
         await reopened.close()
     }
 
+    @Test func concurrentChangesToOneRecordReplayInTheOrderTheyWereMade() async throws {
+        // Writers run their bodies on their own threads: the journal must still hold their lines in
+        // the order the changes were made, or a replay would end on an older version.
+        let folder = temporaryFolder()
+        let store = try await JournalStore.open(folder: folder, logger: logger)
+        var u = user(1)
+        u.displayName = "0"
+        let start = u
+        try await store.write { $0.put(start) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<300 {
+                group.addTask {
+                    try await store.write { state in
+                        var next = state.user(id: start.id)!
+                        next.displayName = String(Int(next.displayName!)! + 1)
+                        state.put(next)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(await store.read { $0.user(id: start.id)?.displayName } == "300")
+        let crashed = try crashCopy(folder)
+        await store.close()
+        let reopened = try await JournalStore.open(folder: crashed, logger: logger)
+        #expect(reopened.loadReport.replayedLines == 301)
+        #expect(await reopened.read { $0.user(id: start.id)?.displayName } == "300")
+        await reopened.close()
+    }
+
     @Test func tornLastLineIsDroppedWithAWarning() async throws {
         let folder = temporaryFolder()
         let store = try await JournalStore.open(folder: folder, logger: logger)

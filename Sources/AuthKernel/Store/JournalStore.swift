@@ -12,8 +12,9 @@ import Synchronization
 /// The durable JSON-file store: state in memory, every change appended to a journal and fsync'ed
 /// before the write returns, a compacted snapshot beside it.
 ///
-/// - Writes run their body on the actor, so a body's reads and writes are atomic with respect to
-///   every other write: a refresh rotation or a code check cannot interleave with another.
+/// - Writes run their body under the state's lock, so a body's reads and writes are atomic with
+///   respect to every other write: a refresh rotation or a code check cannot interleave with another.
+///   Keep bodies to lookups and changes: readers wait for the lock too.
 /// - Concurrent writers share fsyncs (group commit): while one batch is being synced, new lines
 ///   gather in a buffer and go out together in the next one.
 /// - The journal is a series of segment files `journal-NNNNNNNNNN.jsonl`. When the current one passes
@@ -30,18 +31,16 @@ import Synchronization
 public actor JournalStore {
     /// The data folder.
     public nonisolated let folder: String
-    /// The state, behind a lock rather than the actor: reads (every authenticated request) take the
-    /// lock for a lookup instead of hopping onto the actor and queueing behind writes and flushes.
-    /// Writes change it on the actor, so they stay ordered with the journal.
-    private nonisolated let current: Mutex<StoreState>
-    private var seq: UInt64
+    /// The state and its journal position, behind a lock rather than the actor: reads (every
+    /// authenticated request) take it for a lookup, and writes run their body, take the next
+    /// sequence number and queue their line under it on the caller's own thread, so lines reach the
+    /// journal in the order their changes were made without a hop onto the actor and back.
+    private nonisolated let core: Mutex<Core>
     private var segment: Segment
-    /// Lines not yet on disk and the writers waiting for them. Writers add to it on the actor; the
-    /// flush thread takes from it batch after batch without coming back to the actor in between,
-    /// so the next fsync starts as soon as the last one ends instead of queueing behind request tasks.
+    /// Lines not yet on disk and the writers waiting for them. Writers add to it; the flush thread
+    /// takes from it batch after batch without coming back to the actor in between, so the next
+    /// fsync starts as soon as the last one ends instead of queueing behind request tasks.
     private nonisolated let pending = Mutex(PendingLines())
-    /// Whether a flush loop runs; only the actor changes it.
-    private var flushing = false
     private var compacting = false
     private var idleWaiters: [CheckedContinuation<Void, Never>] = []
     private var failure: StoreError?
@@ -54,9 +53,22 @@ public actor JournalStore {
     private let faults: StoreFaults?
     private let recoveryInterval: Duration
     private let logger: Logger
-    private let encoder = StoreCoding.encoder()
+    /// For journal lines with records that are not written by hand; used under the ``core`` lock.
+    private nonisolated let encoder = StoreCoding.encoder()
+
+    private struct Core: ~Copyable {
+        var state: StoreState
+        /// The sequence number of the last line queued.
+        var seq: UInt64
+        /// Why writes are refused (``StoreError/closed``, or ``StoreError/unavailable`` after a failed
+        /// write until recovery); nil while they are accepted.
+        var refusal: StoreError?
+    }
 
     private struct PendingLines: ~Copyable {
+        /// Whether a flush loop runs (set by the writer that queues into an idle queue, cleared by the
+        /// loop when it finds the queue empty).
+        var flushing = false
         var bytes: [UInt8] = []
         /// Writers to resume once everything before them is on disk (a waiter with no bytes of its
         /// own waits for the batch being written now).
@@ -104,8 +116,7 @@ public actor JournalStore {
         compactAfterBytes: Int, faults: StoreFaults?, recoveryInterval: Duration, logger: Logger, report: LoadReport
     ) {
         self.folder = folder
-        self.current = Mutex(state)
-        self.seq = seq
+        self.core = Mutex(Core(state: state, seq: seq, refusal: nil))
         self.segment = segment
         self.lock = lock
         self.io = io
@@ -148,42 +159,45 @@ public actor JournalStore {
 
     /// Runs `body` on the current state (under its lock: keep it to lookups).
     public nonisolated func read<R: Sendable>(_ body: (StoreState) throws -> R) rethrows -> R {
-        try current.withLock { try body($0) }
+        try core.withLock { try body($0.state) }
     }
 
-    /// Runs `body` with exclusive access to the state and returns once its changes are on disk.
+    /// Runs `body` with exclusive access to the state and returns once its changes are on disk
+    /// (``WriteDurability/eventual``: at once).
     ///
     /// Changes the body made before throwing are kept and persisted too (bodies should check before
     /// they change anything). A body that changes nothing returns without touching the disk.
     /// - Throws: ``StoreError/unavailable`` when the store can no longer persist; the body's own errors.
-    public func write<R: Sendable>(
+    public nonisolated func write<R: Sendable>(
         durability: WriteDurability = .synced, _ body: (inout StoreState) throws -> R
     ) async throws -> R {
-        guard !closed else { throw StoreError.closed }
-        guard failure == nil else { throw StoreError.unavailable }
-        let (outcome, changes) = current.withLock { state -> (Result<R, any Error>, [StoreChange]) in
-            let outcome: Result<R, any Error>
-            do { outcome = .success(try body(&state)) } catch { outcome = .failure(error) }
-            let changes = state.pending
-            state.pending = []
-            return (outcome, changes)
-        }
-        if !changes.isEmpty {
-            var line = try JournalLine(seq: seq + 1, changes: changes).encoded(with: encoder)
-            seq += 1
-            line.append(0x0A)
-            switch durability {
-            case .synced:
-                try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
-                    pending.withLock {
-                        $0.bytes.append(contentsOf: line)
-                        $0.waiters.append(c)
-                    }
-                    startFlushing()
-                }
-            case .eventual:
-                pending.withLock { $0.bytes.append(contentsOf: line) }
-                startFlushing()
+        var outcome: Result<R, any Error> = .failure(StoreError.unavailable)
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
+            // nil: nothing to write; true: this writer starts the flush loop.
+            let queued: Result<Bool?, any Error> = core.withLock { core in
+                if let refusal = core.refusal { return .failure(refusal) }
+                do { outcome = .success(try body(&core.state)) } catch { outcome = .failure(error) }
+                let changes = core.state.takeChanges()
+                guard !changes.isEmpty else { return .success(nil) }
+                var line: [UInt8]
+                do { line = try JournalLine(seq: core.seq + 1, changes: changes).encoded(with: encoder) } catch { return .failure(error) }
+                core.seq += 1
+                line.append(0x0A)
+                // Queued while the state is still locked: the journal's order is the order of the changes.
+                return .success(pending.withLock { p in
+                    p.bytes.append(contentsOf: line)
+                    if durability == .synced { p.waiters.append(c) }
+                    guard !p.flushing else { return false }
+                    p.flushing = true
+                    return true
+                })
+            }
+            switch queued {
+            case .failure(let error): c.resume(throwing: error)
+            case .success(nil): c.resume()
+            case .success(let startsFlushing?):
+                if durability == .eventual { c.resume() }
+                if startsFlushing { Task { await self.flushLoop() } }
             }
         }
         return try outcome.get()
@@ -191,21 +205,16 @@ public actor JournalStore {
 
     /// Returns once every change made so far (including ``WriteDurability/eventual`` ones) is on disk.
     /// - Throws: ``StoreError/unavailable`` when they could not be persisted.
-    public func waitUntilDurable() async throws {
-        guard flushing else {
-            guard failure == nil else { throw StoreError.unavailable }
-            return
-        }
-        // Behind every line added so far, whether it waits in the queue or is being written now.
+    public nonisolated func waitUntilDurable() async throws {
         try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
-            pending.withLock { $0.waiters.append(c) }
-        }
-    }
-
-    private func startFlushing() {
-        if !flushing {
-            flushing = true
-            Task { await self.flushLoop() }
+            // Behind every line queued so far, whether it waits or is being written now.
+            let queued = pending.withLock { p -> Bool in
+                guard p.flushing else { return false }
+                p.waiters.append(c)
+                return true
+            }
+            guard !queued else { return }
+            if case .unavailable? = core.withLock({ $0.refusal }) { c.resume(throwing: StoreError.unavailable) } else { c.resume() }
         }
     }
 
@@ -241,15 +250,20 @@ public actor JournalStore {
             StoreMetrics.journalBytes.record(segment.bytes)
             if let error = run.failure {
                 fail(error)
+                pending.withLock { $0.flushing = false }
                 break
             }
             if segment.bytes >= compactAfterBytes, !compacting {
                 await startCompaction()
             }
-            // Writers add lines only on the actor, so this check cannot miss one.
-            if pending.withLock({ $0.isEmpty }) { break }
+            // Checked and cleared under the queue's lock, so a line queued meanwhile is never missed:
+            // either it is seen here or its writer starts the next loop.
+            if pending.withLock({ p in
+                guard p.isEmpty else { return false }
+                p.flushing = false
+                return true
+            }) { break }
         }
-        flushing = false
         resumeIdleWaitersIfIdle()
     }
 
@@ -297,6 +311,7 @@ public actor JournalStore {
             metadata: ["error": "\(error)", "store.folder": "\(folder)"]
         )
         failure = (error as? StoreError) ?? .unavailable
+        core.withLock { $0.refusal = .unavailable }
         // Lines queued behind the failed batch are never written: memory is rebuilt from disk.
         let waiting = pending.withLock { $0.take().1 }
         for w in waiting { w.resume(throwing: StoreError.unavailable) }
@@ -341,8 +356,11 @@ public actor JournalStore {
                     Glibc.close(loaded.segment.fd)
                 } else {
                     Glibc.close(self.segment.fd)
-                    current.withLock { $0 = loaded.state }
-                    seq = loaded.seq
+                    core.withLock {
+                        $0.state = loaded.state
+                        $0.seq = loaded.seq
+                        $0.refusal = nil
+                    }
                     self.segment = loaded.segment
                     failure = nil
                     logger.notice(
@@ -388,8 +406,7 @@ public actor JournalStore {
 
     private func startCompaction() async {
         compacting = true
-        let snapshotState = current.withLock { $0 }
-        let snapshotSeq = seq
+        let (snapshotState, snapshotSeq) = core.withLock { ($0.state, $0.seq) }
         let newNumber = segment.number + 1
         let folder = self.folder
         do {
@@ -423,6 +440,8 @@ public actor JournalStore {
         resumeIdleWaitersIfIdle()
     }
 
+    private var flushing: Bool { pending.withLock { $0.flushing } }
+
     private func resumeIdleWaitersIfIdle() {
         guard !flushing, !compacting, !recoveryStepRunning else { return }
         for w in idleWaiters { w.resume() }
@@ -437,8 +456,7 @@ public actor JournalStore {
     /// The current state as snapshot file bytes (the format of `snapshot.json`), for backups. It holds
     /// every acknowledged write; encoding runs off the actor, so writes go on meanwhile.
     public func snapshotBytes() async throws -> [UInt8] {
-        let state = current.withLock { $0 }
-        let seq = self.seq
+        let (state, seq) = core.withLock { ($0.state, $0.seq) }
         return try await io.runIfActive { try SnapshotFile.encode(state, seq: seq) }
     }
 
@@ -453,11 +471,12 @@ public actor JournalStore {
     /// Waits for pending writes, writes a final snapshot (unless a write failed), and releases the folder lock.
     public func close() async {
         guard !closed else { return }
-        await waitUntilIdle()
         closed = true
+        // New writes are refused from here; those already queued are flushed before the snapshot.
+        core.withLock { $0.refusal = .closed }
+        await waitUntilIdle()
         if failure == nil {
-            let state = current.withLock { $0 }
-            let seq = self.seq
+            let (state, seq) = core.withLock { ($0.state, $0.seq) }
             let folder = self.folder
             let number = segment.number
             do {
@@ -647,11 +666,11 @@ extension Timer {
 extension JournalStore: AuthStore {
     /// Runs `body` on the whole in-memory state (`keys` are for stores that load rows).
     public nonisolated func read<R: Sendable>(_ keys: [StoreKey], _ body: @Sendable (StoreState) throws -> R) throws -> R {
-        try current.withLock { try body($0) }
+        try core.withLock { try body($0.state) }
     }
 
     /// Runs `body` with exclusive access to the whole state (`keys` are for stores that lock rows).
-    public func write<R: Sendable>(
+    public nonisolated func write<R: Sendable>(
         _ keys: [StoreKey], durability: WriteDurability, _ body: @Sendable (inout StoreState) throws -> R
     ) async throws -> R {
         try await write(durability: durability, body)
@@ -662,6 +681,6 @@ extension JournalStore: AuthStore {
 
     /// Counts from memory.
     public func counts() -> StoreCounts {
-        current.withLock { StoreCounts(users: $0.users.count, sessions: $0.sessions.count) }
+        core.withLock { StoreCounts(users: $0.state.users.count, sessions: $0.state.sessions.count) }
     }
 }
