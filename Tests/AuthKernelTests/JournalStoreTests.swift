@@ -200,6 +200,35 @@ struct JournalStoreTests {
         await reopened.close()
     }
 
+    @Test func compactingWhileWritersGoOnLosesNothing() async throws {
+        let folder = temporaryFolder()
+        let store = try await JournalStore.open(folder: folder, logger: logger)
+        let acknowledged = try await withThrowingTaskGroup(of: [UUID].self) { group in
+            for w in 0..<8 {
+                group.addTask {
+                    var done: [UUID] = []
+                    for i in 0..<60 {
+                        let u = self.user(w * 1000 + i)
+                        try await store.write { $0.put(u) }
+                        done.append(u.id)
+                    }
+                    return done
+                }
+            }
+            group.addTask {
+                for _ in 0..<5 { try await store.compact() }
+                return []
+            }
+            return try await group.reduce(into: [UUID]()) { $0 += $1 }
+        }
+        #expect(acknowledged.count == 480)
+        let crashed = try crashCopy(folder)
+        await store.close()
+        let reopened = try await JournalStore.open(folder: crashed, logger: logger)
+        #expect(await reopened.read { Set($0.users.keys) } == Set(acknowledged))
+        await reopened.close()
+    }
+
     @Test func compactionWritesASnapshotAndDropsOldSegments() async throws {
         let folder = temporaryFolder()
         let store = try await JournalStore.open(folder: folder, compactAfterBytes: 4096, logger: logger)

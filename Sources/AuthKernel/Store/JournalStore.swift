@@ -460,11 +460,26 @@ public actor JournalStore {
         return try await io.runIfActive { try SnapshotFile.encode(state, seq: seq) }
     }
 
-    /// Forces a snapshot now and starts a fresh journal (used by tests and at shutdown).
+    /// Forces a snapshot now and starts a fresh journal (used by tests).
     public func compact() async throws {
-        await waitUntilIdle()
-        guard failure == nil else { throw StoreError.unavailable }
+        // Hold the flush loop's place while the segment is switched: writers go on queueing, but no
+        // batch may be written to the segment being retired.
+        while true {
+            await waitUntilIdle()
+            guard failure == nil else { throw StoreError.unavailable }
+            if pending.withLock({ p in
+                guard !p.flushing else { return false }
+                p.flushing = true
+                return true
+            }) { break }
+        }
         await startCompaction()
+        let queued = pending.withLock { p in
+            guard p.isEmpty else { return true }
+            p.flushing = false
+            return false
+        }
+        if queued { await flushLoop() } else { resumeIdleWaitersIfIdle() }
         await waitUntilIdle()
     }
 
