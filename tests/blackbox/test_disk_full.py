@@ -1,7 +1,8 @@
 """Disk trouble on a real file system: a full disk answers writes with 503 and a clear log line,
 acknowledges nothing it did not persist, and recovers once space returns, without a restart.
 
-The data folder lives on a 4 MiB tmpfs that a filler file fills up. Where mounting is not
+The data folder lives on a 4 MiB tmpfs that a filler file fills up; writes into the journal's
+reserved space (1 MiB at a time) go on, durably, until it is used up, then the store refuses. Where mounting is not
 permitted (an unprivileged container), the same failure comes from a file-size limit (RLIMIT_FSIZE
 set with prlimit on the running server), which makes write(2) fail with EFBIG instead of ENOSPC.
 """
@@ -49,6 +50,18 @@ class FullDisk:
             subprocess.run(["umount", "-l", self.folder])
 
 
+def use_up_reserved_space(server, token):
+    """The journal reserves space ahead of its lines (1 MiB at a time), so writes go on for a while
+    after the disk fills, durably. Change the display name until the store refuses one."""
+    for i in range(20000):
+        status, body, _ = server.call("PATCH", "/api/v1/auth/me", {"display_name": f"Name {i:05d} " + "x" * 40}, token=token)
+        if status == 503:
+            assert body["error"]["code"] == "UNAVAILABLE"
+            return i
+        assert status == 200, body
+    raise AssertionError("the store never refused a write on the full disk")
+
+
 def wait_for(predicate, seconds=15):
     deadline = time.time() + seconds
     while time.time() < deadline:
@@ -75,6 +88,8 @@ def test_a_full_disk_refuses_writes_with_503_and_recovers_without_restart(mechan
             code = server.last_code()
 
             disk.fill()
+            accepted = use_up_reserved_space(server, before["access_token"])
+            assert accepted < 20000
             # A refresh is a write: refused, and the old refresh token is not used up by it.
             status, body, _ = server.call("POST", "/api/v1/auth/refresh", {"refresh_token": before["refresh_token"]})
             assert status == 503, body

@@ -30,6 +30,8 @@ def stored_password_hashes(folder):
             with open(os.path.join(folder, name)) as f:
                 text = f.read()
             for line in text.splitlines():
+                if not line.strip("\x00"):
+                    continue  # the journal's reserved space past its last line reads as zeros
                 def walk(value):
                     if isinstance(value, dict):
                         if isinstance(value.get("password"), dict) and "hash" in value["password"]:
