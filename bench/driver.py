@@ -71,8 +71,9 @@ class Client:
                 try:
                     return resp.status, (json.loads(raw) if raw else None)
                 except ValueError:
-                    # Name the call and show what came back, so a rare failure explains itself.
-                    raise RuntimeError(f"{method} {path}: HTTP {resp.status}, not JSON: {raw[:200]!r}") from None
+                    # Name the call and show how the answer starts (not far enough to reach a token), so
+                    # a rare failure explains itself.
+                    raise RuntimeError(f"{method} {path}: HTTP {resp.status}, {len(raw)} bytes, not JSON: {raw[:12]!r}") from None
             except (ConnectionError, http.client.HTTPException):
                 self.conn.close()
                 if attempt:
@@ -98,7 +99,8 @@ class Outbox:
                                 try:
                                     m = json.loads(line)
                                 except ValueError:
-                                    raise RuntimeError(f"outbox line at byte {self.offset} is not JSON: {line[:200]!r}") from None
+                                    # Its length and first bytes only: a whole line would show a code.
+                                    raise RuntimeError(f"outbox line at byte {self.offset} ({len(line)} chars) is not JSON: {line[:8]!r}") from None
                                 self.codes[m["to"]] = m.get("code")
                                 self.offset += len(line.encode())
                 if email in self.codes:

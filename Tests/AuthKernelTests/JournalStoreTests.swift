@@ -25,6 +25,19 @@ struct JournalStoreTests {
         try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix("journal-") }.sorted()
     }
 
+    /// A crash copy of a store that took three users, with its last segment and where that
+    /// segment's lines end (the reserved space after them reads as zeros).
+    func crashedAfterThreeUsers() async throws -> (folder: String, segment: String, bytes: Data, dataEnd: Int) {
+        let folder = temporaryFolder()
+        let store = try await JournalStore.open(folder: folder, logger: logger)
+        for i in 0..<3 { let u = user(i); try await store.write { $0.put(u) } }
+        let crashed = try crashCopy(folder)
+        await store.close()
+        let segment = crashed + "/" + (try segments(crashed).last!)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: segment))
+        return (crashed, segment, bytes, bytes.lastIndex(of: 0x0A)! + 1)
+    }
+
     @Test func acknowledgedWritesSurviveACrashAndACleanClose() async throws {
         let folder = temporaryFolder()
         let store = try await JournalStore.open(folder: folder, logger: logger)
@@ -94,14 +107,8 @@ struct JournalStoreTests {
     }
 
     @Test func tornLastLineIsDroppedWithAWarning() async throws {
-        let folder = temporaryFolder()
-        let store = try await JournalStore.open(folder: folder, logger: logger)
-        for i in 0..<3 { let u = user(i); try await store.write { $0.put(u) } }
-        let crashed = try crashCopy(folder)
-        await store.close()
-        let segment = crashed + "/" + (try segments(crashed).last!)
+        let (crashed, segment, _, dataEnd) = try await crashedAfterThreeUsers()
         // Where the next batch would have gone: right after the last line, in the reserved space.
-        let dataEnd = try Data(contentsOf: URL(fileURLWithPath: segment)).lastIndex(of: 0x0A)! + 1
         let handle = FileHandle(forWritingAtPath: segment)!
         handle.seek(toFileOffset: UInt64(dataEnd))
         handle.write(Data(#"{"changes":[{"op":"put_user","user":{"id":"#.utf8))
@@ -124,14 +131,7 @@ struct JournalStoreTests {
     }
 
     @Test func reservedSpaceAfterTheLinesIsNeitherATornLineNorLost() async throws {
-        let folder = temporaryFolder()
-        let store = try await JournalStore.open(folder: folder, logger: logger)
-        for i in 0..<3 { let u = user(i); try await store.write { $0.put(u) } }
-        let crashed = try crashCopy(folder)
-        await store.close()
-        let segment = crashed + "/" + (try segments(crashed).last!)
-        let bytes = try Data(contentsOf: URL(fileURLWithPath: segment))
-        let dataEnd = bytes.lastIndex(of: 0x0A)! + 1
+        let (crashed, _, bytes, dataEnd) = try await crashedAfterThreeUsers()
         // The file is longer than its lines (space reserved so fdatasync need not write the inode);
         // where no write reached, it reads as zeros.
         #expect(bytes.count >= JournalStore.preallocationChunk)

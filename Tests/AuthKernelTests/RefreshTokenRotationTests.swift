@@ -68,13 +68,20 @@ struct RefreshTokenRotationTests {
 }
 
 struct SessionTokenIndexTests {
-    @Test func rotationsKeepTheIndexExactAsRetiredTokensComeAndGo() throws {
-        let now = Date(timeIntervalSince1970: 1_800_000_000)
+    /// A store holding one user with one session whose refresh token hashes to "h0".
+    func stateWithOneSession(now: Date) -> (StoreState, SessionRecord) {
         var state = StoreState()
         let user = UserRecord(isAnonymous: true, createdAt: now)
         state.put(user)
-        var session = SessionRecord(userID: user.id, deviceName: nil, platform: nil, amr: ["t"], createdAt: now, expiresAt: now.addingTimeInterval(3600), refreshHash: "h0")
+        let session = SessionRecord(
+            userID: user.id, deviceName: nil, platform: nil, amr: ["t"], createdAt: now, expiresAt: now.addingTimeInterval(3600), refreshHash: "h0")
         state.put(session)
+        return (state, session)
+    }
+
+    @Test func rotationsKeepTheIndexExactAsRetiredTokensComeAndGo() throws {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        var (state, session) = stateWithOneSession(now: now)
         var all = ["h0"]
         for i in 1...40 {
             guard case .rotated(let next) = RefreshTokenRotation.rotate(
@@ -94,11 +101,7 @@ struct SessionTokenIndexTests {
 
     @Test func theIndexStaysExactThroughGraceRetriesAndArbitraryReplacements() throws {
         let now = Date(timeIntervalSince1970: 1_800_000_000)
-        var state = StoreState()
-        let user = UserRecord(isAnonymous: true, createdAt: now)
-        state.put(user)
-        var session = SessionRecord(userID: user.id, deviceName: nil, platform: nil, amr: ["t"], createdAt: now, expiresAt: now.addingTimeInterval(3600), refreshHash: "h0")
-        state.put(session)
+        var (state, session) = stateWithOneSession(now: now)
         var seen: Set<String> = ["h0"]
         func check(_ step: String) {
             let known = Set(session.refreshHashes + session.retired.map(\.hash))

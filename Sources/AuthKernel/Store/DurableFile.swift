@@ -29,24 +29,14 @@ enum DurableFile {
         return fd
     }
 
-    /// Writes every byte, retrying short writes and EINTR.
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws {
+    /// Writes every byte, at the file's offset or at `position`, retrying short writes and EINTR.
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8], at position: Int? = nil, path: String) throws {
         var offset = 0
         while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, bytes.count - offset) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw StoreError.io(operation: "write", path: path, errno: errno)
+            let n = bytes.withUnsafeBytes { buffer in
+                let start = buffer.baseAddress! + offset, count = bytes.count - offset
+                return position.map { pwrite(fd, start, count, off_t($0 + offset)) } ?? write(fd, start, count)
             }
-            offset += n
-        }
-    }
-
-    /// Writes every byte at `position`, retrying short writes and EINTR.
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8], at position: Int, path: String) throws {
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + offset, bytes.count - offset, off_t(position + offset)) }
             if n < 0 {
                 if errno == EINTR { continue }
                 throw StoreError.io(operation: "write", path: path, errno: errno)

@@ -239,11 +239,11 @@ extension StoreChange {
             default: throw JSONReader.Mismatch()
             }
         }
-        switch op {
-        case "put_user": if let user { return .putUser(user) }
-        case "put_session": if let session { return .putSession(session) }
-        case "delete_user": if let id { return .deleteUser(id) }
-        case "delete_session": if let id { return .deleteSession(id) }
+        switch op.flatMap(Op.init(rawValue:)) {
+        case .putUser: if let user { return .putUser(user) }
+        case .putSession: if let session { return .putSession(session) }
+        case .deleteUser: if let id { return .deleteUser(id) }
+        case .deleteSession: if let id { return .deleteSession(id) }
         default: break
         }
         throw JSONReader.Mismatch()

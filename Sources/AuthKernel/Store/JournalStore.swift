@@ -43,7 +43,8 @@ public actor JournalStore {
     private nonisolated let pending = Mutex(PendingLines())
     private var compacting = false
     private var idleWaiters: [CheckedContinuation<Void, Never>] = []
-    private var failure: StoreError?
+    /// A journal write failed and recovery has not yet succeeded.
+    private var writeFailed = false
     private var recovering = false
     private var recoveryStepRunning = false
     private var closed = false
@@ -222,7 +223,7 @@ public actor JournalStore {
     public var syncedBatches: Int { pending.withLock { $0.syncedBatches } }
 
     /// Whether the store still accepts writes.
-    public var isWritable: Bool { failure == nil && !closed }
+    public var isWritable: Bool { !writeFailed && !closed }
 
     /// What the flush thread did before it came back to the actor.
     private struct FlushRun: Sendable {
@@ -310,7 +311,7 @@ public actor JournalStore {
             "store: a journal write failed; refusing writes (503) until the disk accepts them again, reads go on",
             metadata: ["error": "\(error)", "store.folder": "\(folder)"]
         )
-        failure = (error as? StoreError) ?? .unavailable
+        writeFailed = true
         core.withLock { $0.refusal = .unavailable }
         // Lines queued behind the failed batch are never written: memory is rebuilt from disk.
         let waiting = pending.withLock { $0.take().1 }
@@ -362,7 +363,7 @@ public actor JournalStore {
                         $0.refusal = nil
                     }
                     self.segment = loaded.segment
-                    failure = nil
+                    writeFailed = false
                     logger.notice(
                         "store: the disk accepts writes again; writes resumed",
                         metadata: ["store.folder": "\(folder)", "store.seq": "\(loaded.seq)", "store.attempts": "\(attempts + 1)"]
@@ -466,7 +467,7 @@ public actor JournalStore {
         // batch may be written to the segment being retired.
         while true {
             await waitUntilIdle()
-            guard failure == nil else { throw StoreError.unavailable }
+            guard !writeFailed else { throw StoreError.unavailable }
             if pending.withLock({ p in
                 guard !p.flushing else { return false }
                 p.flushing = true
@@ -490,7 +491,7 @@ public actor JournalStore {
         // New writes are refused from here; those already queued are flushed before the snapshot.
         core.withLock { $0.refusal = .closed }
         await waitUntilIdle()
-        if failure == nil {
+        if !writeFailed {
             let (state, seq) = core.withLock { ($0.state, $0.seq) }
             let folder = self.folder
             let number = segment.number
@@ -681,7 +682,7 @@ extension Timer {
 extension JournalStore: AuthStore {
     /// Runs `body` on the whole in-memory state (`keys` are for stores that load rows).
     public nonisolated func read<R: Sendable>(_ keys: [StoreKey], _ body: @Sendable (StoreState) throws -> R) throws -> R {
-        try core.withLock { try body($0.state) }
+        try read(body)
     }
 
     /// Runs `body` with exclusive access to the whole state (`keys` are for stores that lock rows).

@@ -14,7 +14,8 @@ public enum StoreChange: Codable, Sendable, Equatable {
     case putJob(JobRecord)
     case deleteJob(UUID)
 
-    private enum Op: String, Codable {
+    /// The `op` field of a change in the journal and the snapshot.
+    enum Op: String, Codable {
         case putUser = "put_user", deleteUser = "delete_user", putSession = "put_session", deleteSession = "delete_session"
         case putCode = "put_code", deleteCode = "delete_code", putApproval = "put_approval", deleteApproval = "delete_approval"
         case putJob = "put_job", deleteJob = "delete_job"

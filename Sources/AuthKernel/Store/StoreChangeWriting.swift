@@ -8,29 +8,26 @@ extension StoreChange {
     /// Writes the change as one JSON object; records without a hand-written form go through `fallback`.
     func write(to w: inout JSONWriter, fallback: JSONEncoder) throws {
         switch self {
-        case .putUser(let u):
-            w.beginObject()
-            w.key("op"); w.string("put_user")
-            w.key("user"); u.write(storedTo: &w)
-            w.endObject()
-        case .deleteUser(let id):
-            w.beginObject()
-            w.key("id"); w.uuid(id)
-            w.key("op"); w.string("delete_user")
-            w.endObject()
-        case .putSession(let s):
-            w.beginObject()
-            w.key("op"); w.string("put_session")
-            w.key("session"); s.write(to: &w)
-            w.endObject()
-        case .deleteSession(let id):
-            w.beginObject()
-            w.key("id"); w.uuid(id)
-            w.key("op"); w.string("delete_session")
-            w.endObject()
-        default:
-            w.raw(Array(try fallback.encode(self)))
+        case .putUser(let u): Self.write(.putUser, "user", to: &w) { u.write(storedTo: &$0) }
+        case .putSession(let s): Self.write(.putSession, "session", to: &w) { s.write(to: &$0) }
+        case .deleteUser(let id): Self.write(.deleteUser, id: id, to: &w)
+        case .deleteSession(let id): Self.write(.deleteSession, id: id, to: &w)
+        default: w.raw(Array(try fallback.encode(self)))
         }
+    }
+
+    private static func write(_ op: Op, _ key: StaticString, to w: inout JSONWriter, record: (inout JSONWriter) -> Void) {
+        w.beginObject()
+        w.key("op"); w.string(op.rawValue)
+        w.key(key); record(&w)
+        w.endObject()
+    }
+
+    private static func write(_ op: Op, id: UUID, to w: inout JSONWriter) {
+        w.beginObject()
+        w.key("id"); w.uuid(id)
+        w.key("op"); w.string(op.rawValue)
+        w.endObject()
     }
 }
 

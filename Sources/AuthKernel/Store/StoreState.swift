@@ -151,10 +151,7 @@ public struct StoreState: Sendable {
     /// The state a snapshot's records give, the same as applying them in order, but with each table
     /// and index built on its own thread: applying a million users one by one took 4 s of start-up
     /// on one core. A snapshot holds only puts of distinct records; anything else (a delete, an id
-    /// twice) is applied in order instead.
-    static func loading(snapshot records: [StoreChange]) -> StoreState { loading(snapshot: [records]) }
-
-    /// ``loading(snapshot:)`` for records in chunks, as ``SnapshotFile`` decodes them.
+    /// twice) is applied in order instead. The records come in chunks, as ``SnapshotFile`` decodes them.
     static func loading(snapshot chunks: [[StoreChange]]) -> StoreState {
         var userCount = 0, sessionCount = 0, hashCount = 0
         var rest: [StoreChange] = []
