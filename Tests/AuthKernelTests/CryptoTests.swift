@@ -145,4 +145,17 @@ struct TimestampAndBearerTests {
         let foundation = date.formatted(.iso8601.year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: false).timeSeparator(.colon).timeZone(separator: .omitted))
         #expect(Timestamp.string(date) == foundation)
     }
+
+    /// The digit-by-digit formatter against Foundation's over centuries, leap days, day boundaries and
+    /// the edges where it hands over to Foundation.
+    @Test func timestampsMatchFoundationAcrossTheRange() {
+        var samples: [Double] = [-1, -0.5, -86_400, -86_401, 951_868_799, 951_868_800, -2_203_891_200, 4_107_542_400, 253_402_300_799, 253_402_300_800, -12_212_553_600, -12_212_553_601, -62_135_596_800]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<3000 { samples.append(Double(Int64.random(in: -62_135_596_800..<253_402_300_800, using: &generator)) + Double.random(in: 0..<1)) }
+        for _ in 0..<2000 { samples.append(Double(Int64.random(in: 0..<4_102_444_800, using: &generator))) }
+        for seconds in samples {
+            let date = Date(timeIntervalSince1970: seconds)
+            #expect(Timestamp.string(date) == Timestamp.foundation(date), "\(seconds)")
+        }
+    }
 }

@@ -12,25 +12,41 @@ public enum Base64URL {
 
     /// Encodes bytes as unpadded base64url.
     public static func encode(_ bytes: some Collection<UInt8>) -> String {
-        let input = Array(bytes)
-        var out = [UInt8]()
-        out.reserveCapacity((input.count * 4 + 2) / 3)
-        var i = 0
-        while i + 3 <= input.count {
-            let n = UInt32(input[i]) << 16 | UInt32(input[i + 1]) << 8 | UInt32(input[i + 2])
-            out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)], alphabet[Int(n & 63)]]
-            i += 3
+        if let encoded = bytes.withContiguousStorageIfAvailable({ encode(buffer: $0) }) { return encoded }
+        return Array(bytes).withUnsafeBufferPointer { encode(buffer: $0) }
+    }
+
+    /// Straight into the string's storage: a token's three encodings are on every refresh.
+    private static func encode(buffer input: UnsafeBufferPointer<UInt8>) -> String {
+        let count = (input.count * 4 + 2) / 3
+        if count == 0 { return "" }
+        return alphabet.withUnsafeBufferPointer { table in
+            String(unsafeUninitializedCapacity: count) { out in
+                var i = 0, o = 0
+                while i + 3 <= input.count {
+                    let n = UInt32(input[i]) << 16 | UInt32(input[i + 1]) << 8 | UInt32(input[i + 2])
+                    out[o] = table[Int(n >> 18 & 63)]
+                    out[o + 1] = table[Int(n >> 12 & 63)]
+                    out[o + 2] = table[Int(n >> 6 & 63)]
+                    out[o + 3] = table[Int(n & 63)]
+                    i += 3
+                    o += 4
+                }
+                switch input.count - i {
+                case 1:
+                    let n = UInt32(input[i]) << 16
+                    out[o] = table[Int(n >> 18 & 63)]
+                    out[o + 1] = table[Int(n >> 12 & 63)]
+                case 2:
+                    let n = UInt32(input[i]) << 16 | UInt32(input[i + 1]) << 8
+                    out[o] = table[Int(n >> 18 & 63)]
+                    out[o + 1] = table[Int(n >> 12 & 63)]
+                    out[o + 2] = table[Int(n >> 6 & 63)]
+                default: break
+                }
+                return count
+            }
         }
-        switch input.count - i {
-        case 1:
-            let n = UInt32(input[i]) << 16
-            out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)]]
-        case 2:
-            let n = UInt32(input[i]) << 16 | UInt32(input[i + 1]) << 8
-            out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)]]
-        default: break
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// Decodes unpadded base64url; nil for anything else (padding, `+`, `/`, whitespace, a dangling character,
