@@ -215,7 +215,7 @@ struct JSONReader {
 }
 
 extension StoreChange {
-    /// A user or session record, or its deletion, read by ``JSONReader``; nil for any other record,
+    /// A user or session record, its deletion or a session's rotation, read by ``JSONReader``; nil for any other record,
     /// or anything unexpected (the caller then uses `JSONDecoder`).
     static func fastDecode(_ bytes: UnsafeBufferPointer<UInt8>) -> StoreChange? {
         var reader = JSONReader(bytes)
@@ -229,12 +229,14 @@ extension StoreChange {
         var op: String?
         var user: UserRecord?
         var session: SessionRecord?
+        var rotation: SessionRotation?
         var id: UUID?
         try r.object { r, key in
             switch key {
             case "op": op = try r.string()
             case "user": user = try UserRecord.read(&r)
             case "session": session = try SessionRecord.read(&r)
+            case "rotation": rotation = try SessionRotation.read(&r)
             case "id": id = try r.uuid()
             default: throw JSONReader.Mismatch()
             }
@@ -244,6 +246,7 @@ extension StoreChange {
         case .putSession: if let session { return .putSession(session) }
         case .deleteUser: if let id { return .deleteUser(id) }
         case .deleteSession: if let id { return .deleteSession(id) }
+        case .rotateSession: if let rotation { return .rotateSession(rotation) }
         default: break
         }
         throw JSONReader.Mismatch()
@@ -368,5 +371,29 @@ extension SessionRecord {
         s.refreshHashes = hashes
         s.retired = retired
         return s
+    }
+}
+
+extension SessionRotation {
+    static func read(_ r: inout JSONReader) throws -> SessionRotation {
+        var id: UUID?, dropped: Int?, retiredAt: Date?, hashes: [String]?, lastUsed: Date?, expires: Date?
+        try r.object { r, key in
+            switch key {
+            case "id": id = try r.uuid()
+            case "dropped":
+                guard let n = Int(exactly: try r.number()), n >= 0 else { throw JSONReader.Mismatch() }
+                dropped = n
+            case "retired_at": retiredAt = try r.date()
+            case "refresh_hashes":
+                var list: [String] = []
+                try r.array { list.append(try $0.string()) }
+                hashes = list
+            case "last_used_at": lastUsed = try r.date()
+            case "expires_at": expires = try r.date()
+            default: throw JSONReader.Mismatch()
+            }
+        }
+        guard let id, let dropped, let retiredAt, let hashes, let lastUsed, let expires else { throw JSONReader.Mismatch() }
+        return SessionRotation(id: id, dropped: dropped, retiredAt: retiredAt, refreshHashes: hashes, lastUsedAt: lastUsed, expiresAt: expires)
     }
 }

@@ -12,6 +12,7 @@ extension StoreChange {
         case .putSession(let s): Self.write(.putSession, "session", to: &w) { s.write(to: &$0) }
         case .deleteUser(let id): Self.write(.deleteUser, id: id, to: &w)
         case .deleteSession(let id): Self.write(.deleteSession, id: id, to: &w)
+        case .rotateSession(let r): Self.write(.rotateSession, "rotation", to: &w) { r.write(to: &$0) }
         default: w.raw(Array(try fallback.encode(self)))
         }
     }
@@ -80,6 +81,20 @@ extension SessionRecord {
         }
         w.endArray()
         w.key("user_id"); w.uuid(userID)
+        w.endObject()
+    }
+}
+
+extension SessionRotation {
+    /// Writes the stored form.
+    func write(to w: inout JSONWriter) {
+        w.beginObject()
+        w.key("dropped"); w.int(dropped)
+        w.key("expires_at"); w.double(expiresAt.timeIntervalSince1970)
+        w.key("id"); w.uuid(id)
+        w.key("last_used_at"); w.double(lastUsedAt.timeIntervalSince1970)
+        w.key("refresh_hashes"); w.strings(refreshHashes)
+        w.key("retired_at"); w.double(retiredAt.timeIntervalSince1970)
         w.endObject()
     }
 }

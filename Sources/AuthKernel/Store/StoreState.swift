@@ -77,10 +77,17 @@ public struct StoreState: Sendable {
         pending.append(.deleteUser(id))
     }
 
-    /// Inserts or replaces a session.
+    /// Inserts or replaces a session. The usual refresh rotation is recorded as a ``SessionRotation``
+    /// rather than the whole record.
     public mutating func put(_ session: SessionRecord) {
-        apply(.putSession(session))
-        pending.append(.putSession(session))
+        let change: StoreChange
+        if let old = sessions[session.id], old.userID == session.userID, let rotation = SessionRotation(from: old, to: session) {
+            change = .rotateSession(rotation)
+        } else {
+            change = .putSession(session)
+        }
+        apply(change)
+        pending.append(change)
     }
 
     /// Deletes a session.
@@ -141,9 +148,15 @@ public struct StoreState: Sendable {
     }
 
     /// The changes applied since the last call, in order, and forgets them.
-    public mutating func takeChanges() -> [StoreChange] {
+    /// - Parameter wholeRecords: give each rotated session as its whole record (for a backend that
+    ///   writes rows, not a journal); a session deleted later in the same changes is left to its delete.
+    public mutating func takeChanges(wholeRecords: Bool = false) -> [StoreChange] {
         defer { pending = [] }
-        return pending
+        guard wholeRecords else { return pending }
+        return pending.compactMap { change in
+            guard case .rotateSession(let r) = change else { return change }
+            return sessions[r.id].map { .putSession($0) }
+        }
     }
 
     // MARK: Loading a snapshot
@@ -163,7 +176,7 @@ public struct StoreState: Sendable {
                     sessionCount += 1
                     hashCount += s.refreshHashes.count + s.retired.count
                 case .putCode, .putApproval, .putJob: rest.append(record)
-                case .deleteUser, .deleteSession, .deleteCode, .deleteApproval, .deleteJob: return applyingInOrder(chunks)
+                case .deleteUser, .deleteSession, .rotateSession, .deleteCode, .deleteApproval, .deleteJob: return applyingInOrder(chunks)
                 }
             }
         }
@@ -279,6 +292,16 @@ public struct StoreState: Sendable {
             }
         case .deleteSession(let id):
             if let old = sessions.removeValue(forKey: id) { unindex(old) }
+        case .rotateSession(let rotation):
+            guard let old = sessions[rotation.id] else { return }
+            let session = rotation.applied(to: old)
+            // Only the hashes that fell off the front leave the index; the retired ones stay, the new come.
+            for r in old.retired.prefix(rotation.dropped) where sessionByRefreshHash[r.hash] == session.id
+                && !session.refreshHashes.contains(r.hash) && !session.retired.contains(where: { $0.hash == r.hash }) {
+                sessionByRefreshHash[r.hash] = nil
+            }
+            for h in session.refreshHashes { sessionByRefreshHash[h] = session.id }
+            sessions[session.id] = session
         case .putCode(let code):
             codes[code.id] = code
         case .deleteCode(let id):

@@ -154,6 +154,9 @@ enum PostgresRecords {
                 """, logger: logger)
         case .deleteSession(let id):
             try await connection.query("DELETE FROM sessions WHERE id = \(id)", logger: logger)
+        case .rotateSession:
+            // Rows, not a journal: the store asks for whole records (`takeChanges(wholeRecords: true)`).
+            preconditionFailure("a session rotation reached the PostgreSQL rows")
         case .putCode(let code):
             let record = try json(code)
             try await connection.query(

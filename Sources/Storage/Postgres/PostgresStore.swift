@@ -121,7 +121,7 @@ public final class PostgresStore: AuthStore {
                     do { outcome = .success(try body(&state)) } catch { outcome = .failure(error) }
                     // Every commit is durable, `.eventual` ones too: a commit costs the same for a known account
                     // as for an unknown one (the refusal floors cover the decoys), and nothing is lost on a crash.
-                    let changes = state.takeChanges()
+                    let changes = state.takeChanges(wholeRecords: true)
                     for change in changes { try await PostgresRecords.apply(change, on: connection, logger: logger) }
                     return outcome
                 }
