@@ -45,6 +45,15 @@ struct StoreStateLoadingTests {
         return state
     }
 
+    @Test func snapshotLinesAreFoundWithOrWithoutATrailingNewline() {
+        let text = Array("head\n\na\nbb\n\nccc".utf8)
+        let lines = SnapshotFile.lineRanges(text, from: 5).map { String(decoding: text[$0], as: UTF8.self) }
+        #expect(lines == ["a", "bb", "ccc"])
+        #expect(SnapshotFile.lineRanges(Array("h\nx\n".utf8), from: 2) == [2..<3])
+        #expect(SnapshotFile.lineRanges(Array("h\n".utf8), from: 2).isEmpty)
+        #expect(SnapshotFile.lineRanges([], from: 0).isEmpty)
+    }
+
     @Test func loadingASnapshotEqualsApplyingItInOrder() {
         let records = records()
         // In chunks, as the snapshot decoder hands them over.

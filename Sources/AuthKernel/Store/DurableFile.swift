@@ -110,9 +110,23 @@ enum DurableFile {
         // snapshot several times over. A file that grows meanwhile is read to its end all the same.
         var info = stat()
         try check(fstat(fd, &info), "fstat", path)
-        var result = [UInt8]()
-        result.reserveCapacity(Int(info.st_size) + 1)
-        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        // The file's size first, straight into the array (no bounce buffer: a copy of a few hundred
+        // MB at a million users); then whatever it grew by meanwhile.
+        var readError: Int32 = 0
+        var result = [UInt8](unsafeUninitializedCapacity: Int(info.st_size)) { buffer, count in
+            while count < buffer.count {
+                let n = Glibc.read(fd, buffer.baseAddress! + count, buffer.count - count)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    readError = errno
+                    return
+                }
+                if n == 0 { return }
+                count += n
+            }
+        }
+        if readError != 0 { throw StoreError.io(operation: "read", path: path, errno: readError) }
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
             let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
             if n < 0 {

@@ -101,17 +101,18 @@ enum SnapshotFile {
         return (snapshot.seq, [changes])
     }
 
+    /// The non-empty lines from `start` on. Runs before the parallel decoding, so it uses `memchr`: a
+    /// byte loop over a million users' snapshot took 0.1-0.2 s of start-up by itself.
     static func lineRanges(_ bytes: [UInt8], from start: Int) -> [Range<Int>] {
         var ranges: [Range<Int>] = []
         var lineStart = start
         bytes.withUnsafeBufferPointer { buffer in
-            var i = start
-            while i < buffer.count {
-                if buffer[i] == 0x0A {
-                    if i > lineStart { ranges.append(lineStart..<i) }
-                    lineStart = i + 1
-                }
-                i += 1
+            guard let base = buffer.baseAddress else { return }
+            while lineStart < buffer.count {
+                guard let hit = memchr(base + lineStart, 0x0A, buffer.count - lineStart) else { break }
+                let i = UnsafeRawPointer(hit) - UnsafeRawPointer(base)
+                if i > lineStart { ranges.append(lineStart..<i) }
+                lineStart = i + 1
             }
         }
         if lineStart < bytes.count { ranges.append(lineStart..<bytes.count) }
