@@ -101,7 +101,7 @@ struct StoreBench: AsyncParsableCommand {
         return fields
     }
 
-    func appends(_ store: JournalStore, writers: Int, seconds: Double) async throws -> (rate: Double, p50: Double, p99: Double) {
+    func appends(_ store: JournalStore, writers: Int, seconds: Double) async throws -> (rate: Double, p50: Double, p99: Double, max: Double) {
         let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
         let t0 = ContinuousClock.now
         let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
@@ -121,7 +121,7 @@ struct StoreBench: AsyncParsableCommand {
         }.sorted()
         let wall = self.seconds(ContinuousClock.now - t0)
         func pct(_ p: Double) -> Double { latencies.isEmpty ? 0 : (latencies[min(latencies.count - 1, Int(p * Double(latencies.count - 1)))] * 100).rounded() / 100 }
-        return ((Double(latencies.count) / wall).rounded(), pct(0.5), pct(0.99))
+        return ((Double(latencies.count) / wall).rounded(), pct(0.5), pct(0.99), pct(1))
     }
 
     /// A folder holding `users` users in its snapshot, as a long-running server would leave it.
@@ -164,19 +164,23 @@ struct StoreOpenBench: AsyncParsableCommand {
 
     @Option(help: "The data folder.") var folder: String
     @Option(help: "Seconds of single-writer appends after opening.") var seconds: Double = 2
+    @Option(help: "Journal bytes after which the store compacts (a small value makes it compact while writing).") var compactAfterBytes: Int = 64 << 20
+    @Option(help: "Concurrent writers after opening.") var writers: Int = 1
+    @Option(help: "First fill the folder with this many users (as bench store does).") var populate: Int?
 
     func run() async throws {
         var logger = Logger(label: "bench")
         logger.logLevel = .error
         let bench = try StoreBench.parse(["--folder", folder])
+        if let populate { try await bench.populate(folder, users: populate, logger: logger) }
         let rss0 = StoreBench.residentBytes()
         let start = ContinuousClock.now
-        let store = try await JournalStore.open(folder: folder, logger: logger)
+        let store = try await JournalStore.open(folder: folder, compactAfterBytes: compactAfterBytes, logger: logger)
         let startup = bench.seconds(ContinuousClock.now - start)
         let rss = StoreBench.residentBytes() - rss0
-        let write = try await bench.appends(store, writers: 1, seconds: seconds)
+        let write = try await bench.appends(store, writers: writers, seconds: seconds)
         await store.close()
         StoreBench.emit(["startup_s": .number((startup * 1000).rounded() / 1000), "rss_bytes": .number(Double(rss)),
-                         "write_p50_ms": .number(write.p50), "write_p99_ms": .number(write.p99)])
+                         "write_p50_ms": .number(write.p50), "write_p99_ms": .number(write.p99), "write_max_ms": .number(write.max), "writes_per_s": .number(write.rate)])
     }
 }
