@@ -7,22 +7,22 @@ public import Foundation
 /// record each change in ``pending`` so the store can journal exactly what was applied.
 public struct StoreState: Sendable {
     /// Users by id.
-    public private(set) var users: [UUID: UserRecord] = [:]
+    public private(set) var users = ShardedTable<UUID, UserRecord>()
     /// Sessions by id.
-    public private(set) var sessions: [UUID: SessionRecord] = [:]
+    public private(set) var sessions = ShardedTable<UUID, SessionRecord>()
     /// One-time codes by ``CodeRecord/id``.
-    public private(set) var codes: [String: CodeRecord] = [:]
+    public private(set) var codes = ShardedTable<String, CodeRecord>()
     /// Approval requests by id.
-    public private(set) var approvals: [String: ApprovalRecord] = [:]
+    public private(set) var approvals = ShardedTable<String, ApprovalRecord>()
     /// Background jobs by id.
-    public private(set) var jobs: [UUID: JobRecord] = [:]
+    public private(set) var jobs = ShardedTable<UUID, JobRecord>()
 
-    private var userByEmail: [String: UUID] = [:]
-    private var userByIdentity: [Identity: UUID] = [:]
-    private var userByUsername: [String: UUID] = [:]
-    private var sessionsByUser: [UUID: Set<UUID>] = [:]
-    private var sessionByRefreshHash: [String: UUID] = [:]
-    private var approvalsByUser: [UUID: Set<String>] = [:]
+    private var userByEmail = ShardedTable<String, UUID>()
+    private var userByIdentity = ShardedTable<Identity, UUID>()
+    private var userByUsername = ShardedTable<String, UUID>()
+    private var sessionsByUser = ShardedTable<UUID, Set<UUID>>()
+    private var sessionByRefreshHash = ShardedTable<String, UUID>()
+    private var approvalsByUser = ShardedTable<UUID, Set<String>>()
 
     /// Changes applied since the store last took them.
     var pending: [StoreChange] = []
@@ -186,24 +186,24 @@ public struct StoreState: Sendable {
         DispatchQueue.concurrentPerform(iterations: 6) { part in
             switch part {
             case 0:
-                var d = [UUID: UserRecord](minimumCapacity: counts.users)
+                var d = ShardedTable<UUID, UserRecord>(minimumCapacity: counts.users)
                 for chunk in chunks { for case .putUser(let u) in chunk { d[u.id] = u } }
                 tables.users = d
             case 1:
-                var d = [String: UUID](minimumCapacity: counts.users)
+                var d = ShardedTable<String, UUID>(minimumCapacity: counts.users)
                 for chunk in chunks { for case .putUser(let u) in chunk { if let email = u.email { d[email] = u.id } } }
                 tables.userByEmail = d
             case 2:
-                var d = [String: UUID]()
+                var d = ShardedTable<String, UUID>()
                 for chunk in chunks { for case .putUser(let u) in chunk { if let name = u.username { d[name.lowercased()] = u.id } } }
                 tables.userByUsername = d
             case 3:
-                var d = [Identity: UUID](minimumCapacity: counts.users)
+                var d = ShardedTable<Identity, UUID>(minimumCapacity: counts.users)
                 for chunk in chunks { for case .putUser(let u) in chunk { for identity in u.identities { d[identity] = u.id } } }
                 tables.userByIdentity = d
             case 4:
-                var d = [UUID: SessionRecord](minimumCapacity: counts.sessions)
-                var byUser = [UUID: Set<UUID>]()
+                var d = ShardedTable<UUID, SessionRecord>(minimumCapacity: counts.sessions)
+                var byUser = ShardedTable<UUID, Set<UUID>>()
                 for chunk in chunks {
                     for case .putSession(let s) in chunk {
                         d[s.id] = s
@@ -213,7 +213,7 @@ public struct StoreState: Sendable {
                 tables.sessions = d
                 tables.sessionsByUser = byUser
             default:
-                var d = [String: UUID](minimumCapacity: counts.hashes)
+                var d = ShardedTable<String, UUID>(minimumCapacity: counts.hashes)
                 for chunk in chunks {
                     for case .putSession(let s) in chunk {
                         for h in s.refreshHashes { d[h] = s.id }
@@ -244,13 +244,13 @@ public struct StoreState: Sendable {
 
     /// Tables built by separate threads, each writing only its own property.
     private final class BulkTables: @unchecked Sendable {
-        var users: [UUID: UserRecord] = [:]
-        var userByEmail: [String: UUID] = [:]
-        var userByUsername: [String: UUID] = [:]
-        var userByIdentity: [Identity: UUID] = [:]
-        var sessions: [UUID: SessionRecord] = [:]
-        var sessionsByUser: [UUID: Set<UUID>] = [:]
-        var sessionByRefreshHash: [String: UUID] = [:]
+        var users = ShardedTable<UUID, UserRecord>()
+        var userByEmail = ShardedTable<String, UUID>()
+        var userByUsername = ShardedTable<String, UUID>()
+        var userByIdentity = ShardedTable<Identity, UUID>()
+        var sessions = ShardedTable<UUID, SessionRecord>()
+        var sessionsByUser = ShardedTable<UUID, Set<UUID>>()
+        var sessionByRefreshHash = ShardedTable<String, UUID>()
     }
 
     // MARK: Applying changes (journal replay and writes)

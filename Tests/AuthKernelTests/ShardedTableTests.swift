@@ -1,0 +1,40 @@
+@testable import AuthKernel
+import Testing
+
+struct ShardedTableTests {
+    @Test func behavesLikeADictionary() {
+        var table = ShardedTable<String, Int>()
+        var reference: [String: Int] = [:]
+        #expect(table.isEmpty && table["a"] == nil && table.removeValue(forKey: "a") == nil)
+        var generator = SystemRandomNumberGenerator()
+        for step in 0..<20_000 {
+            let key = "k\(Int.random(in: 0..<3000, using: &generator))"
+            switch step % 5 {
+            case 0, 1: table[key] = step; reference[key] = step
+            case 2: #expect(table.removeValue(forKey: key) == reference.removeValue(forKey: key))
+            case 3: table[key] = nil; reference[key] = nil
+            default: table[key, default: 0] += 1; reference[key, default: 0] += 1
+            }
+            #expect(table.count == reference.count)
+        }
+        for (key, value) in reference { #expect(table[key] == value) }
+        #expect(Set(table.keys) == Set(reference.keys))
+        #expect(table.values.sorted() == reference.values.sorted())
+    }
+
+    @Test func copiesAreIndependentAndCompareByContent() {
+        var table = ShardedTable<Int, String>(minimumCapacity: 10_000)
+        for i in 0..<10_000 { table[i] = "v\(i)" }
+        let snapshot = table
+        table[5] = "changed"
+        table[10_001] = "new"
+        table.removeValue(forKey: 7)
+        #expect(snapshot[5] == "v5" && snapshot[10_001] == nil && snapshot[7] == "v7" && snapshot.count == 10_000)
+        #expect(table.count == 10_000 && table[5] == "changed")
+        var rebuilt = ShardedTable<Int, String>()
+        for i in 0..<10_000 { rebuilt[i] = "v\(i)" }
+        #expect(rebuilt == snapshot)
+        #expect(rebuilt != table)
+        #expect(ShardedTable<Int, String>() == ShardedTable<Int, String>(minimumCapacity: 100))
+    }
+}
