@@ -1,4 +1,5 @@
 import AuthKernel
+import AuthTestSupport
 import Crypto
 import CryptoExtras
 import Foundation
@@ -114,8 +115,8 @@ final class FakeApple: Sendable {
 
     /// Writes the app's .p8 key to a file and returns its path.
     func writeAppKey() throws -> String {
-        let path = NSTemporaryDirectory() + "AuthKey_\(UUID().uuidString).p8"
-        try appKey.pemRepresentation.write(toFile: path, atomically: true, encoding: .utf8)
+        let path = temporaryFolder() + "/AuthKey_TEST.p8"
+        try appKey.pemRepresentation.write(toFile: path, atomically: false, encoding: .utf8)
         return path
     }
 }

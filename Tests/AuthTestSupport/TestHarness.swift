@@ -3,6 +3,7 @@ import Foundation
 public import Hummingbird
 public import HummingbirdTesting
 import Logging
+import Synchronization
 
 /// A server on a fresh temporary data folder, with a manual clock and captured logs.
 public struct TestHarness: Sendable {
@@ -72,9 +73,23 @@ public struct TestHarness: Sendable {
     }
 }
 
-/// A new empty folder under the system's temporary directory.
+/// A new empty folder under the system's temporary directory, removed when the test process exits
+/// (a full run made a few hundred, data folders with keys among them, and left them all behind).
 public func temporaryFolder() -> String {
     let path = NSTemporaryDirectory() + "authd-test-" + UUID().uuidString
     try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    TemporaryFolders.made.withLock { made in
+        if made.isEmpty { atexit { TemporaryFolders.removeAll() } }
+        made.append(path)
+    }
     return path
+}
+
+/// The folders ``temporaryFolder()`` made in this process.
+enum TemporaryFolders {
+    static let made = Mutex<[String]>([])
+
+    static func removeAll() {
+        for path in made.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: path) }
+    }
 }
