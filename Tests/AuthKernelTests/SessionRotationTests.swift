@@ -49,14 +49,16 @@ struct SessionRotationTests {
         #expect(SessionRotation(from: s, to: s) == nil)
     }
 
-    @Test func theStoreRecordsRotationsAndReplayingThemGivesTheSameState() throws {
-        var state = StoreState()
-        let user = UserRecord(isAnonymous: true, createdAt: t0)
-        state.put(user)
-        var s = session(userID: user.id)
-        state.put(s)
-        let start = state
+    /// A store holding one user and its session (current token "h0"), with nothing pending.
+    func storeWithSession() -> (StoreState, SessionRecord) {
+        var (state, s) = SessionTokenIndexTests().stateWithOneSession(now: t0)
         _ = state.takeChanges()
+        return (state, s)
+    }
+
+    @Test func theStoreRecordsRotationsAndReplayingThemGivesTheSameState() throws {
+        var (state, s) = storeWithSession()
+        let start = state
         var all = ["h0"]
         for i in 1...30 {
             // Every fifth a retry inside the grace (a whole record), otherwise the usual rotation.
@@ -79,12 +81,8 @@ struct SessionRotationTests {
     }
 
     @Test func rowBackendsGetWholeRecords() throws {
-        var state = StoreState()
-        let user = UserRecord(isAnonymous: true, createdAt: t0)
-        state.put(user)
-        let s = session(userID: user.id)
-        state.put(s)
-        _ = state.takeChanges()
+        let (initial, s) = storeWithSession()
+        var state = initial
         let next = try #require(rotated(s, presented: "h0", newHash: "h1", at: 1))
         state.put(next)
         var copy = state
