@@ -1,4 +1,4 @@
-import AuthKernel
+@testable import AuthKernel
 import Foundation
 import Testing
 
@@ -82,6 +82,8 @@ struct SessionTokenIndexTests {
     @Test func rotationsKeepTheIndexExactAsRetiredTokensComeAndGo() throws {
         let now = Date(timeIntervalSince1970: 1_800_000_000)
         var (state, session) = stateWithOneSession(now: now)
+        // The same rotations as whole records, as journals written before `rotate_session` hold them.
+        var replayed = state
         var all = ["h0"]
         for i in 1...40 {
             guard case .rotated(let next) = RefreshTokenRotation.rotate(
@@ -89,12 +91,15 @@ struct SessionTokenIndexTests {
             else { Issue.record("rotation \(i) failed"); return }
             session = next
             state.put(session)
+            replayed.apply(.putSession(session))
             all.append("h\(i)")
         }
         // The current token and the 16 retired ones find the session; older ones are forgotten.
         let known = Set(session.refreshHashes + session.retired.map(\.hash))
         #expect(known.count == 1 + RefreshTokenRotation.retiredLimit)
         for h in all { #expect((state.session(refreshHash: h)?.id == session.id) == known.contains(h), "\(h)") }
+        for h in all { #expect((replayed.session(refreshHash: h)?.id == session.id) == known.contains(h), "\(h)") }
+        #expect(replayed.session(id: session.id) == session)
         state.deleteSession(id: session.id)
         for h in all { #expect(state.session(refreshHash: h) == nil) }
     }

@@ -212,6 +212,13 @@ struct JSONReader {
     }
 
     mutating func optionalString() throws -> String? { try null() ? nil : try string() }
+
+    /// An array of strings.
+    mutating func strings() throws -> [String] {
+        var list: [String] = []
+        try array { list.append(try $0.string()) }
+        return list
+    }
 }
 
 extension StoreChange {
@@ -337,16 +344,12 @@ extension SessionRecord {
             case "device_name": deviceName = try r.optionalString()
             case "platform": platform = try r.optionalString()
             case "amr":
-                var list: [String] = []
-                try r.array { list.append(try $0.string()) }
-                amr = list
+                amr = try r.strings()
             case "created_at": created = try r.date()
             case "last_used_at": lastUsed = try r.date()
             case "expires_at": expires = try r.date()
             case "refresh_hashes":
-                var list: [String] = []
-                try r.array { list.append(try $0.string()) }
-                hashes = list
+                hashes = try r.strings()
             case "retired":
                 var list: [RetiredRefreshToken] = []
                 try r.array { r in
@@ -385,9 +388,7 @@ extension SessionRotation {
                 dropped = n
             case "retired_at": retiredAt = try r.date()
             case "refresh_hashes":
-                var list: [String] = []
-                try r.array { list.append(try $0.string()) }
-                hashes = list
+                hashes = try r.strings()
             case "last_used_at": lastUsed = try r.date()
             case "expires_at": expires = try r.date()
             default: throw JSONReader.Mismatch()

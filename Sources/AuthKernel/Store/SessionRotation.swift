@@ -27,7 +27,8 @@ public struct SessionRotation: Codable, Sendable, Equatable {
     public init?(from old: SessionRecord, to new: SessionRecord) {
         let appended = old.refreshHashes.count
         let dropped = old.retired.count + appended - new.retired.count
-        guard old.id == new.id, appended > 0, dropped >= 0, dropped <= old.retired.count,
+        // Everything else (id, owner, device, amr) is checked by comparing the rebuilt record below.
+        guard appended > 0, dropped >= 0, dropped <= old.retired.count,
             let retiredAt = new.retired.last?.retiredAt
         else { return nil }
         self.init(id: new.id, dropped: dropped, retiredAt: retiredAt, refreshHashes: new.refreshHashes, lastUsedAt: new.lastUsedAt, expiresAt: new.expiresAt)

@@ -81,7 +81,7 @@ public struct StoreState: Sendable {
     /// rather than the whole record.
     public mutating func put(_ session: SessionRecord) {
         let change: StoreChange
-        if let old = sessions[session.id], old.userID == session.userID, let rotation = SessionRotation(from: old, to: session) {
+        if let old = sessions[session.id], let rotation = SessionRotation(from: old, to: session) {
             change = .rotateSession(rotation)
         } else {
             change = .putSession(session)
@@ -267,14 +267,9 @@ public struct StoreState: Sendable {
         case .deleteUser(let id):
             if let old = users.removeValue(forKey: id) { unindex(old) }
         case .putSession(let session):
-            if let old = sessions[session.id], old.userID == session.userID, let dropped = Self.retiredShift(from: old, to: session) {
-                // The usual rotation: the current hashes moved to the end of the retired list, the
-                // oldest retired ones fell off its front, new current hashes came. Only those change
-                // in the index, found without building sets (a tenth of a refresh's store work).
-                for r in old.retired.prefix(dropped) where sessionByRefreshHash[r.hash] == session.id { sessionByRefreshHash[r.hash] = nil }
-                for h in session.refreshHashes { sessionByRefreshHash[h] = session.id }
-                sessions[session.id] = session
-            } else if let old = sessions[session.id], old.userID == session.userID {
+            // The usual rotation arrives as `.rotateSession`; a whole update is a retry inside the
+            // grace, an arbitrary replacement, or a line from a journal written before rotations were.
+            if let old = sessions[session.id], old.userID == session.userID {
                 // A rotation keeps most of the family's hashes: touch only those that came or went,
                 // not all of them, in what is the largest table of the store.
                 let before = Set(old.refreshHashes).union(old.retired.lazy.map(\.hash))
@@ -319,22 +314,6 @@ public struct StoreState: Sendable {
                 if approvalsByUser[user]?.isEmpty == true { approvalsByUser[user] = nil }
             }
         }
-    }
-
-    /// How many retired hashes fell off the front when `new` is `old` rotated the usual way: its
-    /// retired list is `old`'s minus some at the front plus `old`'s current hashes, and none of its
-    /// current hashes were `old`'s. Nil for any other change (the caller then compares sets).
-    private static func retiredShift(from old: SessionRecord, to new: SessionRecord) -> Int? {
-        let appended = old.refreshHashes.count
-        let kept = new.retired.count - appended
-        let dropped = old.retired.count - kept
-        guard kept >= 0, dropped >= 0 else { return nil }
-        for i in 0..<kept where new.retired[i].hash != old.retired[dropped + i].hash { return nil }
-        for i in 0..<appended where new.retired[kept + i].hash != old.refreshHashes[i] { return nil }
-        for h in new.refreshHashes {
-            if old.refreshHashes.contains(h) || old.retired.contains(where: { $0.hash == h }) { return nil }
-        }
-        return dropped
     }
 
     private mutating func unindex(_ user: UserRecord) {
