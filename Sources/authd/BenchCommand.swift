@@ -64,11 +64,14 @@ struct StoreBench: AsyncParsableCommand {
         for n in writers.split(separator: ",").compactMap({ Int($0) }) {
             let dir = base + "/writers-\(n)"
             let store = try await JournalStore.open(folder: dir, logger: logger)
+            let cpu0 = Self.cpuSeconds()
             let result = try await appends(store, writers: n, seconds: seconds)
+            let cpu = Self.cpuSeconds() - cpu0
             let batches = await store.syncedBatches
             await store.close()
             Self.emit(["what": .string("journal appends, \(n) writers"), "writers": .number(Double(n)), "rps": .number(result.rate),
-                  "p50_ms": .number(result.p50), "p99_ms": .number(result.p99), "fsyncs_per_s": .number((Double(batches) / seconds).rounded())])
+                  "p50_ms": .number(result.p50), "p99_ms": .number(result.p99), "fsyncs_per_s": .number((Double(batches) / seconds).rounded()),
+                  "cpu_cores": .number((cpu / seconds * 100).rounded() / 100)])
         }
 
         for count in users.split(separator: ",").compactMap({ Int($0) }) {
@@ -140,6 +143,13 @@ struct StoreBench: AsyncParsableCommand {
             made += batch
         }
         await store.close()  // writes the snapshot
+    }
+
+    /// CPU time (user and system) this process has used so far.
+    static func cpuSeconds() -> Double {
+        var usage = rusage()
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
     }
 
     static func residentBytes() -> Int {

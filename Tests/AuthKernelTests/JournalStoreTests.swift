@@ -57,6 +57,50 @@ struct JournalStoreTests {
         await afterClose.close()
     }
 
+
+    @Test func closingWithoutAWriteLeavesTheSnapshotAsItIs() async throws {
+        let folder = temporaryFolder()
+        let snapshot = folder + "/snapshot.json"
+        func inode() throws -> Int { (try FileManager.default.attributesOfItem(atPath: snapshot)[.systemFileNumber] as? Int) ?? -1 }
+
+        // Nothing ever written: no snapshot appears.
+        await (try await JournalStore.open(folder: folder, logger: logger)).close()
+        #expect(!FileManager.default.fileExists(atPath: snapshot))
+
+        let store = try await JournalStore.open(folder: folder, logger: logger)
+        let u = user(1)
+        try await store.write { $0.put(u) }
+        await store.close()
+        let written = try inode()
+
+        // Opened and closed again without a write: the same file (a rewrite replaces it by rename).
+        await (try await JournalStore.open(folder: folder, logger: logger)).close()
+        #expect(try inode() == written)
+
+        // A write after opening: a new snapshot holding it.
+        let again = try await JournalStore.open(folder: folder, logger: logger)
+        let v = user(2)
+        try await again.write { $0.put(v) }
+        await again.close()
+        #expect(try inode() != written)
+        let reopened = try await JournalStore.open(folder: folder, logger: logger)
+        #expect(reopened.loadReport.replayedLines == 0)
+        #expect(await reopened.read { $0.users.count } == 2)
+        await reopened.close()
+    }
+
+    @Test func aCompactedStoreClosedWithoutAWriteKeepsEverything() async throws {
+        let folder = temporaryFolder()
+        let store = try await JournalStore.open(folder: folder, logger: logger)
+        for i in 0..<3 { let u = user(i); try await store.write { $0.put(u) } }
+        try await store.compact()
+        let compacted = try FileManager.default.attributesOfItem(atPath: folder + "/snapshot.json")[.systemFileNumber] as? Int
+        await store.close()  // the snapshot of compact() already holds everything
+        #expect(try FileManager.default.attributesOfItem(atPath: folder + "/snapshot.json")[.systemFileNumber] as? Int == compacted)
+        let reopened = try await JournalStore.open(folder: folder, logger: logger)
+        #expect(await reopened.read { $0.users.count } == 3)
+        await reopened.close()
+    }
     @Test func concurrentWritersShareFsyncs() async throws {
         let folder = temporaryFolder()
         let store = try await JournalStore.open(folder: folder, logger: logger)

@@ -42,6 +42,9 @@ public actor JournalStore {
     /// fsync starts as soon as the last one ends instead of queueing behind request tasks.
     private nonisolated let pending = Mutex(PendingLines())
     private var compacting = false
+    /// The sequence number `snapshot.json` holds (0: none). When the state is no further on,
+    /// ``close()`` has nothing to write.
+    private var snapshotSeq: UInt64
     private var idleWaiters: [CheckedContinuation<Void, Never>] = []
     /// A journal write failed and recovery has not yet succeeded.
     private var writeFailed = false
@@ -113,10 +116,11 @@ public actor JournalStore {
     public nonisolated let loadReport: LoadReport
 
     private init(
-        folder: String, state: StoreState, seq: UInt64, segment: Segment, lock: DataFolderLock, io: NIOThreadPool,
+        folder: String, state: StoreState, seq: UInt64, snapshotSeq: UInt64, segment: Segment, lock: DataFolderLock, io: NIOThreadPool,
         compactAfterBytes: Int, faults: StoreFaults?, recoveryInterval: Duration, logger: Logger, report: LoadReport
     ) {
         self.folder = folder
+        self.snapshotSeq = snapshotSeq
         self.core = Mutex(Core(state: state, seq: seq, refusal: nil))
         self.segment = segment
         self.lock = lock
@@ -145,7 +149,7 @@ public actor JournalStore {
         do {
             let loaded = try await io.runIfActive { try load(folder: folder, logger: logger) }
             return JournalStore(
-                folder: folder, state: loaded.state, seq: loaded.seq, segment: loaded.segment, lock: lock, io: io,
+                folder: folder, state: loaded.state, seq: loaded.seq, snapshotSeq: loaded.snapshotSeq, segment: loaded.segment, lock: lock, io: io,
                 compactAfterBytes: compactAfterBytes, faults: faults, recoveryInterval: recoveryInterval, logger: logger,
                 report: loaded.report
             )
@@ -363,6 +367,7 @@ public actor JournalStore {
                         $0.refusal = nil
                     }
                     self.segment = loaded.segment
+                    self.snapshotSeq = loaded.snapshotSeq
                     writeFailed = false
                     logger.notice(
                         "store: the disk accepts writes again; writes resumed",
@@ -428,6 +433,7 @@ public actor JournalStore {
                     try Self.deleteSegments(folder: folder, below: newNumber)
                     StoreMetrics.snapshot.recordInterval(since: started)
                 }
+                self.snapshotSeq = snapshotSeq
                 logger.info("store: snapshot written", metadata: ["store.seq": "\(snapshotSeq)"])
             } catch {
                 logger.error("store: snapshot failed; the journal keeps everything", metadata: ["error": "\(error)"])
@@ -491,8 +497,10 @@ public actor JournalStore {
         // New writes are refused from here; those already queued are flushed before the snapshot.
         core.withLock { $0.refusal = .closed }
         await waitUntilIdle()
-        if !writeFailed {
-            let (state, seq) = core.withLock { ($0.state, $0.seq) }
+        let (state, seq) = core.withLock { ($0.state, $0.seq) }
+        // A store opened and closed without a write (or with every write already in the snapshot)
+        // leaves the folder as it is: rewriting a million users' snapshot took seconds.
+        if !writeFailed, seq != snapshotSeq {
             let folder = self.folder
             let number = segment.number
             do {
@@ -545,6 +553,8 @@ public actor JournalStore {
     private struct Loaded {
         var state: StoreState
         var seq: UInt64
+        /// The sequence number of the snapshot read (0: none).
+        var snapshotSeq: UInt64
         var segment: Segment
         var report: LoadReport
     }
@@ -553,12 +563,14 @@ public actor JournalStore {
         let decoder = StoreCoding.decoder()
         var state = StoreState()
         var seq: UInt64 = 0
+        var snapshotSeq: UInt64 = 0
         let snapshotPath = folder + "/snapshot.json"
         unlink(snapshotPath + ".tmp")  // an unfinished snapshot from a crash; the old one is intact
         if let bytes = try DurableFile.read(snapshotPath) {
             let snapshot = try SnapshotFile.decodeChunks(bytes, path: snapshotPath)
             state = StoreState.loading(snapshot: snapshot.chunks)
             seq = snapshot.seq
+            snapshotSeq = snapshot.seq
         }
 
         var report = LoadReport(replayedLines: 0, droppedTornLine: false)
@@ -625,7 +637,7 @@ public actor JournalStore {
         } else {
             current = try createSegment(folder: folder, number: 1)
         }
-        return Loaded(state: state, seq: seq, segment: current, report: report)
+        return Loaded(state: state, seq: seq, snapshotSeq: snapshotSeq, segment: current, report: report)
     }
 
     /// The index of the next `\n` at or after `start` (memchr: start-up scans every journal byte).
