@@ -78,21 +78,31 @@ struct StoreBench: AsyncParsableCommand {
             let dir = base + "/users-\(count)"
             try await populate(dir, users: count, logger: logger)
             // Opened by a new process, as a server starting up would: in this one, the memory the
-            // populating just freed would make the smaller stores look cheaper than they are.
-            let opened = try openInNewProcess(dir)
+            // populating just freed would make the smaller stores look cheaper than they are. Three
+            // times (the median counts): on this shared VM one open in several reads the snapshot
+            // from disk after the page cache was reclaimed. The first two write nothing, so each
+            // open loads the same snapshot; the last measures writes too.
+            var startups: [Double] = []
+            var opened: [String: JSONValue] = [:]
+            for round in 0..<3 {
+                opened = try openInNewProcess(dir, seconds: round < 2 ? 0 : min(seconds, 2))
+                guard case .number(let startup) = opened["startup_s"] else { throw ValidationError("bench store-open gave no startup_s") }
+                startups.append(startup)
+            }
             guard case .number(let rssBytes) = opened["rss_bytes"] else { throw ValidationError("bench store-open gave no rss_bytes") }
             try? FileManager.default.removeItem(atPath: dir)
-            Self.emit(["what": .string("store with \(count) users"), "users": .number(Double(count)), "startup_s": opened["startup_s"] ?? .null,
+            Self.emit(["what": .string("store with \(count) users"), "users": .number(Double(count)), "startup_s": .number(startups.sorted()[1]),
+                  "startup_runs_s": .array(startups.map { .number($0) }),
                   "write_p50_ms": opened["write_p50_ms"] ?? .null, "write_p99_ms": opened["write_p99_ms"] ?? .null,
                   "rss_bytes_per_user": .number((rssBytes / Double(count)).rounded())])
         }
     }
 
-    /// Runs `authd bench store-open` on the folder and returns its JSON.
-    func openInNewProcess(_ dir: String) throws -> [String: JSONValue] {
+    /// Runs `authd bench store-open` on the folder (with `seconds` of appends) and returns its JSON.
+    func openInNewProcess(_ dir: String, seconds: Double) throws -> [String: JSONValue] {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = ["bench", "store-open", "--folder", dir, "--seconds", String(min(seconds, 2))]
+        process.arguments = ["bench", "store-open", "--folder", dir, "--seconds", String(seconds)]
         let pipe = Pipe()
         process.standardOutput = pipe
         try process.run()
