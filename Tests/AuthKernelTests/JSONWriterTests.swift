@@ -106,4 +106,25 @@ struct JSONWriterTests {
         for u in users { #expect(state.users[u.id] == u) }
         #expect(users.count == state.users.count)
     }
+
+    @Test func aSnapshotEncodedInTheBackgroundHoldsTheSameRecords() throws {
+        var state = StoreState()
+        let t = Date(timeIntervalSince1970: 1_800_000_000)
+        for i in 0..<3000 {
+            let u = UserRecord(email: "u\(i)@example.com", createdAt: t)
+            state.put(u)
+            if i % 3 == 0 { state.put(SessionRecord(userID: u.id, deviceName: nil, platform: nil, amr: ["otp"], createdAt: t, expiresAt: t + 60, refreshHash: "h\(i)")) }
+        }
+        state.put(CodeRecord(purpose: "email_sign_in", key: "u1@example.com", digest: "d", sentAt: t, expiresAt: t + 600))
+        let parallel = try SnapshotFile.encode(state, seq: 4)
+        let background = try SnapshotFile.encode(state, seq: 4, inBackground: true)
+        #expect(parallel.count == background.count)
+        for bytes in [parallel, background] {
+            let (seq, changes) = try SnapshotFile.decode(bytes, path: "snapshot.json")
+            #expect(seq == 4 && changes.count == 3000 + 1000 + 1)
+            var decoded = StoreState()
+            for change in changes { decoded.apply(change) }
+            #expect(decoded.users == state.users && decoded.sessions == state.sessions && decoded.codes == state.codes)
+        }
+    }
 }

@@ -22,6 +22,20 @@ struct ShardedTableTests {
         #expect(table.values.sorted() == reference.values.sorted())
     }
 
+    @Test func shardRangesTogetherVisitEveryValueOnce() {
+        var table = ShardedTable<Int, Int>()
+        var visited: [Int] = []
+        table.forEachValue(inShards: 0..<ShardedTable<Int, Int>.shardCount) { visited.append($0) }
+        #expect(visited.isEmpty)
+        for i in 0..<5000 { table[i] = i }
+        let n = ShardedTable<Int, Int>.shardCount
+        for range in [0..<1, 1..<(n / 3), (n / 3)..<n] { table.forEachValue(inShards: range) { visited.append($0) } }
+        #expect(visited.sorted() == Array(0..<5000))
+        var some = 0
+        table.forEachValue(inShards: 0..<1) { _ in some += 1 }
+        #expect(some > 0 && some < 5000)
+    }
+
     @Test func copiesAreIndependentAndCompareByContent() {
         var table = ShardedTable<Int, String>(minimumCapacity: 10_000)
         for i in 0..<10_000 { table[i] = "v\(i)" }

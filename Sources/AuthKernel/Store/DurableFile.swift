@@ -76,11 +76,16 @@ enum DurableFile {
 
     /// Replaces `path` with `bytes`: write a temporary file, fsync it, rename it over, fsync the directory.
     static func replace(_ path: String, with bytes: [UInt8], mode: mode_t = 0o600) throws {
+        try replace(path, withParts: [bytes], mode: mode)
+    }
+
+    /// ``replace(_:with:mode:)`` with the bytes given as parts, written one after another.
+    static func replace(_ path: String, withParts parts: [[UInt8]], mode: mode_t = 0o600) throws {
         let tmp = path + ".tmp"
         let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
         try check(fd, "open", tmp)
         do {
-            try writeAll(fd, bytes, path: tmp)
+            for part in parts { try writeAll(fd, part, path: tmp) }
             try check(fsync(fd), "fsync", tmp)
         } catch {
             close(fd)

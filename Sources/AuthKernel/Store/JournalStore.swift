@@ -429,7 +429,7 @@ public actor JournalStore {
             do {
                 try await io.runIfActive {
                     let started = ContinuousClock.now
-                    try Self.writeSnapshot(snapshotState, seq: snapshotSeq, folder: folder)
+                    try Self.writeSnapshot(snapshotState, seq: snapshotSeq, folder: folder, inBackground: true)
                     try Self.deleteSegments(folder: folder, below: newNumber)
                     StoreMetrics.snapshot.recordInterval(since: started)
                 }
@@ -464,7 +464,7 @@ public actor JournalStore {
     /// every acknowledged write; encoding runs off the actor, so writes go on meanwhile.
     public func snapshotBytes() async throws -> [UInt8] {
         let (state, seq) = core.withLock { ($0.state, $0.seq) }
-        return try await io.runIfActive { try SnapshotFile.encode(state, seq: seq) }
+        return try await io.runIfActive { try SnapshotFile.encode(state, seq: seq, inBackground: true) }
     }
 
     /// Forces a snapshot now and starts a fresh journal (used by tests).
@@ -546,8 +546,8 @@ public actor JournalStore {
         try DurableFile.syncDirectory(folder)
     }
 
-    static func writeSnapshot(_ state: StoreState, seq: UInt64, folder: String) throws {
-        try DurableFile.replace(folder + "/snapshot.json", with: try SnapshotFile.encode(state, seq: seq))
+    static func writeSnapshot(_ state: StoreState, seq: UInt64, folder: String, inBackground: Bool = false) throws {
+        try DurableFile.replace(folder + "/snapshot.json", withParts: try SnapshotFile.encodedParts(state, seq: seq, inBackground: inBackground))
     }
 
     private struct Loaded {

@@ -72,6 +72,13 @@ public struct ShardedTable<Key: Hashable & Sendable, Value: Sendable>: Sendable 
         return out
     }
 
+    /// Calls `body` with each value in the shards `range` names (of ``shardCount``), in no particular
+    /// order: parallel workers each take a range.
+    public func forEachValue(inShards range: Range<Int>, _ body: (Value) throws -> Void) rethrows {
+        guard !shards.isEmpty else { return }
+        for i in range { for value in shards[i].values { try body(value) } }
+    }
+
     /// Every key, in no particular order.
     public var keys: [Key] {
         var out: [Key] = []
