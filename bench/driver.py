@@ -95,14 +95,18 @@ class Outbox:
                     with open(self.path) as f:
                         f.seek(self.offset)
                         for line in f:
-                            if line.endswith("\n"):
-                                try:
-                                    m = json.loads(line)
-                                except ValueError:
-                                    # Its length and first bytes only: a whole line would show a code.
-                                    raise RuntimeError(f"outbox line at byte {self.offset} ({len(line)} chars) is not JSON: {line[:8]!r}") from None
-                                self.codes[m["to"]] = m.get("code")
-                                self.offset += len(line.encode())
+                            # A line still being written ends this pass: reading on would take the
+                            # rest of it, once it lands, for a line of its own (the rare "not JSON"
+                            # answers of earlier runs were that, not the server's output).
+                            if not line.endswith("\n"):
+                                break
+                            try:
+                                m = json.loads(line)
+                            except ValueError:
+                                # Its length and first bytes only: a whole line would show a code.
+                                raise RuntimeError(f"outbox line at byte {self.offset} ({len(line)} chars) is not JSON: {line[:8]!r}") from None
+                            self.codes[m["to"]] = m.get("code")
+                            self.offset += len(line.encode())
                 if email in self.codes:
                     return self.codes.pop(email)
             time.sleep(0.001)
