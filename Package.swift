@@ -202,6 +202,7 @@ let package = Package(
                 "EmailProvider",
                 "PasswordProvider",
                 "AuthTestSupport",
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings
