@@ -22,6 +22,17 @@ public final class LogCapture: Sendable {
     /// Whether any line contains `text`.
     public func contains(_ text: String) -> Bool { all.contains { $0.contains(text) } }
 
+    /// Whether a line containing `text` is logged within `timeout` (for lines logged after the
+    /// answer that prompted them, by another task).
+    public func eventuallyContains(_ text: String, within timeout: Duration = .seconds(2)) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while !contains(text) {
+            guard ContinuousClock.now < deadline else { return false }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return true
+    }
+
     func append(_ line: String) { lines.withLock { $0.append(line) } }
 
     struct Handler: LogHandler {
