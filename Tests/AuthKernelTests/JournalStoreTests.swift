@@ -2,6 +2,7 @@
 import AuthTestSupport
 import Foundation
 import Logging
+import Synchronization
 import Testing
 
 struct JournalStoreTests {
@@ -87,6 +88,35 @@ struct JournalStoreTests {
         #expect(reopened.loadReport.replayedLines == 0)
         #expect(await reopened.read { $0.users.count } == 2)
         await reopened.close()
+    }
+
+    @Test func writesGoOnWhileACompactionAndABackupEncodeSnapshots() async throws {
+        let faults = StoreFaults()
+        let store = try await JournalStore.open(folder: temporaryFolder(), faults: faults, logger: logger)
+        let first = user(0)
+        try await store.write { $0.put(first) }
+        faults.holdSnapshots(true)
+        let compaction = Task { try await store.compact() }
+        let backup = Task { try await store.snapshotBytes() }
+        while faults.heldSnapshots == 0 { try await Task.sleep(for: .milliseconds(2)) }
+        try await Task.sleep(for: .milliseconds(50))  // the backup, too, reaches its thread (or its queue)
+
+        // Both snapshots stay held; a write must still reach the disk.
+        let finished = Flag()
+        let u = user(1)
+        let written = Task {
+            try await store.write { $0.put(u) }
+            finished.set()
+        }
+        for _ in 0..<300 where !finished.isSet { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(finished.isSet, "a write waited for the snapshots' threads")
+        faults.holdSnapshots(false)
+        try await compaction.value
+        let bytes = try await backup.value
+        #expect(try SnapshotFile.decode(bytes, path: "backup").changes.count >= 1)
+        try await written.value
+        #expect(await store.read { $0.users.count } == 2)
+        await store.close()
     }
 
     @Test func aCompactedStoreClosedWithoutAWriteKeepsEverything() async throws {
@@ -362,7 +392,8 @@ struct JournalStoreTests {
             })
         }
         #expect(acknowledged.count <= 10)
-        #expect(logs.contains("refusing writes (503) until the disk accepts them again"))
+        // The failed batch's writers are answered from the flush thread; the store logs on its actor.
+        #expect(await logs.eventuallyContains("refusing writes (503) until the disk accepts them again"))
         await #expect(throws: StoreError.self) { try await store.write { $0.put(refused) } }
         #expect(await store.read { $0.user(id: kept.id) } == kept)
         try await Task.sleep(for: .milliseconds(100))
@@ -431,4 +462,11 @@ struct JournalStoreTests {
         #expect(await store.read { $0.sessions.isEmpty && $0.codes.isEmpty && $0.session(refreshHash: "h") == nil && $0.user(email: "u1@example.com") == nil })
         await store.close()
     }
+}
+
+/// A flag one task sets and another polls.
+final class Flag: Sendable {
+    private let value = Mutex(false)
+    func set() { value.withLock { $0 = true } }
+    var isSet: Bool { value.withLock { $0 } }
 }

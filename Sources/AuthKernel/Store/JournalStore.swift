@@ -53,6 +53,9 @@ public actor JournalStore {
     private var closed = false
     private let lock: DataFolderLock
     private let io: NIOThreadPool
+    /// The thread compactions and backups encode snapshots on (seconds at a million users): on `io`,
+    /// a backup taken during a compaction held both of its threads and every write waited.
+    private let snapshots: NIOThreadPool
     private let compactAfterBytes: Int
     private let faults: StoreFaults?
     private let recoveryInterval: Duration
@@ -117,7 +120,7 @@ public actor JournalStore {
 
     private init(
         folder: String, state: StoreState, seq: UInt64, snapshotSeq: UInt64, segment: Segment, lock: DataFolderLock, io: NIOThreadPool,
-        compactAfterBytes: Int, faults: StoreFaults?, recoveryInterval: Duration, logger: Logger, report: LoadReport
+        snapshots: NIOThreadPool, compactAfterBytes: Int, faults: StoreFaults?, recoveryInterval: Duration, logger: Logger, report: LoadReport
     ) {
         self.folder = folder
         self.snapshotSeq = snapshotSeq
@@ -125,6 +128,7 @@ public actor JournalStore {
         self.segment = segment
         self.lock = lock
         self.io = io
+        self.snapshots = snapshots
         self.compactAfterBytes = compactAfterBytes
         self.faults = faults
         self.recoveryInterval = recoveryInterval
@@ -146,16 +150,19 @@ public actor JournalStore {
         // Its own threads: fsyncs must not queue behind Argon2id hashes on the shared pool.
         let io = NIOThreadPool(numberOfThreads: 2)
         io.start()
+        let snapshots = NIOThreadPool(numberOfThreads: 1)
+        snapshots.start()
         do {
             let loaded = try await io.runIfActive { try load(folder: folder, logger: logger) }
             return JournalStore(
                 folder: folder, state: loaded.state, seq: loaded.seq, snapshotSeq: loaded.snapshotSeq, segment: loaded.segment, lock: lock, io: io,
-                compactAfterBytes: compactAfterBytes, faults: faults, recoveryInterval: recoveryInterval, logger: logger,
+                snapshots: snapshots, compactAfterBytes: compactAfterBytes, faults: faults, recoveryInterval: recoveryInterval, logger: logger,
                 report: loaded.report
             )
         } catch {
             lock.release()
             try? await io.shutdownGracefully()
+            try? await snapshots.shutdownGracefully()
             throw error
         }
     }
@@ -425,9 +432,11 @@ public actor JournalStore {
             compacting = false
             return
         }
+        let faults = self.faults
         Task {
             do {
-                try await io.runIfActive {
+                try await snapshots.runIfActive {
+                    faults?.snapshotStarts()
                     let started = ContinuousClock.now
                     try Self.writeSnapshot(snapshotState, seq: snapshotSeq, folder: folder, inBackground: true)
                     try Self.deleteSegments(folder: folder, below: newNumber)
@@ -464,7 +473,11 @@ public actor JournalStore {
     /// every acknowledged write; encoding runs off the actor, so writes go on meanwhile.
     public func snapshotBytes() async throws -> [UInt8] {
         let (state, seq) = core.withLock { ($0.state, $0.seq) }
-        return try await io.runIfActive { try SnapshotFile.encode(state, seq: seq, inBackground: true) }
+        let faults = self.faults
+        return try await snapshots.runIfActive {
+            faults?.snapshotStarts()
+            return try SnapshotFile.encode(state, seq: seq, inBackground: true)
+        }
     }
 
     /// Forces a snapshot now and starts a fresh journal (used by tests).
@@ -516,6 +529,7 @@ public actor JournalStore {
         Glibc.close(segment.fd)
         lock.release()
         try? await io.shutdownGracefully()
+        try? await snapshots.shutdownGracefully()
     }
 
     // MARK: Files

@@ -1,11 +1,17 @@
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A fault-injection hook for tests of disk trouble: makes journal writes (and the store's
-/// recovery probe) fail as a full disk would.
+/// recovery probe) fail as a full disk would, or holds snapshots (a compaction's, a backup's) as
+/// a slow encode of a large store would.
 public final class StoreFaults: Sendable {
     private struct Plan {
         var full = false
         var writesBeforeFull = 0
+        var holdSnapshots = false
+        var heldSnapshots = 0
     }
     private let plan = Mutex(Plan())
 
@@ -19,6 +25,25 @@ public final class StoreFaults: Sendable {
             $0.full = isFull
             $0.writesBeforeFull = isFull ? writes : 0
         }
+    }
+
+    /// While true, every snapshot the store starts to encode waits (on its thread) until it is false again.
+    public func holdSnapshots(_ hold: Bool) {
+        plan.withLock { $0.holdSnapshots = hold }
+    }
+
+    /// Snapshots waiting now because of ``holdSnapshots(_:)``.
+    public var heldSnapshots: Int { plan.withLock { $0.heldSnapshots } }
+
+    /// Called by the store on the thread that is about to encode a snapshot.
+    func snapshotStarts() {
+        guard plan.withLock({ p in
+            guard p.holdSnapshots else { return false }
+            p.heldSnapshots += 1
+            return true
+        }) else { return }
+        while plan.withLock({ $0.holdSnapshots }) { usleep(1000) }
+        plan.withLock { $0.heldSnapshots -= 1 }
     }
 
     func shouldFail() -> Bool {
