@@ -228,6 +228,25 @@ struct JournalStoreTests {
         await third.close()
     }
 
+    @Test func aRotationOfAnUnknownSessionIsSkippedWithAWarning() async throws {
+        let (crashed, segment, bytes, dataEnd) = try await crashedAfterThreeUsers()
+        let unknown = UUID()
+        let t = Date(timeIntervalSince1970: 1_800_000_000)
+        let rotation = SessionRotation(id: unknown, dropped: 0, retiredAt: t, refreshHashes: ["h"], lastUsedAt: t, expiresAt: t + 60)
+        var line = try JournalLine(seq: 4, changes: [.rotateSession(rotation)]).encoded(with: StoreCoding.encoder())
+        line.append(0x0A)
+        var edited = Array(bytes)
+        edited.replaceSubrange(dataEnd..<(dataEnd + line.count), with: line)
+        try Data(edited).write(to: URL(fileURLWithPath: segment))
+
+        let logs = LogCapture()
+        let reopened = try await JournalStore.open(folder: crashed, logger: logs.logger())
+        #expect(reopened.loadReport.replayedLines == 4)
+        #expect(logs.contains("rotates a session that does not exist") && logs.contains(unknown.uuidString))
+        #expect(await reopened.read { ($0.users.count, $0.sessions.count) } == (3, 0))
+        await reopened.close()
+    }
+
     @Test func corruptionBeforeTheEndStopsStartUpNamingFileAndLine() async throws {
         let folder = temporaryFolder()
         let store = try await JournalStore.open(folder: folder, logger: logger)

@@ -633,7 +633,17 @@ public actor JournalStore {
                     if seq > 0, entry.seq != seq + 1 {
                         throw StoreError.corrupt(path: path, line: lineNumber, reason: "sequence \(entry.seq) leaves a gap after \(seq)")
                     }
-                    for change in entry.changes { state.apply(change) }
+                    for change in entry.changes {
+                        // Only damage or a hand edit can name a session the journal never made; the
+                        // change is skipped, as the session's later lines would be, but not silently.
+                        if case .rotateSession(let r) = change, state.sessions[r.id] == nil {
+                            logger.warning(
+                                "store: a journal line rotates a session that does not exist; that change is skipped",
+                                metadata: ["file": "\(path)", "line": "\(lineNumber)", "session.id": "\(r.id)"]
+                            )
+                        }
+                        state.apply(change)
+                    }
                     seq = entry.seq
                     report.replayedLines += 1
                 }
