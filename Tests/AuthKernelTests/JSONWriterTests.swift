@@ -96,6 +96,16 @@ struct JSONWriterTests {
         #expect(try parsed(fast) == parsed(StoreCoding.encoder().encode(line)))
     }
 
+    @Test func numbersJSONCannotHoldAreWrittenAsNull() throws {
+        var w = JSONWriter(capacity: 64)
+        w.beginArray()
+        for n in [Double.infinity, -.infinity, .nan, 2, 0.5] { w.double(n) }
+        w.endArray()
+        #expect(String(decoding: w.bytes, as: UTF8.self) == "[null,null,null,2,0.5]")
+        let encoded = try JSONEncoder().encode(JSONValue.array([.number(.nan), .number(.infinity), .number(3)]))
+        #expect(String(decoding: encoded, as: UTF8.self) == "[null,null,3]")
+    }
+
     @Test func snapshotsOfHandWrittenRecordsReadBack() throws {
         var state = StoreState()
         for u in awkwardUsers() { state.put(u) }

@@ -119,6 +119,23 @@ struct JournalStoreTests {
         await store.close()
     }
 
+    @Test func aNumberJSONCannotHoldIsStoredAsNullAndTheJournalStaysReadable() async throws {
+        let folder = temporaryFolder()
+        let store = try await JournalStore.open(folder: folder, logger: logger)
+        var u = user(1)
+        u.secrets = ["inf": .number(.infinity), "nan": .number(.nan), "list": .array([.number(-.infinity), .number(1.5)])]
+        try await store.write { $0.put(u) }
+        let crashed = try crashCopy(folder)
+        try await store.compact()  // the snapshot path too
+        await store.close()
+        for copy in [crashed, folder] {
+            let reopened = try await JournalStore.open(folder: copy, logger: logger)
+            let secrets = await reopened.read { $0.user(id: u.id)?.secrets }
+            #expect(secrets == ["inf": .null, "nan": .null, "list": .array([.null, .number(1.5)])])
+            await reopened.close()
+        }
+    }
+
     @Test func aCompactedStoreClosedWithoutAWriteKeepsEverything() async throws {
         let folder = temporaryFolder()
         let store = try await JournalStore.open(folder: folder, logger: logger)

@@ -24,6 +24,7 @@ public enum JSONValue: Codable, Sendable, Equatable {
         switch self {
         case .null: try c.encodeNil()
         case .bool(let b): try c.encode(b)
+        case .number(let n) where !n.isFinite: try c.encodeNil()  // JSON has none; JSONEncoder would throw
         case .number(let n):
             if n.rounded() == n, abs(n) < 1e15 { try c.encode(Int64(n)) } else { try c.encode(n) }
         case .string(let s): try c.encode(s)

@@ -93,9 +93,12 @@ public struct JSONWriter: Sendable {
         append(String(value))
     }
 
-    /// A number as Swift prints it shortest, which reads back to the same `Double`.
+    /// A number as Swift prints it shortest, which reads back to the same `Double`. JSON has no
+    /// infinity or NaN: those are written as `null` (as JavaScript's `JSON.stringify` does); printed
+    /// as Swift prints them, one in a record made the journal unreadable at the next start-up.
     public mutating func double(_ value: Double) {
         comma()
+        guard value.isFinite else { return append("null") }
         append(value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : "\(value)")
     }
 
