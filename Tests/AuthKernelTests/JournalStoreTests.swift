@@ -22,6 +22,11 @@ struct JournalStoreTests {
         return copy
     }
 
+    /// The inode of the folder's `snapshot.json`: a rewrite replaces the file by rename, so it changes.
+    func snapshotInode(_ folder: String) throws -> Int? {
+        try FileManager.default.attributesOfItem(atPath: folder + "/snapshot.json")[.systemFileNumber] as? Int
+    }
+
     func segments(_ folder: String) throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix("journal-") }.sorted()
     }
@@ -61,29 +66,27 @@ struct JournalStoreTests {
 
     @Test func closingWithoutAWriteLeavesTheSnapshotAsItIs() async throws {
         let folder = temporaryFolder()
-        let snapshot = folder + "/snapshot.json"
-        func inode() throws -> Int { (try FileManager.default.attributesOfItem(atPath: snapshot)[.systemFileNumber] as? Int) ?? -1 }
 
         // Nothing ever written: no snapshot appears.
         await (try await JournalStore.open(folder: folder, logger: logger)).close()
-        #expect(!FileManager.default.fileExists(atPath: snapshot))
+        #expect(!FileManager.default.fileExists(atPath: folder + "/snapshot.json"))
 
         let store = try await JournalStore.open(folder: folder, logger: logger)
         let u = user(1)
         try await store.write { $0.put(u) }
         await store.close()
-        let written = try inode()
+        let written = try #require(try snapshotInode(folder))
 
         // Opened and closed again without a write: the same file (a rewrite replaces it by rename).
         await (try await JournalStore.open(folder: folder, logger: logger)).close()
-        #expect(try inode() == written)
+        #expect(try snapshotInode(folder) == written)
 
         // A write after opening: a new snapshot holding it.
         let again = try await JournalStore.open(folder: folder, logger: logger)
         let v = user(2)
         try await again.write { $0.put(v) }
         await again.close()
-        #expect(try inode() != written)
+        #expect(try snapshotInode(folder) != written)
         let reopened = try await JournalStore.open(folder: folder, logger: logger)
         #expect(reopened.loadReport.replayedLines == 0)
         #expect(await reopened.read { $0.users.count } == 2)
@@ -141,13 +144,14 @@ struct JournalStoreTests {
         let store = try await JournalStore.open(folder: folder, logger: logger)
         for i in 0..<3 { let u = user(i); try await store.write { $0.put(u) } }
         try await store.compact()
-        let compacted = try FileManager.default.attributesOfItem(atPath: folder + "/snapshot.json")[.systemFileNumber] as? Int
+        let compacted = try #require(try snapshotInode(folder))
         await store.close()  // the snapshot of compact() already holds everything
-        #expect(try FileManager.default.attributesOfItem(atPath: folder + "/snapshot.json")[.systemFileNumber] as? Int == compacted)
+        #expect(try snapshotInode(folder) == compacted)
         let reopened = try await JournalStore.open(folder: folder, logger: logger)
         #expect(await reopened.read { $0.users.count } == 3)
         await reopened.close()
     }
+
     @Test func concurrentWritersShareFsyncs() async throws {
         let folder = temporaryFolder()
         let store = try await JournalStore.open(folder: folder, logger: logger)
