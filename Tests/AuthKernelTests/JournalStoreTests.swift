@@ -225,6 +225,48 @@ struct JournalStoreTests {
         await third.close()
     }
 
+    @Test func aBatchWhoseLaterPagesOutlivedAPowerCutIsDroppedWhole() async throws {
+        // A power cut can leave a batch's later page on disk and an earlier one not: a torn line
+        // (zeros where the page never landed), then whole lines. None of it was acknowledged.
+        let (crashed, segment, bytes, dataEnd) = try await crashedAfterThreeUsers()
+        let lastLine = bytes[bytes[..<(dataEnd - 1)].lastIndex(of: 0x0A)! + 1..<dataEnd]
+        let handle = FileHandle(forWritingAtPath: segment)!
+        handle.seek(toFileOffset: UInt64(dataEnd))
+        handle.write(Data(#"{"changes":[{"op":"put_user","#.utf8) + Data(count: 4000) + Data(#"x"}]}"#.utf8) + Data([0x0A]) + lastLine + lastLine)
+        handle.closeFile()
+
+        let logs = LogCapture()
+        let reopened = try await JournalStore.open(folder: crashed, logger: logs.logger())
+        #expect(reopened.loadReport.droppedTornLine)
+        #expect(logs.contains("dropping a torn journal line and the lines after it"))
+        #expect(await reopened.read { $0.users.count } == 3)
+        let u = user(9)
+        try await reopened.write { $0.put(u) }
+        let again = try crashCopy(crashed)
+        await reopened.close()
+        let third = try await JournalStore.open(folder: again, logger: logger)
+        #expect(await third.read { $0.users.count } == 4)
+        #expect(!third.loadReport.droppedTornLine)
+        await third.close()
+    }
+
+    @Test func aTornLineFollowedByMoreThanACrashCanLeaveIsDamage() async throws {
+        let (crashed, segment, bytes, dataEnd) = try await crashedAfterThreeUsers()
+        let lastLine = bytes[bytes[..<(dataEnd - 1)].lastIndex(of: 0x0A)! + 1..<dataEnd]
+        var tail = Data(#"{"changes":[{"op":"put_user","#.utf8) + Data(count: 100) + Data([0x0A])
+        while tail.count <= JournalStore.crashTailLimit { tail += lastLine }
+        let handle = FileHandle(forWritingAtPath: segment)!
+        handle.seek(toFileOffset: UInt64(dataEnd))
+        handle.write(tail)
+        handle.closeFile()
+        do {
+            _ = try await JournalStore.open(folder: crashed, logger: logger)
+            Issue.record("dropped more than a crash can leave")
+        } catch let StoreError.corrupt(_, line, _) {
+            #expect(line == 4)
+        }
+    }
+
     @Test func reservedSpaceAfterTheLinesIsNeitherATornLineNorLost() async throws {
         let (crashed, _, bytes, dataEnd) = try await crashedAfterThreeUsers()
         // The file is longer than its lines (space reserved so fdatasync need not write the inode);

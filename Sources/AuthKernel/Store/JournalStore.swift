@@ -106,6 +106,10 @@ public actor JournalStore {
 
     /// Journal space reserved at a time (``DurableFile/preallocate(_:from:length:)``).
     static let preallocationChunk = 1 << 20
+    /// At start-up, how far from the end of the last segment a torn line may be followed by whole
+    /// lines and still be taken for a batch a crash cut short (its pages reached the disk out of
+    /// order). Batches here are kilobytes; one larger than this, cut so, stops start-up as damage.
+    static let crashTailLimit = 1 << 20
 
     /// What start-up found on disk.
     public struct LoadReport: Sendable {
@@ -606,13 +610,25 @@ public actor JournalStore {
                 // Space reserved ahead of the writes reads as zeros: the end of this segment's lines.
                 if torn, Self.isZero(bytes, from: lineStart) { break }
                 if torn {
-                    guard isLastSegment, newline == nil || !bytes[lineEnd...].contains(where: { $0 != 0 && $0 != 0x0A }) else {
+                    // After a power cut, a batch's later pages can be on disk while an earlier one is
+                    // not: lines after a torn one are then the rest of that unacknowledged batch. Only
+                    // within ``crashTailLimit`` of the end is that taken for a crash; further is damage.
+                    let dataEnd = Self.endOfData(bytes)
+                    let linesFollow = newline != nil && bytes[(lineEnd + 1)..<max(dataEnd, lineEnd + 1)].contains(where: { $0 != 0 && $0 != 0x0A })
+                    guard isLastSegment, !linesFollow || dataEnd - lineStart <= Self.crashTailLimit else {
                         throw StoreError.corrupt(path: path, line: lineNumber, reason: "unreadable journal line before the end of the journal")
                     }
-                    logger.warning(
-                        "store: dropping a torn last journal line (a crash interrupted its write; it was never acknowledged)",
-                        metadata: ["file": "\(path)", "line": "\(lineNumber)"]
-                    )
+                    if linesFollow {
+                        logger.warning(
+                            "store: dropping a torn journal line and the lines after it (a crash cut a write short; it was never acknowledged)",
+                            metadata: ["file": "\(path)", "line": "\(lineNumber)", "bytes": "\(dataEnd - lineStart)"]
+                        )
+                    } else {
+                        logger.warning(
+                            "store: dropping a torn last journal line (a crash interrupted its write; it was never acknowledged)",
+                            metadata: ["file": "\(path)", "line": "\(lineNumber)"]
+                        )
+                    }
                     try truncateFile(path, to: lineStart)
                     report.droppedTornLine = true
                     break
@@ -670,6 +686,13 @@ public actor JournalStore {
             guard start < raw.count, let found = memchr(raw.baseAddress! + start, 0x0A, raw.count - start) else { return nil }
             return raw.baseAddress!.distance(to: UnsafeRawPointer(found))
         }
+    }
+
+    /// The index after the last byte that is not zero (reserved space no write has reached reads as zeros).
+    private static func endOfData(_ bytes: [UInt8]) -> Int {
+        var end = bytes.count
+        while end > 0, bytes[end - 1] == 0 { end -= 1 }
+        return end
     }
 
     /// Whether every byte from `start` on is zero (reserved space no write has reached).
