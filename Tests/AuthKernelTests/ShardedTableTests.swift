@@ -36,6 +36,26 @@ struct ShardedTableTests {
         #expect(some > 0 && some < 5000)
     }
 
+    @Test func partsBuiltByShardRangeJoinIntoTheWholeTable() {
+        let n = ShardedTable<Int, Int>.shardCount
+        let ranges = [0..<(n / 3), (n / 3)..<n]
+        var whole = ShardedTable<Int, Int>()
+        var parts = ranges.map { ShardedTable<Int, Int>(minimumCapacity: 3000, inShards: $0) }
+        for i in 0..<3000 {
+            whole[i] = i * 2
+            // Every part is offered every key and keeps only those of its own shards.
+            for p in parts.indices { parts[p].insert(i * 2, forKey: i, ifInShards: ranges[p]) }
+        }
+        #expect(parts.allSatisfy { $0.count > 0 && $0.count < 3000 } && parts.map(\.count).reduce(0, +) == 3000)
+        let joined = ShardedTable(joining: parts, shards: ranges)
+        #expect(joined == whole && joined.count == 3000)
+        // Replacing a key in its part does not count it twice.
+        var again = parts[0]
+        let key = (0..<3000).first { ranges[0].contains(ShardedTable<Int, Int>.shard($0)) }!
+        again.insert(-1, forKey: key, ifInShards: ranges[0])
+        #expect(again.count == parts[0].count && again[key] == -1)
+    }
+
     @Test func copiesAreIndependentAndCompareByContent() {
         var table = ShardedTable<Int, String>(minimumCapacity: 10_000)
         for i in 0..<10_000 { table[i] = "v\(i)" }

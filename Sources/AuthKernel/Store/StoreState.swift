@@ -182,26 +182,24 @@ public struct StoreState: Sendable {
         }
         let tables = BulkTables()
         let counts = (users: userCount, sessions: sessionCount, hashes: hashCount)
-        // Each part reads every record but builds only its own table.
-        DispatchQueue.concurrentPerform(iterations: 6) { part in
-            switch part {
+        // The three tables with an entry per user are each built in `ranges` parts by shard range
+        // on separate threads: the parts keep the cores evenly busy, and each part's dictionaries
+        // (a fraction of the table) stay in the cache better than the whole table did.
+        let ranges = Self.loadingRanges
+        let shardRanges = (0..<ranges).map { i in
+            (i * ShardedTable<UUID, UserRecord>.shardCount / ranges)..<((i + 1) * ShardedTable<UUID, UserRecord>.shardCount / ranges)
+        }
+        let users = ParallelResults<ShardedTable<UUID, UserRecord>>(count: ranges)
+        let byEmail = ParallelResults<ShardedTable<String, UUID>>(count: ranges)
+        let byIdentity = ParallelResults<ShardedTable<Identity, UUID>>(count: ranges)
+        // Each job reads every record but builds only its own table (or part of one).
+        DispatchQueue.concurrentPerform(iterations: 3 + 3 * ranges) { job in
+            switch job {
             case 0:
-                var d = ShardedTable<UUID, UserRecord>(minimumCapacity: counts.users)
-                for chunk in chunks { for case .putUser(let u) in chunk { d[u.id] = u } }
-                tables.users = d
-            case 1:
-                var d = ShardedTable<String, UUID>(minimumCapacity: counts.users)
-                for chunk in chunks { for case .putUser(let u) in chunk { if let email = u.email { d[email] = u.id } } }
-                tables.userByEmail = d
-            case 2:
                 var d = ShardedTable<String, UUID>()
                 for chunk in chunks { for case .putUser(let u) in chunk { if let name = u.username { d[name.lowercased()] = u.id } } }
                 tables.userByUsername = d
-            case 3:
-                var d = ShardedTable<Identity, UUID>(minimumCapacity: counts.users)
-                for chunk in chunks { for case .putUser(let u) in chunk { for identity in u.identities { d[identity] = u.id } } }
-                tables.userByIdentity = d
-            case 4:
+            case 1:
                 var d = ShardedTable<UUID, SessionRecord>(minimumCapacity: counts.sessions)
                 var byUser = ShardedTable<UUID, Set<UUID>>()
                 for chunk in chunks {
@@ -212,7 +210,7 @@ public struct StoreState: Sendable {
                 }
                 tables.sessions = d
                 tables.sessionsByUser = byUser
-            default:
+            case 2:
                 var d = ShardedTable<String, UUID>(minimumCapacity: counts.hashes)
                 for chunk in chunks {
                     for case .putSession(let s) in chunk {
@@ -221,8 +219,28 @@ public struct StoreState: Sendable {
                     }
                 }
                 tables.sessionByRefreshHash = d
+            default:
+                let part = (job - 3) % ranges, range = shardRanges[part]
+                switch (job - 3) / ranges {
+                case 0:
+                    var d = ShardedTable<UUID, UserRecord>(minimumCapacity: counts.users, inShards: range)
+                    for chunk in chunks { for case .putUser(let u) in chunk { d.insert(u, forKey: u.id, ifInShards: range) } }
+                    users.set(part, .success(d))
+                case 1:
+                    var d = ShardedTable<String, UUID>(minimumCapacity: counts.users, inShards: range)
+                    for chunk in chunks { for case .putUser(let u) in chunk { if let email = u.email { d.insert(u.id, forKey: email, ifInShards: range) } } }
+                    byEmail.set(part, .success(d))
+                default:
+                    var d = ShardedTable<Identity, UUID>(minimumCapacity: counts.users, inShards: range)
+                    for chunk in chunks { for case .putUser(let u) in chunk { for identity in u.identities { d.insert(u.id, forKey: identity, ifInShards: range) } } }
+                    byIdentity.set(part, .success(d))
+                }
             }
         }
+        // Every part is set (the jobs cannot fail); were one missing, the counts below would differ.
+        tables.users = ShardedTable(joining: (try? users.values()) ?? [], shards: shardRanges)
+        tables.userByEmail = ShardedTable(joining: (try? byEmail.values()) ?? [], shards: shardRanges)
+        tables.userByIdentity = ShardedTable(joining: (try? byIdentity.values()) ?? [], shards: shardRanges)
         guard tables.users.count == userCount, tables.sessions.count == sessionCount else { return applyingInOrder(chunks) }
         var state = StoreState()
         state.users = tables.users
@@ -235,6 +253,11 @@ public struct StoreState: Sendable {
         for record in rest { state.apply(record) }
         return state
     }
+
+    /// Parts per user table when loading a snapshot (``loading(snapshot:)``). Measured at a million
+    /// users on 2 cores (medians of six opens): whole tables 1.18 s, two parts 0.98 s, three 1.29 s
+    /// (each part reads every record, and three jobs a table no longer divide evenly between the cores).
+    static let loadingRanges = 2
 
     private static func applyingInOrder(_ chunks: [[StoreChange]]) -> StoreState {
         var state = StoreState()
