@@ -57,17 +57,20 @@ class Server:
             raw = err.read()
             return err.code, (json.loads(raw) if raw else None), dict(err.headers)
 
-    def last_code(self):
+    def outbox(self):
+        """The outbox's complete lines: the server may be writing the next one (no newline yet)."""
         with open(os.path.join(self.folder, "outbox.jsonl")) as f:
-            return json.loads(f.read().splitlines()[-1])["code"]
+            return f.read().split("\n")[:-1]
+
+    def last_code(self):
+        return json.loads(self.outbox()[-1])["code"]
 
     def code_for(self, email):
         """The newest code mailed to `email` (safe while other threads send codes to other addresses)."""
-        with open(os.path.join(self.folder, "outbox.jsonl")) as f:
-            for line in reversed(f.read().splitlines()):
-                message = json.loads(line)
-                if message["to"] == email:
-                    return message["code"]
+        for line in reversed(self.outbox()):
+            message = json.loads(line)
+            if message["to"] == email:
+                return message["code"]
         raise AssertionError(f"no code mailed to {email}")
 
     def sign_in(self, email):
