@@ -44,6 +44,37 @@ struct JournalStoreTests {
         return (crashed, segment, bytes, bytes.lastIndex(of: 0x0A)! + 1)
     }
 
+    /// The segment's last whole line, newline included.
+    func lastLine(_ bytes: Data, end: Int) -> Data {
+        bytes[(bytes[..<(end - 1)].lastIndex(of: 0x0A)! + 1)..<end]
+    }
+
+    /// Writes `data` where the next batch would have gone: right after the lines, in the reserved space.
+    func writeAfterLines(_ data: Data, segment: String, at end: Int) {
+        let handle = FileHandle(forWritingAtPath: segment)!
+        handle.seek(toFileOffset: UInt64(end))
+        handle.write(data)
+        handle.closeFile()
+    }
+
+    /// Opens a crash copy whose journal ends in a tail a crash left: the tail is dropped with
+    /// `warning` logged, the three users stay, and the journal takes new lines cleanly after it.
+    func expectTailDropped(_ crashed: String, warning: String) async throws {
+        let logs = LogCapture()
+        let reopened = try await JournalStore.open(folder: crashed, logger: logs.logger())
+        #expect(reopened.loadReport.droppedTornLine)
+        #expect(logs.contains(warning))
+        #expect(await reopened.read { $0.users.count } == 3)
+        let u = user(9)
+        try await reopened.write { $0.put(u) }
+        let again = try crashCopy(crashed)
+        await reopened.close()
+        let third = try await JournalStore.open(folder: again, logger: logger)
+        #expect(await third.read { $0.users.count } == 4)
+        #expect(!third.loadReport.droppedTornLine)
+        await third.close()
+    }
+
     @Test func acknowledgedWritesSurviveACrashAndACleanClose() async throws {
         let folder = temporaryFolder()
         let store = try await JournalStore.open(folder: folder, logger: logger)
@@ -203,62 +234,26 @@ struct JournalStoreTests {
 
     @Test func tornLastLineIsDroppedWithAWarning() async throws {
         let (crashed, segment, _, dataEnd) = try await crashedAfterThreeUsers()
-        // Where the next batch would have gone: right after the last line, in the reserved space.
-        let handle = FileHandle(forWritingAtPath: segment)!
-        handle.seek(toFileOffset: UInt64(dataEnd))
-        handle.write(Data(#"{"changes":[{"op":"put_user","user":{"id":"#.utf8))
-        handle.closeFile()
-
-        let logs = LogCapture()
-        let reopened = try await JournalStore.open(folder: crashed, logger: logs.logger())
-        #expect(reopened.loadReport.droppedTornLine)
-        #expect(logs.contains("torn last journal line"))
-        #expect(await reopened.read { $0.users.count } == 3)
-        // The tail was cut off, so the journal takes new lines cleanly.
-        let u = user(9)
-        try await reopened.write { $0.put(u) }
-        let again = try crashCopy(crashed)
-        await reopened.close()
-        let third = try await JournalStore.open(folder: again, logger: logger)
-        #expect(await third.read { $0.users.count } == 4)
-        #expect(!third.loadReport.droppedTornLine)
-        await third.close()
+        writeAfterLines(Data(#"{"changes":[{"op":"put_user","user":{"id":"#.utf8), segment: segment, at: dataEnd)
+        try await expectTailDropped(crashed, warning: "torn last journal line")
     }
 
     @Test func aBatchWhoseLaterPagesOutlivedAPowerCutIsDroppedWhole() async throws {
         // A power cut can leave a batch's later page on disk and an earlier one not: a torn line
         // (zeros where the page never landed), then whole lines. None of it was acknowledged.
         let (crashed, segment, bytes, dataEnd) = try await crashedAfterThreeUsers()
-        let lastLine = bytes[bytes[..<(dataEnd - 1)].lastIndex(of: 0x0A)! + 1..<dataEnd]
-        let handle = FileHandle(forWritingAtPath: segment)!
-        handle.seek(toFileOffset: UInt64(dataEnd))
-        handle.write(Data(#"{"changes":[{"op":"put_user","#.utf8) + Data(count: 4000) + Data(#"x"}]}"#.utf8) + Data([0x0A]) + lastLine + lastLine)
-        handle.closeFile()
-
-        let logs = LogCapture()
-        let reopened = try await JournalStore.open(folder: crashed, logger: logs.logger())
-        #expect(reopened.loadReport.droppedTornLine)
-        #expect(logs.contains("dropping a torn journal line and the lines after it"))
-        #expect(await reopened.read { $0.users.count } == 3)
-        let u = user(9)
-        try await reopened.write { $0.put(u) }
-        let again = try crashCopy(crashed)
-        await reopened.close()
-        let third = try await JournalStore.open(folder: again, logger: logger)
-        #expect(await third.read { $0.users.count } == 4)
-        #expect(!third.loadReport.droppedTornLine)
-        await third.close()
+        let line = lastLine(bytes, end: dataEnd)
+        let torn = Data(#"{"changes":[{"op":"put_user","#.utf8) + Data(count: 4000) + Data(#"x"}]}"#.utf8) + Data([0x0A])
+        writeAfterLines(torn + line + line, segment: segment, at: dataEnd)
+        try await expectTailDropped(crashed, warning: "dropping a torn journal line and the lines after it")
     }
 
     @Test func aTornLineFollowedByMoreThanACrashCanLeaveIsDamage() async throws {
         let (crashed, segment, bytes, dataEnd) = try await crashedAfterThreeUsers()
-        let lastLine = bytes[bytes[..<(dataEnd - 1)].lastIndex(of: 0x0A)! + 1..<dataEnd]
+        let line = lastLine(bytes, end: dataEnd)
         var tail = Data(#"{"changes":[{"op":"put_user","#.utf8) + Data(count: 100) + Data([0x0A])
-        while tail.count <= JournalStore.crashTailLimit { tail += lastLine }
-        let handle = FileHandle(forWritingAtPath: segment)!
-        handle.seek(toFileOffset: UInt64(dataEnd))
-        handle.write(tail)
-        handle.closeFile()
+        while tail.count <= JournalStore.crashTailLimit { tail += line }
+        writeAfterLines(tail, segment: segment, at: dataEnd)
         do {
             _ = try await JournalStore.open(folder: crashed, logger: logger)
             Issue.record("dropped more than a crash can leave")
