@@ -16,6 +16,15 @@ struct EmailAddressTests {
         #expect(EmailAddress(raw) == nil)
     }
 
+    @Test func theLengthLimitCountsTheAddressAsSentBeforeTrimming() {
+        let longest = String(repeating: "a", count: 64) + "@" + String(repeating: "b", count: 63) + "." + String(repeating: "c", count: 63)
+            + "." + String(repeating: "d", count: 54) + ".co"
+        #expect(longest.count == 250 && EmailAddress(longest)?.value == longest)
+        #expect(EmailAddress("  " + longest + "  ")?.value == longest)
+        // 256 code points as sent: the schema's `maxLength: 254` refuses it, so the server must too.
+        #expect(EmailAddress("   " + longest + "   ") == nil)
+    }
+
     @Test func trimsSurroundingSpaces() {
         #expect(EmailAddress("  a@b.co ")?.value == "a@b.co")
     }

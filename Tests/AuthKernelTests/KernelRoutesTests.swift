@@ -79,6 +79,16 @@ struct KernelRoutesTests {
             #expect(cleared.json["display_name"] is NSNull)
             let long = try await client.send(.patch, "/api/v1/auth/me", json: ["display_name": String(repeating: "x", count: 101)], bearer: s.accessToken)
             #expect(long.status == .badRequest && long.errorCode == "INVALID_REQUEST")
+            // Counted in code points as sent, as the schema counts: one character carrying 150 combining
+            // marks is 151, and spaces around 99 letters make 101.
+            let zalgo = "Z" + String(repeating: "\u{0301}", count: 150)
+            #expect(zalgo.count == 1)
+            let marks = try await client.send(.patch, "/api/v1/auth/me", json: ["display_name": zalgo], bearer: s.accessToken)
+            #expect(marks.status == .badRequest && marks.errorCode == "INVALID_REQUEST")
+            let padded = try await client.send(.patch, "/api/v1/auth/me", json: ["display_name": " " + String(repeating: "x", count: 99) + " "], bearer: s.accessToken)
+            #expect(padded.status == .badRequest && padded.errorCode == "INVALID_REQUEST")
+            let longest = try await client.send(.patch, "/api/v1/auth/me", json: ["display_name": "Ž" + String(repeating: "x", count: 98) + "\u{0301}"], bearer: s.accessToken)
+            #expect(longest.status == .ok)
             let control = try await client.send(.patch, "/api/v1/auth/me", json: ["display_name": "a\u{7}b"], bearer: s.accessToken)
             #expect(control.status == .badRequest)
             let missing = try await client.send(.patch, "/api/v1/auth/me", json: [:], bearer: s.accessToken)

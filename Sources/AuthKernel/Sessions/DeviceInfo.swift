@@ -7,10 +7,10 @@ public struct DeviceInfo: Sendable, Equatable {
     /// e.g. "ios".
     public var platform: String?
 
-    /// Longest label accepted, in characters.
+    /// Longest label accepted, in Unicode code points.
     public static let maxLength = 100
 
-    /// Validates labels: at most 100 characters, no control characters; blank means absent.
+    /// Validates labels: at most 100 Unicode code points as sent, trimmed, no control characters; blank means absent.
     /// - Throws: 400 `INVALID_REQUEST` naming the field.
     public init(name: String?, platform: String?) throws(AuthError) {
         self.name = try Self.clean(name, field: "device_name")
@@ -22,14 +22,6 @@ public struct DeviceInfo: Sendable, Equatable {
     private init() {}
 
     private static func clean(_ value: String?, field: String) throws(AuthError) -> String? {
-        guard let trimmed = value?.trimmingCharacters(in: .whitespaces), !trimmed.isEmpty else { return nil }
-        guard trimmed.count <= maxLength else {
-            throw AuthError.invalidRequest("The field `\(field)` must be at most \(maxLength) characters.", field: field)
-        }
-        guard !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw AuthError.invalidRequest("The field `\(field)` must not contain control characters.", field: field)
-        }
-        return trimmed
+        try ShortLabel.clean(value, field: field, maxLength: maxLength)
     }
 }
-

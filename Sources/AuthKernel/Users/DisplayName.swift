@@ -1,20 +1,14 @@
 import Foundation
 
-/// The rules for `display_name`: trimmed, at most 100 characters, no control characters; blank means none.
+/// The rules for `display_name`: at most 100 characters (Unicode code points, as sent), trimmed, no
+/// control characters; blank means none.
 public enum DisplayName {
-    /// Longest display name, in characters.
+    /// Longest display name, in Unicode code points.
     public static let maxLength = 100
 
     /// Returns the cleaned name (nil for none).
     /// - Throws: 400 `INVALID_REQUEST` naming `display_name`.
     public static func validate(_ value: String?) throws(AuthError) -> String? {
-        guard let trimmed = value?.trimmingCharacters(in: .whitespacesAndNewlines), !trimmed.isEmpty else { return nil }
-        guard trimmed.count <= maxLength else {
-            throw AuthError.invalidRequest("The field `display_name` must be at most \(maxLength) characters.", field: "display_name")
-        }
-        guard !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw AuthError.invalidRequest("The field `display_name` must not contain control characters.", field: "display_name")
-        }
-        return trimmed
+        try ShortLabel.clean(value, field: "display_name", maxLength: maxLength)
     }
 }

@@ -15,6 +15,8 @@ public struct EmailAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses and case-folds an address; nil when it is not acceptable.
     public init?(_ raw: String) {
+        // As sent, counted the way the schema's `maxLength` counts (code points), before trimming.
+        guard raw.unicodeScalars.count <= Self.maxLength else { return nil }
         let s = raw.trimmingCharacters(in: .whitespaces).lowercased()
         guard !s.isEmpty, s.utf8.count <= Self.maxLength else { return nil }
         let parts = s.split(separator: "@", omittingEmptySubsequences: false)
