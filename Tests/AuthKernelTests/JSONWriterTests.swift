@@ -1,5 +1,7 @@
 @testable import AuthKernel
+import AuthTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 /// The hand-written JSON of the hot paths must read back exactly as the `Codable` forms do.
@@ -118,14 +120,7 @@ struct JSONWriterTests {
     }
 
     @Test func aSnapshotEncodedInTheBackgroundHoldsTheSameRecords() throws {
-        var state = StoreState()
-        let t = Date(timeIntervalSince1970: 1_800_000_000)
-        for i in 0..<3000 {
-            let u = UserRecord(email: "u\(i)@example.com", createdAt: t)
-            state.put(u)
-            if i % 3 == 0 { state.put(SessionRecord(userID: u.id, deviceName: nil, platform: nil, amr: ["otp"], createdAt: t, expiresAt: t + 60, refreshHash: "h\(i)")) }
-        }
-        state.put(CodeRecord(purpose: "email_sign_in", key: "u1@example.com", digest: "d", sentAt: t, expiresAt: t + 600))
+        let state = sampleState()
         let parallel = try SnapshotFile.encode(state, seq: 4)
         let background = try SnapshotFile.encode(state, seq: 4, inBackground: true)
         #expect(parallel.count == background.count)
@@ -136,5 +131,54 @@ struct JSONWriterTests {
             for change in changes { decoded.apply(change) }
             #expect(decoded.users == state.users && decoded.sessions == state.sessions && decoded.codes == state.codes)
         }
+    }
+
+    @Test func aSnapshotWrittenPartByPartHoldsTheSameRecords() throws {
+        let state = sampleState()
+        for inBackground in [false, true] {
+            let written = Mutex<[[UInt8]]>([])
+            try SnapshotFile.write(state, seq: 4, inBackground: inBackground) { bytes in written.withLock { $0.append(bytes) } }
+            let chunks = written.withLock { $0 }
+            // Handed over part by part, never as one buffer.
+            #expect(chunks.count > 2 && chunks.allSatisfy { $0.count < chunks.reduce(0) { $0 + $1.count } / 2 })
+            let (seq, changes) = try SnapshotFile.decode(chunks.flatMap { $0 }, path: "snapshot.json")
+            #expect(seq == 4 && changes.count == 3000 + 1000 + 1)
+            var decoded = StoreState()
+            for change in changes { decoded.apply(change) }
+            #expect(decoded.users == state.users && decoded.sessions == state.sessions && decoded.codes == state.codes)
+        }
+    }
+
+    @Test func aSnapshotWhoseWriteFailsLeavesTheOldFileAndNoTemporary() throws {
+        struct DiskFull: Error {}
+        let state = sampleState()
+        let folder = temporaryFolder()
+        let path = folder + "/snapshot.json"
+        try DurableFile.replace(path, with: Array("old".utf8))
+        for inBackground in [false, true] {
+            let calls = Mutex(0)
+            #expect(throws: DiskFull.self) {
+                try DurableFile.replace(path) { write in
+                    try SnapshotFile.write(state, seq: 4, inBackground: inBackground) { bytes in
+                        guard calls.withLock({ $0 += 1; return $0 }) < 3 else { throw DiskFull() }
+                        try write(bytes)
+                    }
+                }
+            }
+            #expect(try String(contentsOfFile: path, encoding: .utf8) == "old")
+            #expect(!FileManager.default.fileExists(atPath: path + ".tmp"))
+        }
+    }
+
+    func sampleState() -> StoreState {
+        var state = StoreState()
+        let t = Date(timeIntervalSince1970: 1_800_000_000)
+        for i in 0..<3000 {
+            let u = UserRecord(email: "u\(i)@example.com", createdAt: t)
+            state.put(u)
+            if i % 3 == 0 { state.put(SessionRecord(userID: u.id, deviceName: nil, platform: nil, amr: ["otp"], createdAt: t, expiresAt: t + 60, refreshHash: "h\(i)")) }
+        }
+        state.put(CodeRecord(purpose: "email_sign_in", key: "u1@example.com", digest: "d", sentAt: t, expiresAt: t + 600))
+        return state
     }
 }

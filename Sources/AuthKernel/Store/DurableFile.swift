@@ -81,11 +81,20 @@ enum DurableFile {
 
     /// ``replace(_:with:mode:)`` with the bytes given as parts, written one after another.
     static func replace(_ path: String, withParts parts: [[UInt8]], mode: mode_t = 0o600) throws {
+        try replace(path, mode: mode) { write in
+            for part in parts { try write(part) }
+        }
+    }
+
+    /// ``replace(_:with:mode:)`` with the bytes handed over as `body` makes them: each call of
+    /// `write` appends to the temporary file (calls must not overlap), so the whole content never
+    /// needs to be in memory at once.
+    static func replace(_ path: String, mode: mode_t = 0o600, writing body: (_ write: ([UInt8]) throws -> Void) throws -> Void) throws {
         let tmp = path + ".tmp"
         let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
         try check(fd, "open", tmp)
         do {
-            for part in parts { try writeAll(fd, part, path: tmp) }
+            try body { try writeAll(fd, $0, path: tmp) }
             try check(fsync(fd), "fsync", tmp)
         } catch {
             close(fd)

@@ -572,7 +572,9 @@ public actor JournalStore {
     }
 
     static func writeSnapshot(_ state: StoreState, seq: UInt64, folder: String, inBackground: Bool = false) throws {
-        try DurableFile.replace(folder + "/snapshot.json", withParts: try SnapshotFile.encodedParts(state, seq: seq, inBackground: inBackground))
+        try DurableFile.replace(folder + "/snapshot.json") { write in
+            try SnapshotFile.write(state, seq: seq, inBackground: inBackground, to: write)
+        }
     }
 
     private struct Loaded {

@@ -32,46 +32,84 @@ enum SnapshotFile {
         return bytes
     }
 
-    /// The bytes of ``encode(_:seq:inBackground:)`` in the parts they were encoded in, to be written
-    /// one after another (joining them was another copy of the whole snapshot in memory).
+    /// The bytes of ``encode(_:seq:inBackground:)`` in the parts they were encoded in (joining them
+    /// was another copy of the whole snapshot in memory).
     static func encodedParts(_ state: StoreState, seq: UInt64, inBackground: Bool = false) throws -> [[UInt8]] {
-        let slices = 16
-        let shards = ShardedTable<UUID, UserRecord>.shardCount
-        // Each part: one table's records in a range of its shards.
-        let parts: [(table: Int, shards: Range<Int>)] = (0..<5).flatMap { table in
-            (0..<slices).map { i in (table, (i * shards / slices)..<((i + 1) * shards / slices)) }
-        }
+        let parts = Parts(state)
         let results = ParallelResults<[UInt8]>(count: parts.count)
-        @Sendable func encodePart(_ i: Int) {
+        let encode = { @Sendable (i: Int) in results.set(i, Result { try parts.encode(i) }) }
+        if inBackground {
+            for i in 0..<parts.count { encode(i) }
+        } else {
+            DispatchQueue.concurrentPerform(iterations: parts.count, execute: encode)
+        }
+        return [try header(state, seq: seq)] + (try results.values())
+    }
+
+    /// Hands the snapshot's bytes to `write` part by part as they are encoded (header first, then the
+    /// parts in the order they finish, which start-up does not need), never holding more than the
+    /// parts being encoded: a compaction at a million users held the whole encoded snapshot (280 MB)
+    /// on top of the state before writing any of it.
+    ///
+    /// Calls of `write` do not overlap. The first error, from encoding or from `write`, stops the rest
+    /// and is thrown.
+    static func write(_ state: StoreState, seq: UInt64, inBackground: Bool = false, to write: ([UInt8]) throws -> Void) throws {
+        try write(header(state, seq: seq))
+        let parts = Parts(state)
+        if inBackground {
+            for i in 0..<parts.count { try write(parts.encode(i)) }
+            return
+        }
+        try withoutActuallyEscaping(write) { write in
+            let writer = SerialWriter(write)
+            DispatchQueue.concurrentPerform(iterations: parts.count) { i in
+                guard !writer.failed else { return }
+                writer.run { try parts.encode(i) }
+            }
+            try writer.check()
+        }
+    }
+
+    private static func header(_ state: StoreState, seq: UInt64) throws -> [UInt8] {
+        let records = state.users.count + state.sessions.count + state.codes.count + state.approvals.count + state.jobs.count
+        var header = try [UInt8](StoreCoding.encoder().encode(Header(format: currentFormat, seq: seq, records: records)))
+        header.append(0x0A)
+        return header
+    }
+
+    /// The snapshot's body in parts: each one table's records in a range of its shards, encoded
+    /// independently (in parallel, or one after another in the background).
+    private struct Parts: Sendable {
+        let state: StoreState
+        let ranges: [(table: Int, shards: Range<Int>)]
+        var count: Int { ranges.count }
+
+        init(_ state: StoreState) {
+            self.state = state
+            let slices = 16
+            let shards = ShardedTable<UUID, UserRecord>.shardCount
+            ranges = (0..<5).flatMap { table in
+                (0..<slices).map { i in (table, (i * shards / slices)..<((i + 1) * shards / slices)) }
+            }
+        }
+
+        func encode(_ i: Int) throws -> [UInt8] {
             let encoder = StoreCoding.encoder()
             var w = JSONWriter(capacity: 64 * 1024)
             func line(_ change: StoreChange) throws {
                 try change.write(to: &w, fallback: encoder)
                 w.newline()
             }
-            do {
-                let range = parts[i].shards
-                switch parts[i].table {
-                case 0: try state.users.forEachValue(inShards: range) { try line(.putUser($0)) }
-                case 1: try state.sessions.forEachValue(inShards: range) { try line(.putSession($0)) }
-                case 2: try state.codes.forEachValue(inShards: range) { try line(.putCode($0)) }
-                case 3: try state.approvals.forEachValue(inShards: range) { try line(.putApproval($0)) }
-                default: try state.jobs.forEachValue(inShards: range) { try line(.putJob($0)) }
-                }
-                results.set(i, .success(w.bytes))
-            } catch {
-                results.set(i, .failure(error))
+            let range = ranges[i].shards
+            switch ranges[i].table {
+            case 0: try state.users.forEachValue(inShards: range) { try line(.putUser($0)) }
+            case 1: try state.sessions.forEachValue(inShards: range) { try line(.putSession($0)) }
+            case 2: try state.codes.forEachValue(inShards: range) { try line(.putCode($0)) }
+            case 3: try state.approvals.forEachValue(inShards: range) { try line(.putApproval($0)) }
+            default: try state.jobs.forEachValue(inShards: range) { try line(.putJob($0)) }
             }
+            return w.bytes
         }
-        if inBackground {
-            for i in parts.indices { encodePart(i) }
-        } else {
-            DispatchQueue.concurrentPerform(iterations: parts.count) { encodePart($0) }
-        }
-        let records = state.users.count + state.sessions.count + state.codes.count + state.approvals.count + state.jobs.count
-        var header = try [UInt8](StoreCoding.encoder().encode(Header(format: currentFormat, seq: seq, records: records)))
-        header.append(0x0A)
-        return [header] + (try results.values())
     }
 
     /// Decodes either format into changes to apply, in file order, and the sequence number.
@@ -151,6 +189,35 @@ enum SnapshotFile {
         let chunks = max(1, min(count / 1000, ProcessInfo.processInfo.activeProcessorCount * 4))
         let size = (count + chunks - 1) / max(chunks, 1)
         return stride(from: 0, to: max(count, 1), by: max(size, 1)).map { $0..<min($0 + max(size, 1), count) }
+    }
+}
+
+/// Runs the parallel encoders' writes one at a time and keeps the first error.
+private final class SerialWriter: @unchecked Sendable {
+    private let write: ([UInt8]) throws -> Void
+    private let lock = NSLock()
+    private var error: (any Error)?
+
+    init(_ write: @escaping ([UInt8]) throws -> Void) { self.write = write }
+
+    var failed: Bool { lock.withLock { error != nil } }
+
+    /// Encodes (outside the lock, in parallel with the others), then writes under the lock; keeps
+    /// the first error.
+    func run(_ encode: () throws -> [UInt8]) {
+        do {
+            let bytes = try encode()
+            try lock.withLock {
+                guard error == nil else { return }
+                try write(bytes)
+            }
+        } catch {
+            lock.withLock { if self.error == nil { self.error = error } }
+        }
+    }
+
+    func check() throws {
+        if let error = lock.withLock({ error }) { throw error }
     }
 }
 
