@@ -27,17 +27,30 @@ public enum AdminBackup {
         }
     }
 
+    /// A bundle without its snapshot: what ``writeBundle(to:state:seq:keys:inBackground:)`` encodes
+    /// whole before streaming the snapshot into the last field.
+    struct BundleHead: Encodable {
+        var format = "authd-backup"
+        var version = 1
+        var createdAt: String
+        var users: Int
+        var sessions: Int
+        var keys: [String: String]
+
+        enum CodingKeys: String, CodingKey {
+            case format, version, createdAt = "created_at", users, sessions, keys
+        }
+    }
+
     /// Writes a backup of the running store (every acknowledged write is in it) and the keys.
     /// - Returns: a one-line summary.
     static func write(to path: String, store: JournalStore, keyFolder: KeyFolder) async throws -> String {
-        let snapshot = try await store.snapshotBytes()
-        let counts = await store.counts()
-        let (users, sessions) = (counts.users, counts.sessions)
-        let keys = try keyFolder.exportFiles().mapValues { Data($0).base64EncodedString() }
-        let bundle = Bundle(
-            createdAt: Timestamp.string(Date()), users: users, sessions: sessions, snapshot: Data(snapshot).base64EncodedString(), keys: keys
-        )
-        try DurableFile.replace(path, with: Array(try JSONEncoder().encode(bundle)), mode: 0o600)
+        let keys = try keyFolder.exportFiles()
+        // On the store's snapshot thread, from the state as of one sequence number; the counts are that state's.
+        let (users, sessions) = try await store.withSnapshot { state, seq in
+            try writeBundle(to: path, state: state, seq: seq, keys: keys, inBackground: true)
+            return (state.users.count, state.sessions.count)
+        }
         return "\(users) users, \(sessions) sessions, \(keys.count) key files"
     }
 
@@ -46,14 +59,29 @@ public enum AdminBackup {
     /// - Returns: a one-line summary.
     static func export(to path: String, store: any AuthStore, keys: any ServerKeys) async throws -> String {
         let state = try await store.read([.allUsers, .allSessions, .allCodes, .allApprovals, .allJobs]) { $0 }
-        let snapshot = try SnapshotFile.encode(state, seq: 0)
         let files = try await keys.exportFiles()
-        let bundle = Bundle(
-            createdAt: Timestamp.string(Date()), users: state.users.count, sessions: state.sessions.count,
-            snapshot: Data(snapshot).base64EncodedString(), keys: files.mapValues { Data($0).base64EncodedString() }
-        )
-        try DurableFile.replace(path, with: Array(try JSONEncoder().encode(bundle)), mode: 0o600)
+        try writeBundle(to: path, state: state, seq: 0, keys: files, inBackground: false)
         return "\(state.users.count) users, \(state.sessions.count) sessions, \(files.count) keys and secrets"
+    }
+
+    /// Writes the bundle file (mode 0600, replaced durably): the head through `JSONEncoder`, then the
+    /// snapshot into its last field as base64, part by part as it is encoded. Built whole, a backup
+    /// at a million users held the snapshot (280 MB), its base64 and the encoded bundle at once.
+    static func writeBundle(to path: String, state: StoreState, seq: UInt64, keys: [String: [UInt8]], inBackground: Bool) throws {
+        let head = BundleHead(
+            createdAt: Timestamp.string(Date()), users: state.users.count, sessions: state.sessions.count,
+            keys: keys.mapValues { Data($0).base64EncodedString() }
+        )
+        var opening = Array(try JSONEncoder().encode(head))
+        guard opening.last == UInt8(ascii: "}") else { throw AdminError("could not encode the backup's head") }
+        opening.removeLast()
+        opening += Array(#","snapshot":""#.utf8)
+        try DurableFile.replace(path, mode: 0o600) { write in
+            try write(opening)
+            var base64 = Base64Stream()
+            try SnapshotFile.write(state, seq: seq, inBackground: inBackground) { try write(base64.encode($0)) }
+            try write(base64.finish() + Array(#""}"#.utf8))
+        }
     }
 
     /// Loads a backup or export into an empty store and its keys (a database backend: `authd import`).

@@ -1,0 +1,42 @@
+@testable import AuthKernel
+import AuthTestSupport
+import Foundation
+import Testing
+
+/// The backup file is written as a stream (the snapshot as base64, part by part): it must read back whole.
+struct AdminBackupTests {
+    @Test func base64InPiecesEqualsBase64OfTheWhole() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<200 {
+            let pieces = (0..<Int.random(in: 0...6, using: &generator)).map { _ in
+                (0..<Int.random(in: 0...10, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            }
+            var stream = Base64Stream()
+            let streamed = pieces.flatMap { stream.encode($0) } + stream.finish()
+            #expect(streamed == Array(Data(pieces.flatMap { $0 }).base64EncodedData()))
+        }
+    }
+
+    @Test func aStreamedBundleReadsBackWithEveryRecordAndKey() throws {
+        var state = StoreState()
+        let t = Date(timeIntervalSince1970: 1_800_000_000)
+        for i in 0..<2000 {
+            let u = UserRecord(email: "u\(i)@example.com", displayName: i == 7 ? "Zoë \"🦊\"" : nil, createdAt: t)
+            state.put(u)
+            if i % 4 == 0 { state.put(SessionRecord(userID: u.id, deviceName: nil, platform: nil, amr: ["otp"], createdAt: t, expiresAt: t + 60, refreshHash: "h\(i)")) }
+        }
+        let keys: [String: [UInt8]] = ["signing-1.key": Array(repeating: 7, count: 64), "pepper": [1, 2, 3]]
+        for inBackground in [true, false] {
+            let path = temporaryFolder() + "/backup.json"
+            try AdminBackup.writeBundle(to: path, state: state, seq: 42, keys: keys, inBackground: inBackground)
+            let (bundle, _, changes, readKeys) = try AdminBackup.read(path)
+            #expect(bundle.users == 2000 && bundle.sessions == 500)
+            #expect(readKeys == keys)
+            var restored = StoreState()
+            for change in changes { restored.apply(change) }
+            #expect(restored.users == state.users && restored.sessions == state.sessions)
+            let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+            #expect(mode == 0o600)
+        }
+    }
+}
