@@ -85,6 +85,7 @@ struct KernelRoutesTests {
             #expect(zalgo.count == 1)
             let marks = try await client.send(.patch, "/api/v1/auth/me", json: ["display_name": zalgo], bearer: s.accessToken)
             #expect(marks.status == .badRequest && marks.errorCode == "INVALID_REQUEST")
+            #expect((marks.json["error"] as? [String: Any])?["message"] as? String == "The field `display_name` must be at most 100 characters (Unicode code points).")
             let padded = try await client.send(.patch, "/api/v1/auth/me", json: ["display_name": " " + String(repeating: "x", count: 99) + " "], bearer: s.accessToken)
             #expect(padded.status == .badRequest && padded.errorCode == "INVALID_REQUEST")
             let longest = try await client.send(.patch, "/api/v1/auth/me", json: ["display_name": "Ž" + String(repeating: "x", count: 98) + "\u{0301}"], bearer: s.accessToken)

@@ -13,7 +13,7 @@ enum ShortLabel {
     static func clean(_ value: String?, field: String, maxLength: Int) throws(AuthError) -> String? {
         guard let value else { return nil }
         guard value.unicodeScalars.count <= maxLength else {
-            throw AuthError.invalidRequest("The field `\(field)` must be at most \(maxLength) characters.", field: field)
+            throw AuthError.invalidRequest("The field `\(field)` must be at most \(maxLength) characters (Unicode code points).", field: field)
         }
         let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else { return nil }
