@@ -31,6 +31,18 @@ struct AppleSignInTests {
         }
     }
 
+    @Test func aNameTooLongIsRefusedBeforeAnyoneIsCreated() async throws {
+        let t = try await AppleTest.make()
+        defer { t.apple.stop() }
+        try await t.h.test { client async throws in
+            let long = try await signIn(client, ["identity_token": try await t.token(), "full_name": ["given_name": String(repeating: "a", count: 60), "family_name": String(repeating: "b", count: 60)]])
+            #expect(long.status == .badRequest && long.errorCode == "INVALID_REQUEST")
+            #expect(try await t.h.kernel.users.user(email: "apple@example.com") == nil)
+            #expect(try await signIn(client, ["identity_token": try await t.token()]).status == .ok)
+            #expect(try await t.h.kernel.users.user(email: "apple@example.com") != nil)
+        }
+    }
+
     @Test func everyRejectionIsTheSame401AndTheLogSaysWhy() async throws {
         let t = try await AppleTest.make()
         defer { t.apple.stop() }

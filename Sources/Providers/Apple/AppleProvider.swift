@@ -73,12 +73,14 @@ public struct AppleProvider: AuthProvider {
                 await kernel.audit.record("sign_in_failed", provider: Self.id, device: device.name, reason: AuthError.invalidAppleToken.code)
                 throw AuthError.invalidAppleToken
             }
+            // Checked before the sign-in: refused afterwards, it left a new user behind a 400.
+            let name = try DisplayName.validate(body.fullName?.displayName)
             let email = claims.email.flatMap(EmailAddress.init)?.value
             var user = try await kernel.users.signIn(
                 .init(identity: Identity(provider: Self.id, subject: claims.sub), email: email, emailVerified: email != nil && claims.emailVerified == true),
                 linkingTo: context.principal?.user.id
             )
-            if user.displayName == nil, let name = try DisplayName.validate(body.fullName?.displayName) {
+            if user.displayName == nil, let name {
                 user = try await kernel.users.update(user.id) { if $0.displayName == nil { $0.displayName = name } }
             }
             if let code = body.authorizationCode, let tokenClient {
