@@ -39,4 +39,27 @@ struct AdminBackupTests {
             #expect(mode == 0o600)
         }
     }
+
+    @Test func aRestoreChecksEveryRecordWithoutKeepingThemAndRefusesADamagedOne() throws {
+        var state = StoreState()
+        let t = Date(timeIntervalSince1970: 1_800_000_000)
+        for i in 0..<3000 { state.put(UserRecord(email: "u\(i)@example.com", createdAt: t)) }
+        let path = temporaryFolder() + "/backup.json"
+        try AdminBackup.writeBundle(to: path, state: state, seq: 1, keys: ["pepper": [1]], inBackground: true)
+        let checked = try AdminBackup.read(path, decodingChanges: false)
+        #expect(checked.changes.isEmpty && checked.bundle.users == 3000)
+        #expect(try SnapshotFile.decode(checked.snapshot, path: "snapshot.json").changes.count == 3000)
+
+        // One record damaged deep inside: the check must still find it, and restore must touch nothing.
+        var snapshot = checked.snapshot
+        let at = snapshot.indices.filter { snapshot[$0] == UInt8(ascii: "\n") }[2000] + 1
+        snapshot[at] = UInt8(ascii: "#")
+        var bundle = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+        bundle["snapshot"] = Data(snapshot).base64EncodedString()
+        try JSONSerialization.data(withJSONObject: bundle).write(to: URL(fileURLWithPath: path))
+        #expect(throws: StoreError.self) { try AdminBackup.read(path, decodingChanges: false) }
+        let target = temporaryFolder() + "/restored"
+        #expect(throws: StoreError.self) { try AdminBackup.restore(from: path, to: target) }
+        #expect(!FileManager.default.fileExists(atPath: target))
+    }
 }

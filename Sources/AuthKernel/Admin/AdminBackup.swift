@@ -101,16 +101,18 @@ public enum AdminBackup {
         return "\(bundle.users) users, \(bundle.sessions) sessions and \(files.count) keys and secrets imported (export of \(bundle.createdAt))"
     }
 
-    /// Reads and checks a backup file.
-    static func read(_ path: String) throws -> (bundle: Bundle, snapshot: Data, changes: [StoreChange], keys: [String: [UInt8]]) {
+    /// Reads and checks a backup file: every snapshot record must decode.
+    /// - Parameter decodingChanges: false to check the records without keeping them (`changes` is then empty).
+    static func read(_ path: String, decodingChanges: Bool = true) throws -> (bundle: Bundle, snapshot: [UInt8], changes: [StoreChange], keys: [String: [UInt8]]) {
         guard let raw = try DurableFile.read(path) else { throw AdminError("cannot read \(path)") }
         let bundle: Bundle
         do { bundle = try JSONDecoder().decode(Bundle.self, from: Data(raw)) } catch {
             throw AdminError("\(path) is not an authd backup")
         }
         guard bundle.format == "authd-backup", bundle.version == 1 else { throw AdminError("\(path) is not an authd backup of a version this build reads") }
-        guard let snapshot = Data(base64Encoded: bundle.snapshot) else { throw AdminError("\(path): the snapshot is damaged") }
-        let changes = try SnapshotFile.decode(Array(snapshot), path: path).changes
+        guard let decoded = Data(base64Encoded: bundle.snapshot) else { throw AdminError("\(path): the snapshot is damaged") }
+        let snapshot = Array(decoded)
+        let changes = try SnapshotFile.decodeChunks(snapshot, path: path, keep: decodingChanges).chunks.flatMap { $0 }
         var keys: [String: [UInt8]] = [:]
         for (name, value) in bundle.keys {
             // Only plain file names: a backup must not write outside keys/.
@@ -126,7 +128,7 @@ public enum AdminBackup {
     /// while a server holds the folder. Nothing is touched until the whole backup has been read and checked.
     /// - Returns: a one-line summary.
     public static func restore(from path: String, to dataFolder: String) throws -> String {
-        let (bundle, snapshot, _, keys) = try read(path)  // checked before anything is replaced
+        let (bundle, snapshot, _, keys) = try read(path, decodingChanges: false)  // checked before anything is replaced
 
         try DurableFile.makeDirectory(dataFolder, mode: 0o700)
         let lock = try DataFolderLock(folder: dataFolder)
@@ -137,7 +139,7 @@ public enum AdminBackup {
             try DurableFile.check(unlink(keyPath + "/" + name), "unlink", keyPath + "/" + name)
         }
         for (name, bytes) in keys { try DurableFile.replace(keyPath + "/" + name, with: bytes, mode: 0o600) }
-        try DurableFile.replace(dataFolder + "/snapshot.json", with: Array(snapshot), mode: 0o600)
+        try DurableFile.replace(dataFolder + "/snapshot.json", with: snapshot, mode: 0o600)
         for name in try FileManager.default.contentsOfDirectory(atPath: dataFolder) where name.hasPrefix("journal-") && name.hasSuffix(".jsonl") {
             try DurableFile.check(unlink(dataFolder + "/" + name), "unlink", dataFolder + "/" + name)
         }

@@ -121,7 +121,11 @@ enum SnapshotFile {
     /// Decodes either format into chunks of changes (in file order, chunk by chunk) and the sequence
     /// number. Start-up takes the chunks as they are: joining a million records into one array was
     /// another pass over all of them.
-    static func decodeChunks(_ bytes: [UInt8], path: String) throws -> (seq: UInt64, chunks: [[StoreChange]]) {
+    ///
+    /// - Parameter keep: false to check that every record decodes without keeping any (the chunks
+    ///   come back empty): a restore only needs to know, and a million decoded records are most of
+    ///   a gigabyte.
+    static func decodeChunks(_ bytes: [UInt8], path: String, keep: Bool = true) throws -> (seq: UInt64, chunks: [[StoreChange]]) {
         let firstNewline = bytes.firstIndex(of: 0x0A) ?? bytes.count
         let decoder = StoreCoding.decoder()
         if let header = try? decoder.decode(Header.self, from: Data(bytes[0..<firstNewline])), header.format == currentFormat {
@@ -134,16 +138,17 @@ enum SnapshotFile {
             DispatchQueue.concurrentPerform(iterations: chunks.count) { i in
                 let decoder = StoreCoding.decoder()
                 var out: [StoreChange] = []
-                out.reserveCapacity(chunks[i].count)
+                if keep { out.reserveCapacity(chunks[i].count) }
                 for index in chunks[i] {
                     // Users and sessions (nearly every record) by hand; anything else, or anything
                     // unexpected, through JSONDecoder.
                     if let fast = bytes.withUnsafeBufferPointer({ StoreChange.fastDecode(UnsafeBufferPointer(rebasing: $0[lines[index]])) }) {
-                        out.append(fast)
+                        if keep { out.append(fast) }
                         continue
                     }
                     do {
-                        out.append(try decoder.decode(StoreChange.self, from: Data(bytes[lines[index]])))
+                        let change = try decoder.decode(StoreChange.self, from: Data(bytes[lines[index]]))
+                        if keep { out.append(change) }
                     } catch {
                         parts.set(i, .failure(StoreError.corrupt(path: path, line: index + 2, reason: "not a valid snapshot record (\(error))")))
                         return
@@ -163,7 +168,7 @@ enum SnapshotFile {
         }
         var changes: [StoreChange] = snapshot.users.map { .putUser($0) } + snapshot.sessions.map { .putSession($0) }
         changes += snapshot.codes.map { .putCode($0) } + (snapshot.approvals ?? []).map { .putApproval($0) } + (snapshot.jobs ?? []).map { .putJob($0) }
-        return (snapshot.seq, [changes])
+        return (snapshot.seq, keep ? [changes] : [])
     }
 
     /// The non-empty lines from `start` on. Runs before the parallel decoding, so it uses `memchr`: a
