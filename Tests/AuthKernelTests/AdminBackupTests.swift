@@ -30,7 +30,7 @@ struct AdminBackupTests {
             let path = temporaryFolder() + "/backup.json"
             try AdminBackup.writeBundle(to: path, state: state, seq: 42, keys: keys, inBackground: inBackground)
             let (bundle, _, changes, readKeys) = try AdminBackup.read(path)
-            #expect(bundle.users == 2000 && bundle.sessions == 500)
+            #expect(bundle.head.users == 2000 && bundle.head.sessions == 500)
             #expect(readKeys == keys)
             var restored = StoreState()
             for change in changes { restored.apply(change) }
@@ -47,7 +47,7 @@ struct AdminBackupTests {
         let path = temporaryFolder() + "/backup.json"
         try AdminBackup.writeBundle(to: path, state: state, seq: 1, keys: ["pepper": [1]], inBackground: true)
         let checked = try AdminBackup.read(path, decodingChanges: false)
-        #expect(checked.changes.isEmpty && checked.bundle.users == 3000)
+        #expect(checked.changes.isEmpty && checked.bundle.head.users == 3000)
         #expect(try SnapshotFile.decode(checked.snapshot, path: "snapshot.json").changes.count == 3000)
 
         // One record damaged deep inside: the check must still find it, and restore must touch nothing.

@@ -11,34 +11,32 @@ import Logging
 /// codes, nor would tokens already handed out verify, so they travel together; guard the file
 /// like the data folder itself.
 public enum AdminBackup {
-    struct Bundle: Codable {
+    /// Everything in a backup file but the snapshot.
+    struct BundleHead: Codable {
         var format = "authd-backup"
         var version = 1
         var createdAt: String
         var users: Int
         var sessions: Int
-        /// `snapshot.json` bytes, base64.
-        var snapshot: String
         /// File name in `keys/` → contents, base64.
         var keys: [String: String]
 
         enum CodingKeys: String, CodingKey {
-            case format, version, createdAt = "created_at", users, sessions, snapshot, keys
+            case format, version, createdAt = "created_at", users, sessions, keys
         }
     }
 
-    /// A bundle without its snapshot: what ``writeBundle(to:state:seq:keys:inBackground:)`` encodes
-    /// whole before streaming the snapshot into the last field.
-    struct BundleHead: Encodable {
-        var format = "authd-backup"
-        var version = 1
-        var createdAt: String
-        var users: Int
-        var sessions: Int
-        var keys: [String: String]
+    /// A backup file as read: its head, and `snapshot.json`'s bytes in base64 (written last, as a
+    /// stream, by ``writeBundle(to:state:seq:keys:inBackground:)``).
+    struct Bundle: Decodable {
+        var head: BundleHead
+        var snapshot: String
 
-        enum CodingKeys: String, CodingKey {
-            case format, version, createdAt = "created_at", users, sessions, keys
+        private enum CodingKeys: String, CodingKey { case snapshot }
+
+        init(from decoder: any Decoder) throws {
+            head = try BundleHead(from: decoder)
+            snapshot = try decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .snapshot)
         }
     }
 
@@ -98,7 +96,7 @@ public enum AdminBackup {
         try await store.write([]) { state in
             for change in ordered { state.replay(change) }
         }
-        return "\(bundle.users) users, \(bundle.sessions) sessions and \(files.count) keys and secrets imported (export of \(bundle.createdAt))"
+        return "\(bundle.head.users) users, \(bundle.head.sessions) sessions and \(files.count) keys and secrets imported (export of \(bundle.head.createdAt))"
     }
 
     /// Reads and checks a backup file: every snapshot record must decode.
@@ -109,12 +107,12 @@ public enum AdminBackup {
         do { bundle = try JSONDecoder().decode(Bundle.self, from: Data(raw)) } catch {
             throw AdminError("\(path) is not an authd backup")
         }
-        guard bundle.format == "authd-backup", bundle.version == 1 else { throw AdminError("\(path) is not an authd backup of a version this build reads") }
+        guard bundle.head.format == "authd-backup", bundle.head.version == 1 else { throw AdminError("\(path) is not an authd backup of a version this build reads") }
         guard let decoded = Data(base64Encoded: bundle.snapshot) else { throw AdminError("\(path): the snapshot is damaged") }
         let snapshot = Array(decoded)
         let changes = try SnapshotFile.decodeChunks(snapshot, path: path, keep: decodingChanges).chunks.flatMap { $0 }
         var keys: [String: [UInt8]] = [:]
-        for (name, value) in bundle.keys {
+        for (name, value) in bundle.head.keys {
             // Only plain file names: a backup must not write outside keys/.
             guard !name.isEmpty, !name.contains("/"), !name.hasPrefix("."), let bytes = Data(base64Encoded: value) else {
                 throw AdminError("\(path): a key file entry is damaged")
@@ -144,7 +142,7 @@ public enum AdminBackup {
             try DurableFile.check(unlink(dataFolder + "/" + name), "unlink", dataFolder + "/" + name)
         }
         try DurableFile.syncDirectory(dataFolder)
-        return "\(bundle.users) users, \(bundle.sessions) sessions and \(keys.count) key files restored into \(dataFolder) (backup of \(bundle.createdAt))"
+        return "\(bundle.head.users) users, \(bundle.head.sessions) sessions and \(keys.count) key files restored into \(dataFolder) (backup of \(bundle.head.createdAt))"
     }
 
     /// The message of an admin failure, for the CLI.

@@ -76,14 +76,7 @@ enum DurableFile {
 
     /// Replaces `path` with `bytes`: write a temporary file, fsync it, rename it over, fsync the directory.
     static func replace(_ path: String, with bytes: [UInt8], mode: mode_t = 0o600) throws {
-        try replace(path, withParts: [bytes], mode: mode)
-    }
-
-    /// ``replace(_:with:mode:)`` with the bytes given as parts, written one after another.
-    static func replace(_ path: String, withParts parts: [[UInt8]], mode: mode_t = 0o600) throws {
-        try replace(path, mode: mode) { write in
-            for part in parts { try write(part) }
-        }
+        try replace(path, mode: mode) { write in try write(bytes) }
     }
 
     /// ``replace(_:with:mode:)`` with the bytes handed over as `body` makes them: each call of

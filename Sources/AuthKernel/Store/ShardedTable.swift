@@ -19,8 +19,7 @@ public struct ShardedTable<Key: Hashable & Sendable, Value: Sendable>: Sendable 
 
     /// An empty table with room for about `minimumCapacity` entries.
     public init(minimumCapacity: Int) {
-        let perShard = minimumCapacity / Self.shardCount + minimumCapacity / (Self.shardCount * 8) + 1
-        shards = (0..<Self.shardCount).map { _ in Dictionary(minimumCapacity: perShard) }
+        self.init(minimumCapacity: minimumCapacity, inShards: 0..<Self.shardCount)
     }
 
     /// An empty table for the keys of the shards in `range` (``insert(_:forKey:ifInShards:)``), with

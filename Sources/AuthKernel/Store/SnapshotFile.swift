@@ -25,25 +25,9 @@ enum SnapshotFile {
     ///   are served: on every core it finished sooner but held up writes for 150-300 ms at a million
     ///   users (writers waiting for a core); on one it leaves the others to the requests.
     static func encode(_ state: StoreState, seq: UInt64, inBackground: Bool = false) throws -> [UInt8] {
-        let parts = try encodedParts(state, seq: seq, inBackground: inBackground)
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(parts.reduce(0) { $0 + $1.count })
-        for part in parts { bytes += part }
+        try write(state, seq: seq, inBackground: inBackground) { bytes += $0 }
         return bytes
-    }
-
-    /// The bytes of ``encode(_:seq:inBackground:)`` in the parts they were encoded in (joining them
-    /// was another copy of the whole snapshot in memory).
-    static func encodedParts(_ state: StoreState, seq: UInt64, inBackground: Bool = false) throws -> [[UInt8]] {
-        let parts = Parts(state)
-        let results = ParallelResults<[UInt8]>(count: parts.count)
-        let encode = { @Sendable (i: Int) in results.set(i, Result { try parts.encode(i) }) }
-        if inBackground {
-            for i in 0..<parts.count { encode(i) }
-        } else {
-            DispatchQueue.concurrentPerform(iterations: parts.count, execute: encode)
-        }
-        return [try header(state, seq: seq)] + (try results.values())
     }
 
     /// Hands the snapshot's bytes to `write` part by part as they are encoded (header first, then the
