@@ -300,8 +300,13 @@ public actor JournalStore {
                         throw StoreError.io(operation: "write", path: path, errno: ENOSPC)
                     }
                     if position + bytes.count > run.allocated {
-                        let length = max(Self.preallocationChunk, bytes.count)
-                        if DurableFile.preallocate(fd, from: run.allocated, length: length) { run.allocated += length }
+                        // Never below `position`: reserving writes zeros, and after a reservation
+                        // that failed, batches went on past `allocated`.
+                        let from = max(run.allocated, position)
+                        let length = max(Self.preallocationChunk, position + bytes.count - from)
+                        if faults?.refusesReservations != true, DurableFile.preallocate(fd, from: from, length: length) {
+                            run.allocated = from + length
+                        }
                     }
                     let started = ContinuousClock.now
                     try DurableFile.writeAll(fd, bytes, at: position, path: path)

@@ -4,7 +4,8 @@ import Glibc
 #endif
 
 /// A fault-injection hook for tests of disk trouble: makes journal writes (and the store's
-/// recovery probe) fail as a full disk would, or holds snapshots (a compaction's, a backup's) as
+/// recovery probe) fail as a full disk would, refuses to reserve journal space as a nearly full
+/// one would, or holds snapshots (a compaction's, a backup's) as
 /// a slow encode of a large store would.
 public final class StoreFaults: Sendable {
     private struct Plan {
@@ -12,6 +13,7 @@ public final class StoreFaults: Sendable {
         var writesBeforeFull = 0
         var holdSnapshots = false
         var heldSnapshots = 0
+        var refuseReservations = false
     }
     private let plan = Mutex(Plan())
 
@@ -26,6 +28,14 @@ public final class StoreFaults: Sendable {
             $0.writesBeforeFull = isFull ? writes : 0
         }
     }
+
+    /// While true, reserving journal space fails (as `posix_fallocate` of a MiB does on a disk with
+    /// less free), and batches are written past the reserved end, growing the file.
+    public func refuseReservations(_ refuse: Bool) {
+        plan.withLock { $0.refuseReservations = refuse }
+    }
+
+    var refusesReservations: Bool { plan.withLock { $0.refuseReservations } }
 
     /// While true, every snapshot the store starts to encode waits (on its thread) until it is false again.
     public func holdSnapshots(_ hold: Bool) {
