@@ -346,6 +346,8 @@ def report(r):
         "c_over_a": round(by["c"]["rps"] / health, 2),
         "c_over_fsync": round(by["c"]["rps"] / lim["fsync_per_s"], 2),
         "e_over_argon2_all_cores": round(by["e"]["rps"] / (lim["argon2id_per_s_per_core"] * r["cores"]), 2),
+        # authd hashes on max(1, cores - 1) threads by default (password.max_concurrent_hashes).
+        "e_over_argon2_hashing_threads": round(by["e"]["rps"] / (lim["argon2id_per_s_per_core"] * max(1, r["cores"] - 1)), 2),
         "b_over_ed25519_verify_all_cores": round(by["b"]["rps"] / (lim["ed25519_verify_per_s_per_core"] * r["cores"]), 2),
         "f_p99_over_b_p99": round(by["f"]["p99_ms"] / by["b"]["p99_ms"], 2) if by["b"]["p99_ms"] else None,
     }

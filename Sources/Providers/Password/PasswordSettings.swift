@@ -10,9 +10,11 @@ public struct PasswordSettings: Sendable {
     public var approvalTTL: Int
     /// Argon2id parameters (`argon2.ops_limit` ≥ 2, `argon2.memory_kib` ≥ 19456: OWASP's minimum).
     public var argon2: Argon2id
-    /// Hashes computed at once (`max_concurrent_hashes`, default one per core); the rest queue.
-    /// More threads than cores add no hashes per second, only cache pressure: in the login-storm
-    /// benchmark cores × 2 tripled the p99 of other requests (bench/README.md).
+    /// Hashes computed at once (`max_concurrent_hashes`, default one per core but one, at least one);
+    /// the rest queue. More threads than cores add no hashes per second, only cache pressure: in the
+    /// login-storm benchmark cores × 2 tripled the p99 of other requests. A hash on every core, even
+    /// in the idle scheduling class, still raised that p99 by a third over leaving one core to the
+    /// event loops (2 cores: 4.9-5.8 ms against 3.4-4.6 ms; bench/README.md).
     public var maxConcurrentHashes: Int
     /// Verification and reset codes (`code_ttl` 900, `resend_interval` 60, `max_attempts` 5, `max_failures` 10, `failure_window` 3600).
     public var codes: CodePolicy
@@ -47,7 +49,7 @@ public struct PasswordSettings: Sendable {
             memLimit: try a.int("memory_kib", default: 19_456, in: 19_456...4_194_304) * 1024
         )
         try a.rejectUnknownKeys()
-        maxConcurrentHashes = try section.int("max_concurrent_hashes", default: max(1, System.coreCount), in: 1...256)
+        maxConcurrentHashes = try section.int("max_concurrent_hashes", default: max(1, System.coreCount - 1), in: 1...256)
         codes = CodePolicy(
             ttl: try section.seconds("code_ttl", default: 900, max: 86_400),
             resendInterval: try section.int("resend_interval", default: 60, in: 0...86_400),
