@@ -349,6 +349,8 @@ def report(r):
         # authd hashes on max(1, cores - 1) threads by default (password.max_concurrent_hashes).
         "e_over_argon2_hashing_threads": round(by["e"]["rps"] / (lim["argon2id_per_s_per_core"] * max(1, r["cores"] - 1)), 2),
         "b_over_ed25519_verify_all_cores": round(by["b"]["rps"] / (lim["ed25519_verify_per_s_per_core"] * r["cores"]), 2),
+        # One signature per refresh (the new access token).
+        "c_over_ed25519_sign_all_cores": round(by["c"]["rps"] / (lim["ed25519_sign_per_s_per_core"] * r["cores"]), 2),
         "f_p99_over_b_p99": round(by["f"]["p99_ms"] / by["b"]["p99_ms"], 2) if by["b"]["p99_ms"] else None,
     }
     store = [s for s in r["scenarios"] if s["id"] == "g"]
