@@ -1,4 +1,5 @@
 import AuthKernel
+import NIOCore
 import NIOPosix
 @testable import PasswordProvider
 import Testing
@@ -19,5 +20,12 @@ struct HashingThreadTests {
         #expect(sched_getscheduler(0) != HashingThread.idlePolicy)  // the caller's thread is untouched
         await hasher.shutdown()
         #endif
+    }
+
+    @Test func byDefaultHashesLeaveOneCoreToTheEventLoops() throws {
+        var section = ConfigSection(path: "password", values: [:])
+        #expect(try PasswordSettings(&section).maxConcurrentHashes == max(1, System.coreCount - 1))
+        var set = ConfigSection(path: "password", values: ["max_concurrent_hashes": .number(8)])
+        #expect(try PasswordSettings(&set).maxConcurrentHashes == 8)
     }
 }
