@@ -1,6 +1,7 @@
 @testable import AuthKernel
 import AuthTestSupport
 import Foundation
+import HTTPTypes
 import Synchronization
 import Testing
 
@@ -23,6 +24,31 @@ struct JSONWriterTests {
             response.write(to: &w)
             #expect(try parsed(w.bytes) == parsed(JSONEncoder().encode(response)))
             #expect(try JSONDecoder().decode(UserResponse.self, from: Data(w.bytes)) == response)
+        }
+    }
+
+    /// The error shape as `JSONEncoder` wrote it before errors were written by hand.
+    struct EncodedError: Encodable {
+        struct Inner: Encodable { var code: String; var message: String; var details: [String: JSONValue]? }
+        var error: Inner
+    }
+
+    @Test func errorBodiesEqualTheEncoderForm() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var errors: [AuthError] = [.unauthorized, .invalidRequest("Missing field.", field: "email"), .rateLimited(retryAfter: 17), .weakPassword(reason: "too_short", message: "Too short.")]
+        errors.append(AuthError(status: .badRequest, code: "X", message: "nested", details: [
+            "b": .array([.number(1.5), .number(-3), .bool(true), .null, .string("a/b")]), "a": .object(["z": .number(1e20), "y": .string("Zoë 🦊")]),
+            "c": .number(.infinity),
+        ]))
+        for text in awkward { errors.append(AuthError(status: .conflict, code: "INVALID_STATE", message: text, details: ["field": .string(text)])) }
+        for error in errors {
+            let written = error.body
+            let encoded = try encoder.encode(EncodedError(error: .init(code: error.code, message: error.message, details: error.details)))
+            #expect(try parsed(written) == parsed(encoded), "\(error.code): \(error.message)")
+            if error.details?.values.allSatisfy({ if case .string(let s) = $0 { s == "email" || s == "too_short" } else { $0 == .number(17) } }) ?? true {
+                #expect(written == Array(encoded))  // plain errors: the same bytes as before
+            }
         }
     }
 

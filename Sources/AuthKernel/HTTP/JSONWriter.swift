@@ -126,6 +126,27 @@ public struct JSONWriter: Sendable {
         append(value ? "true" : "false")
     }
 
+    /// Any JSON value; object keys sorted, as `JSONEncoder` with `.sortedKeys` writes them.
+    public mutating func value(_ value: JSONValue) {
+        switch value {
+        case .null: comma(); append("null")
+        case .bool(let b): bool(b)
+        case .number(let n): double(n)
+        case .string(let s): string(s)
+        case .array(let items):
+            beginArray()
+            for item in items { self.value(item) }
+            endArray()
+        case .object(let members):
+            beginObject()
+            for key in members.keys.sorted() {
+                self.key(dynamic: key)
+                self.value(members[key]!)
+            }
+            endObject()
+        }
+    }
+
     /// An array of strings.
     public mutating func strings(_ values: [String]) {
         comma()
