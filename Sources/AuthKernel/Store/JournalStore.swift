@@ -484,12 +484,6 @@ public actor JournalStore {
         await withCheckedContinuation { idleWaiters.append($0) }
     }
 
-    /// The current state as snapshot file bytes (the format of `snapshot.json`), for backups. It holds
-    /// every acknowledged write; encoding runs off the actor, so writes go on meanwhile.
-    public func snapshotBytes() async throws -> [UInt8] {
-        try await withSnapshot { state, seq in try SnapshotFile.encode(state, seq: seq, inBackground: true) }
-    }
-
     /// Runs `body` on the snapshot thread with the current state and its sequence number (every
     /// acknowledged write is in it); writes go on meanwhile. The state is freed on that thread.
     func withSnapshot<R: Sendable>(_ body: @escaping @Sendable (StoreState, UInt64) throws -> R) async throws -> R {
