@@ -42,6 +42,8 @@ struct RefreshTokenRotationTests {
         // The device kept any one of the answers: each still rotates, and that ends the race.
         guard case .rotated(let after) = rotate(s, "racer42", "next", at: 100) else { Issue.record("answer refused"); return }
         #expect(after.refreshHashes == ["next"])
+        // The newest answers are the ones remembered, in the order they were given.
+        #expect(after.retired.map(\.hash) == Array(s.refreshHashes.suffix(RefreshTokenRotation.retiredLimit)))
         #expect(rotate(after, "racer98", "x", at: 200) == .reused)
     }
 
@@ -64,6 +66,9 @@ struct RefreshTokenRotationTests {
             current = "t\(i)"
         }
         #expect(s.retired.count == RefreshTokenRotation.retiredLimit)
+        // The oldest are forgotten first: the last 16 presented remain, oldest first.
+        #expect(s.retired.map(\.hash) == (83..<99).map { "t\($0)" })
+        #expect(s.retired.map(\.retiredAt) == (84..<100).map { t0.addingTimeInterval(Double($0)) })
     }
 }
 

@@ -40,7 +40,13 @@ public enum RefreshTokenRotation {
         next.lastUsedAt = now
         next.expiresAt = now.addingTimeInterval(TimeInterval(ttl))
         if session.refreshHashes.contains(presented) {
-            next.retired += session.refreshHashes.map { RetiredRefreshToken(hash: $0, retiredAt: now) }
+            // The list is built once at its final size: this runs on every refresh.
+            let added = session.refreshHashes.suffix(retiredLimit)
+            var retired: [RetiredRefreshToken] = []
+            retired.reserveCapacity(retiredLimit)
+            retired += session.retired.suffix(retiredLimit - added.count)
+            for hash in added { retired.append(RetiredRefreshToken(hash: hash, retiredAt: now)) }
+            next.retired = retired
             next.refreshHashes = [newHash]
         } else if let retired = session.retired.first(where: { $0.hash == presented }) {
             guard now.timeIntervalSince(retired.retiredAt) <= TimeInterval(grace) else { return .reused }

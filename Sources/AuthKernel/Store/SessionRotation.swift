@@ -49,8 +49,14 @@ public struct SessionRotation: Codable, Sendable, Equatable {
     /// ``dropped`` retired ones forgotten, ``refreshHashes`` current.
     public func applied(to old: SessionRecord) -> SessionRecord {
         var new = old
-        new.retired.removeFirst(min(dropped, new.retired.count))
-        new.retired += old.refreshHashes.map { RetiredRefreshToken(hash: $0, retiredAt: retiredAt) }
+        // Built once at its final size (on every refresh): trimming and appending in place copied
+        // the shared list and then grew it.
+        let kept = old.retired.dropFirst(min(dropped, old.retired.count))
+        var retired: [RetiredRefreshToken] = []
+        retired.reserveCapacity(kept.count + old.refreshHashes.count)
+        retired += kept
+        for hash in old.refreshHashes { retired.append(RetiredRefreshToken(hash: hash, retiredAt: retiredAt)) }
+        new.retired = retired
         new.refreshHashes = refreshHashes
         new.lastUsedAt = lastUsedAt
         new.expiresAt = expiresAt

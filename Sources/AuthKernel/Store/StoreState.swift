@@ -80,14 +80,14 @@ public struct StoreState: Sendable {
     /// Inserts or replaces a session. The usual refresh rotation is recorded as a ``SessionRotation``
     /// rather than the whole record.
     public mutating func put(_ session: SessionRecord) {
-        let change: StoreChange
         if let old = sessions[session.id], let rotation = SessionRotation(from: old, to: session) {
-            change = .rotateSession(rotation)
+            // The rotation was checked to rebuild `session` exactly: store it rather than rebuild it again.
+            apply(rotation, from: old, giving: session)
+            pending.append(.rotateSession(rotation))
         } else {
-            change = .putSession(session)
+            apply(.putSession(session))
+            pending.append(.putSession(session))
         }
-        apply(change)
-        pending.append(change)
     }
 
     /// Deletes a session.
@@ -312,14 +312,7 @@ public struct StoreState: Sendable {
             if let old = sessions.removeValue(forKey: id) { unindex(old) }
         case .rotateSession(let rotation):
             guard let old = sessions[rotation.id] else { return }
-            let session = rotation.applied(to: old)
-            // Only the hashes that fell off the front leave the index; the retired ones stay, the new come.
-            for r in old.retired.prefix(rotation.dropped) where sessionByRefreshHash[r.hash] == session.id
-                && !session.refreshHashes.contains(r.hash) && !session.retired.contains(where: { $0.hash == r.hash }) {
-                sessionByRefreshHash[r.hash] = nil
-            }
-            for h in session.refreshHashes { sessionByRefreshHash[h] = session.id }
-            sessions[session.id] = session
+            apply(rotation, from: old, giving: rotation.applied(to: old))
         case .putCode(let code):
             codes[code.id] = code
         case .deleteCode(let id):
@@ -337,6 +330,17 @@ public struct StoreState: Sendable {
                 if approvalsByUser[user]?.isEmpty == true { approvalsByUser[user] = nil }
             }
         }
+    }
+
+    /// Stores `session`, which is `rotation` applied to `old`, and updates the hash index.
+    private mutating func apply(_ rotation: SessionRotation, from old: SessionRecord, giving session: SessionRecord) {
+        // Only the hashes that fell off the front leave the index; the retired ones stay, the new come.
+        for r in old.retired.prefix(rotation.dropped) where sessionByRefreshHash[r.hash] == session.id
+            && !session.refreshHashes.contains(r.hash) && !session.retired.contains(where: { $0.hash == r.hash }) {
+            sessionByRefreshHash[r.hash] = nil
+        }
+        for h in session.refreshHashes { sessionByRefreshHash[h] = session.id }
+        sessions[session.id] = session
     }
 
     private mutating func unindex(_ user: UserRecord) {
