@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import ServerProcessSupport
 import Testing
 
@@ -165,5 +168,34 @@ struct ServeEndToEndTests {
         #expect(try await server.request("GET", "/health").1["status"] as? String == "ok")
         #expect(FileManager.default.fileExists(atPath: folder + "/keys"))
         #expect(server.stop() == 0)
+    }
+
+    @Test func theReadyLineComesOnceEveryListenerAcceptsConnections() async throws {
+        let port = try Self.freePort()
+        let folder = try ServerProcess.makeFolder(config: #"{"mail":{"transport":"outbox"},"metrics":{"listen":"127.0.0.1:\#(port)"}}"#)
+        let server = ServerProcess(folder: folder)
+        try server.start()
+        // No retry: whoever waited for the line may use every listener at once.
+        let (data, response) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/metrics")!)
+        #expect((response as? HTTPURLResponse)?.statusCode == 200)
+        #expect(String(decoding: data, as: UTF8.self).contains("authd_"))
+        let mode = try FileManager.default.attributesOfItem(atPath: folder + "/admin.sock")[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        #expect(server.stop() == 0)
+    }
+
+    /// A TCP port nothing listens on now (bound to port 0, then closed).
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw E2EError("no free port") }
+        return Int(UInt16(bigEndian: addr.sin_port))
     }
 }

@@ -19,7 +19,10 @@ enum AdminSocket {
     static func path(dataFolder: String) -> String { dataFolder + "/admin.sock" }
 
     /// The socket's server, or nil (with a warning) when the path is too long for a Unix socket.
-    static func service(dataFolder: String, operations: AdminOperations, logger: Logger) -> (any Service)? {
+    /// - Parameter onRunning: called once the socket accepts connections (with its mode set).
+    static func service(
+        dataFolder: String, operations: AdminOperations, logger: Logger, onRunning: @escaping @Sendable () async -> Void
+    ) -> (any Service)? {
         let path = Self.path(dataFolder: dataFolder)
         guard path.utf8.count <= maxPathLength else {
             logger.warning("no admin socket: its path is too long for a Unix socket; admin commands need the server stopped", metadata: ["path": "\(path)"])
@@ -37,7 +40,10 @@ enum AdminSocket {
         return Application(
             router: router,
             configuration: .init(address: .unixDomainSocket(path: path), serverName: "authd-admin"),
-            onServerRunning: { _ in chmod(path, 0o600) },
+            onServerRunning: { _ in
+                chmod(path, 0o600)
+                await onRunning()
+            },
             logger: logger
         )
     }

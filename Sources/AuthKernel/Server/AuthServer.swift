@@ -46,7 +46,8 @@ public final class AuthServer: Sendable {
         /// Renders the metrics in Prometheus text format, served at `metrics.listen`; the executable
         /// sets it after bootstrapping swift-metrics with a Prometheus backend.
         public var metricsExposition: (@Sendable () -> [UInt8])?
-        /// Called once the server listens, with the bound address as a URL (`http://127.0.0.1:8080`).
+        /// Called once the server listens, with the API's bound address as a URL (`http://127.0.0.1:8080`):
+        /// after every listener (the API, and the metrics listener and admin socket when on) accepts connections.
         public var onServerRunning: @Sendable (_ url: String) async -> Void = { _ in }
 
         /// Creates options.
@@ -158,16 +159,26 @@ public final class AuthServer: Sendable {
                 services.append(
                     ClusterEventService(events: cluster, approvals: kernel.approvals, keys: keys, keyRing: keyRing, clock: clock, logger: logger))
             }
+            let readiness = ListenerReadiness(announce: options.onServerRunning)
+            readiness.expect()  // the API
             if let (listen, exposition) = metrics {
-                services.append(MetricsEndpoint.service(host: listen.host, port: listen.port, exposition: exposition, logger: logger))
+                readiness.expect()
+                services.append(
+                    MetricsEndpoint.service(host: listen.host, port: listen.port, exposition: exposition, logger: logger) {
+                        await readiness.listening()
+                    })
             }
             if options.adminSocket {
                 let operations = try AdminOperations(
                     kernel: kernel, store: store, keyRing: keyRing, cluster: options.cluster, dataFolder: options.dataFolder, via: "admin socket")
                 // Last, so it stops first, before the store closes.
-                if let admin = AdminSocket.service(dataFolder: options.dataFolder, operations: operations, logger: logger) { services.append(admin) }
+                if let admin = AdminSocket.service(
+                    dataFolder: options.dataFolder, operations: operations, logger: logger, onRunning: { await readiness.listening() })
+                {
+                    readiness.expect()
+                    services.append(admin)
+                }
             }
-            let onRunning = options.onServerRunning
             let application = Application(
                 router: router,
                 // Without it an idle or half-sent request would hold its connection forever (slow-loris).
@@ -176,7 +187,7 @@ public final class AuthServer: Sendable {
                 services: services,
                 onServerRunning: { channel in
                     let ip = channel.localAddress?.ipAddress ?? options.host
-                    await onRunning("http://\(ip.contains(":") ? "[\(ip)]" : ip):\(channel.localAddress?.port ?? options.port)")
+                    await readiness.listening(apiURL: "http://\(ip.contains(":") ? "[\(ip)]" : ip):\(channel.localAddress?.port ?? options.port)")
                 },
                 logger: logger
             )

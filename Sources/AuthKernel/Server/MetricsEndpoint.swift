@@ -6,7 +6,10 @@ import ServiceLifecycle
 /// `GET /metrics` in Prometheus text format on its own listener (`metrics.listen`), so the operator
 /// decides who can reach it, apart from the public API.
 enum MetricsEndpoint {
-    static func service(host: String, port: Int, exposition: @escaping @Sendable () -> [UInt8], logger: Logger) -> any Service {
+    /// - Parameter onRunning: called once the listener accepts connections.
+    static func service(
+        host: String, port: Int, exposition: @escaping @Sendable () -> [UInt8], logger: Logger, onRunning: @escaping @Sendable () async -> Void
+    ) -> any Service {
         let router = Router()
         router.get("metrics") { _, _ -> Response in
             Response(
@@ -19,6 +22,7 @@ enum MetricsEndpoint {
             configuration: .init(address: .hostname(host, port: port), serverName: "authd-metrics"),
             onServerRunning: { channel in
                 logger.info("metrics served", metadata: ["url": "http://\(host):\(channel.localAddress?.port ?? port)/metrics"])
+                await onRunning()
             },
             logger: logger
         )
