@@ -166,6 +166,20 @@ def wrk(server, label, seconds, conns=32, script=None, env=None, path="/health",
     return run()
 
 
+def combined(label, runs):
+    """One row from rounds of the same scenario: requests over the seconds they took, the median
+    round's p50 and p99, errors summed; each round's figures kept under "rounds"."""
+    seconds = sum(r["requests"] / r["rps"] for r in runs if r["rps"])
+    requests = sum(r["requests"] for r in runs)
+    return {"what": label, "rps": round(requests / seconds, 2) if seconds else 0.0, "requests": requests,
+            "p50_ms": round(statistics.median(r["p50_ms"] for r in runs), 2),
+            "p99_ms": round(statistics.median(r["p99_ms"] for r in runs), 2),
+            "errors": sum(r["errors"] for r in runs),
+            "loadgen_cpu_share": round(statistics.mean(r["loadgen_cpu_share"] or 0 for r in runs), 2),
+            "server_cpu_cores": round(statistics.mean(r["server_cpu_cores"] for r in runs), 2),
+            "rounds": [{"rps": r["rps"], "p50_ms": r["p50_ms"], "p99_ms": r["p99_ms"], "errors": r["errors"]} for r in runs]}
+
+
 def threads_loop(server, label, seconds, workers):
     """Runs `workers` (functions of a Client, returning True on success) for `seconds`; one op = one call of a worker."""
     lat, errors, lock, reasons = [], [0], threading.Lock(), {}
@@ -239,6 +253,7 @@ def main():
     p.add_argument("--seconds", type=float, default=8)
     p.add_argument("--quick", action="store_true", help="a few seconds per scenario, small stores: checks that everything runs")
     p.add_argument("--sessions", type=int, default=1000)
+    p.add_argument("--rounds", type=int, default=4, help="(a), (b) and (c) take turns in this many rounds (1 with --quick)")
     p.add_argument("--out", default=os.path.join(HERE, "results.json"))
     p.add_argument("--build", default="release")
     p.add_argument("--postgres", help="a PostgreSQL server URL: run (a)-(f) on storage.backend postgres (a new database on it)")
@@ -268,19 +283,31 @@ def main():
         server = Server(args.binary, os.path.join(folder, "data"), storage)
         outbox = Outbox(server.folder)
         try:
-            access, refresh = prepare(server, outbox, 100 if args.quick else args.sessions)
+            # (b) draws from the first `sessions`; each round of (c) starts chains of its own (a chain's
+            # last token stays with the wrk process that rotated it).
+            rounds = 1 if args.quick else max(1, args.rounds)
+            sessions = 100 if args.quick else args.sessions
+            access, refresh = prepare(server, outbox, sessions * (1 + rounds))
+            access = access[:sessions]
             with open(os.path.join(folder, "access.txt"), "w") as f:
                 f.write("\n".join(access) + "\n")
-            with open(os.path.join(folder, "refresh.txt"), "w") as f:
-                f.write("\n".join(refresh) + "\n")
+            for i in range(rounds):
+                with open(os.path.join(folder, f"refresh-{i}.txt"), "w") as f:
+                    f.write("\n".join(refresh[sessions * (1 + i):sessions * (2 + i)]) + "\n")
             env = {"TOKENS": os.path.join(folder, "access.txt")}
             run = results["scenarios"].append
             wrk(server, "warm-up", 1)
-            run(wrk(server, "(a) GET /health", secs) | {"id": "a"})
-            me = wrk(server, "(b) GET /me, tokens of %d sessions" % len(access), secs, script="me.lua", env=env) | {"id": "b"}
-            run(me)
-            run(wrk(server, "(c) POST /refresh, rotation, %d chains" % len(refresh), secs, script="refresh.lua",
-                    env={"TOKENS": os.path.join(folder, "refresh.txt"), "THREADS": "1"}) | {"id": "c"})
+            # (b) and (c) are measured against (a): the three take turns, so each ratio compares the
+            # same moments of this shared machine rather than windows seconds apart.
+            turns = {"a": [], "b": [], "c": []}
+            for i in range(rounds):
+                turns["a"].append(wrk(server, "(a)", secs / rounds))
+                turns["b"].append(wrk(server, "(b)", secs / rounds, script="me.lua", env=env))
+                turns["c"].append(wrk(server, "(c)", secs / rounds, script="refresh.lua",
+                                      env={"TOKENS": os.path.join(folder, f"refresh-{i}.txt"), "THREADS": "1"}))
+            run(combined("(a) GET /health", turns["a"]) | {"id": "a"})
+            run(combined("(b) GET /me, tokens of %d sessions" % len(access), turns["b"]) | {"id": "b"})
+            run(combined("(c) POST /refresh, rotation, %d chains a round" % sessions, turns["c"]) | {"id": "c"})
 
             counter = [0]
             lock = threading.Lock()
@@ -353,6 +380,10 @@ def report(r):
         "c_over_ed25519_sign_all_cores": round(by["c"]["rps"] / (lim["ed25519_sign_per_s_per_core"] * r["cores"]), 2),
         "f_p99_over_b_p99": round(by["f"]["p99_ms"] / by["b"]["p99_ms"], 2) if by["b"]["p99_ms"] else None,
     }
+    if len(by["a"].get("rounds", [])) > 1:
+        # The spread behind b_over_a and c_over_a (which compare all rounds together).
+        for x in "bc":
+            ratios[f"{x}_over_a_by_round"] = [round(s["rps"] / t["rps"], 2) for s, t in zip(by[x]["rounds"], by["a"]["rounds"])]
     store = [s for s in r["scenarios"] if s["id"] == "g"]
     writers = {s["writers"]: s for s in store if "writers" in s}
     sizes = {s["users"]: s for s in store if "users" in s}
