@@ -75,26 +75,31 @@ struct StoreBench: AsyncParsableCommand {
                   "cpu_cores": .number((cpu / seconds * 100).rounded() / 100)])
         }
 
-        for count in users.split(separator: ",").compactMap({ Int($0) }) {
-            let dir = base + "/users-\(count)"
-            try await populate(dir, users: count, logger: logger)
-            // Opened by a new process, as a server starting up would: in this one, the memory the
-            // populating just freed would make the smaller stores look cheaper than they are. Three
-            // times (the median counts): on this shared VM one open in several reads the snapshot
-            // from disk after the page cache was reclaimed. The first two write nothing, so each
-            // open loads the same snapshot; the last measures writes too.
-            var startups: [Double] = []
-            var opened: [String: JSONValue] = [:]
-            for round in 0..<3 {
-                opened = try openInNewProcess(dir, seconds: round < 2 ? 0 : min(seconds, 2))
-                guard case .number(let startup) = opened["startup_s"] else { throw ValidationError("bench store-open gave no startup_s") }
-                startups.append(startup)
+        let counts = users.split(separator: ",").compactMap { Int($0) }
+        for count in counts { try await populate(base + "/users-\(count)", users: count, logger: logger) }
+        // Each size is opened by a new process, as a server starting up would: in this one, the
+        // memory the populating just freed would make the smaller stores look cheaper than they are.
+        // Three rounds over the sizes (the median counts), so the start-up ratio between two sizes
+        // compares the same moments of a shared machine rather than opens a minute apart; and on
+        // this VM one open in several reads the snapshot from disk after the page cache was
+        // reclaimed. The first two rounds write nothing, so each open loads the same snapshot; the
+        // last measures writes too.
+        var startups: [Int: [Double]] = [:]
+        var opened: [Int: [String: JSONValue]] = [:]
+        for round in 0..<3 {
+            for count in counts {
+                let fields = try openInNewProcess(base + "/users-\(count)", seconds: round < 2 ? 0 : min(seconds, 2))
+                guard case .number(let startup) = fields["startup_s"] else { throw ValidationError("bench store-open gave no startup_s") }
+                startups[count, default: []].append(startup)
+                opened[count] = fields
             }
-            guard case .number(let rssBytes) = opened["rss_bytes"] else { throw ValidationError("bench store-open gave no rss_bytes") }
-            try? FileManager.default.removeItem(atPath: dir)
-            Self.emit(["what": .string("store with \(count) users"), "users": .number(Double(count)), "startup_s": .number(startups.sorted()[1]),
-                  "startup_runs_s": .array(startups.map { .number($0) }),
-                  "write_p50_ms": opened["write_p50_ms"] ?? .null, "write_p99_ms": opened["write_p99_ms"] ?? .null,
+        }
+        for count in counts {
+            let fields = opened[count] ?? [:], runs = startups[count] ?? []
+            guard case .number(let rssBytes) = fields["rss_bytes"], runs.count == 3 else { throw ValidationError("bench store-open gave no rss_bytes") }
+            Self.emit(["what": .string("store with \(count) users"), "users": .number(Double(count)), "startup_s": .number(runs.sorted()[1]),
+                  "startup_runs_s": .array(runs.map { .number($0) }),
+                  "write_p50_ms": fields["write_p50_ms"] ?? .null, "write_p99_ms": fields["write_p99_ms"] ?? .null,
                   "rss_bytes_per_user": .number((rssBytes / Double(count)).rounded())])
         }
     }
