@@ -96,7 +96,7 @@ struct StoreBench: AsyncParsableCommand {
         }
         for count in counts {
             let fields = opened[count] ?? [:], runs = startups[count] ?? []
-            guard case .number(let rssBytes) = fields["rss_bytes"], runs.count == 3 else { throw ValidationError("bench store-open gave no rss_bytes") }
+            guard case .number(let rssBytes) = fields["rss_bytes"] else { throw ValidationError("bench store-open gave no rss_bytes") }
             Self.emit(["what": .string("store with \(count) users"), "users": .number(Double(count)), "startup_s": .number(runs.sorted()[1]),
                   "startup_runs_s": .array(runs.map { .number($0) }),
                   "write_p50_ms": fields["write_p50_ms"] ?? .null, "write_p99_ms": fields["write_p99_ms"] ?? .null,
