@@ -364,13 +364,45 @@ def postgres_database(server_url):
     return urllib.parse.urlunparse(urllib.parse.urlparse(server_url)._replace(path="/" + name))
 
 
+def targets(r):
+    """Issue #8's targets, each judged on the unrounded figures of this run: {name: {"value", "bound", "met"}}.
+    A ratio printed as 0.30 may be 0.297; the verdict is what counts. Targets whose scenarios did not
+    run are left out, and a quick run (2 s a scenario, small stores, CI's debug build) judges none."""
+    if r["quick"]:
+        return {}
+    by = {s["id"]: s for s in r["scenarios"] if s["id"] != "g"}
+    store = [s for s in r["scenarios"] if s["id"] == "g"]
+    writers = {s["writers"]: s for s in store if "writers" in s}
+    sizes = {s["users"]: s for s in store if "users" in s}
+    out = {}
+
+    def judge(name, value, bound, at_least):
+        out[name] = {"value": round(value, 4), "bound": bound, "met": value >= bound if at_least else value <= bound}
+
+    health = by["a"]["rps"]
+    judge("(b) >= 0.7 x (a)", by["b"]["rps"] / health, 0.7, True)
+    judge("(c) >= 0.3 x (a)", by["c"]["rps"] / health, 0.3, True)
+    if by["b"]["p99_ms"]:
+        judge("(f) p99 <= 3 x (b) p99", by["f"]["p99_ms"] / by["b"]["p99_ms"], 3, False)
+        out["(f) p99 <= 3 x (b) p99"]["met"] &= not by["f"].get("errors") and not by["f"].get("storm_errors")
+    if 1 in writers and 64 in writers:
+        judge("(g) 64 writers >= 20 x 1", writers[64]["rps"] / writers[1]["rps"], 20, True)
+    if 1000 in sizes and 1000000 in sizes:
+        judge("write p50 1M <= 1.3 x 1k", sizes[1000000]["write_p50_ms"] / max(sizes[1000]["write_p50_ms"], 0.001), 1.3, False)
+    if 100000 in sizes and 1000000 in sizes:
+        judge("start-up 1M <= 12 x 100k", sizes[1000000]["startup_s"] / max(sizes[100000]["startup_s"], 0.001), 12, False)
+        judge("start-up 1M < 10 s", sizes[1000000]["startup_s"], 10, False)
+        judge("memory at 1M <= 2 KiB per user", sizes[1000000]["rss_bytes_per_user"], 2048, False)
+    return out
+
+
 def report(r):
     by = {s["id"]: s for s in r["scenarios"] if s["id"] != "g"}
     lim = r["limits"]
     health = by["a"]["rps"]
     ratios = {
-        "b_over_a": round(by["b"]["rps"] / health, 2),
-        "c_over_a": round(by["c"]["rps"] / health, 2),
+        "b_over_a": round(by["b"]["rps"] / health, 3),
+        "c_over_a": round(by["c"]["rps"] / health, 3),
         "c_over_fsync": round(by["c"]["rps"] / lim["fsync_per_s"], 2),
         "e_over_argon2_all_cores": round(by["e"]["rps"] / (lim["argon2id_per_s_per_core"] * r["cores"]), 2),
         # authd hashes on max(1, cores - 1) threads by default (password.max_concurrent_hashes).
@@ -383,7 +415,7 @@ def report(r):
     if len(by["a"].get("rounds", [])) > 1:
         # The spread behind b_over_a and c_over_a (which compare all rounds together).
         for x in "bc":
-            ratios[f"{x}_over_a_by_round"] = [round(s["rps"] / t["rps"], 2) for s, t in zip(by[x]["rounds"], by["a"]["rounds"])]
+            ratios[f"{x}_over_a_by_round"] = [round(s["rps"] / t["rps"], 3) for s, t in zip(by[x]["rounds"], by["a"]["rounds"])]
     store = [s for s in r["scenarios"] if s["id"] == "g"]
     writers = {s["writers"]: s for s in store if "writers" in s}
     sizes = {s["users"]: s for s in store if "users" in s}
@@ -394,8 +426,9 @@ def report(r):
         biggest = max(sizes)
         ratios[f"write_p50_{biggest}_over_1000"] = round(sizes[biggest]["write_p50_ms"] / max(sizes[1000]["write_p50_ms"], 0.001), 2)
         if 100000 in sizes and 1000000 in sizes:
-            ratios["startup_1m_over_100k"] = round(sizes[1000000]["startup_s"] / max(sizes[100000]["startup_s"], 0.001), 1)
+            ratios["startup_1m_over_100k"] = round(sizes[1000000]["startup_s"] / max(sizes[100000]["startup_s"], 0.001), 2)
     r["ratios"] = ratios
+    r["targets"] = targets(r)
     print(f"authd benchmark — {r['date']}, {r['cores']} cores, {r['build']} build, {r.get('backend', 'file')} store{' (quick)' if r['quick'] else ''}")
     print(f"limits: fsync {lim['fsync_per_s']}/s; per core: Ed25519 sign {lim['ed25519_sign_per_s_per_core']:.0f}/s, "
           f"verify {lim['ed25519_verify_per_s_per_core']:.0f}/s, Argon2id {lim['argon2id_per_s_per_core']:.1f}/s")
@@ -407,6 +440,8 @@ def report(r):
             share = s.get("loadgen_cpu_share")
             print(f"{s['what']:58} {s['rps']:>9} {s['p50_ms']!s:>8} {s['p99_ms']!s:>8} {s.get('errors', 0)!s:>6} {'' if share is None else share:>7}")
     print("ratios: " + ", ".join(f"{k} {v}" for k, v in ratios.items()))
+    print("targets: " + ("; ".join(f"{k}: {t['value']:g} {'met' if t['met'] else 'NOT MET'}" for k, t in r["targets"].items())
+                         or "not judged in a quick run"))
 
 
 if __name__ == "__main__":

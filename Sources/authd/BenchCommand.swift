@@ -144,7 +144,8 @@ struct StoreBench: AsyncParsableCommand {
             return try await group.reduce(into: []) { $0 += $1 }
         }.sorted()
         let wall = self.seconds(ContinuousClock.now - t0)
-        func pct(_ p: Double) -> Double { latencies.isEmpty ? 0 : (latencies[min(latencies.count - 1, Int(p * Double(latencies.count - 1)))] * 100).rounded() / 100 }
+        // In microseconds: write latencies are 0.2-0.3 ms, and the 1M/1k target (1.3 x) is judged on them.
+        func pct(_ p: Double) -> Double { latencies.isEmpty ? 0 : (latencies[min(latencies.count - 1, Int(p * Double(latencies.count - 1)))] * 1000).rounded() / 1000 }
         return ((Double(latencies.count) / wall).rounded(), pct(0.5), pct(0.99), pct(1))
     }
 

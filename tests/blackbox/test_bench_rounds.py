@@ -41,3 +41,44 @@ def test_ratios_compare_whole_rows_and_list_each_round():
     assert ratios["c_over_a"] == 0.35  # 7,000/s over 20,000/s, all rounds together (by round 0.3 and 0.5)
     assert ratios["c_over_a_by_round"] == [0.3, 0.5]
     assert ratios["b_over_a_by_round"] == [1.0, 1.0]
+
+
+def run_with(c_rps, f_p99=6.0, f_errors=0, startup_1m=3.0, write_1m=0.25, quick=False):
+    a = driver.combined("a", [turn(30000, 60000, 1, 3)])
+    rows = [a | {"id": "a"}, driver.combined("b", [turn(24000, 48000, 1, 4)]) | {"id": "b"},
+            driver.combined("c", [turn(c_rps, c_rps * 2, 3, 7)]) | {"id": "c"},
+            turn(500, 1000, 10, 20) | {"id": "d", "what": "d"}, turn(40, 80, 100, 200) | {"id": "e", "what": "e"},
+            turn(20000, 40000, 1, f_p99, errors=f_errors) | {"id": "f", "what": "f"},
+            {"id": "g", "what": "g1", "writers": 1, "rps": 4000, "p50_ms": 0.2, "p99_ms": 0.5}, {"id": "g", "what": "g64", "writers": 64, "rps": 100000, "p50_ms": 0.4, "p99_ms": 2.0},
+            {"id": "g", "what": "1k", "users": 1000, "write_p50_ms": 0.2, "write_p99_ms": 0.4, "startup_s": 0.01, "rss_bytes_per_user": 4000},
+            {"id": "g", "what": "100k", "users": 100000, "write_p50_ms": 0.2, "write_p99_ms": 0.4, "startup_s": 0.25, "rss_bytes_per_user": 876},
+            {"id": "g", "what": "1M", "users": 1000000, "write_p50_ms": write_1m, "write_p99_ms": 0.4, "startup_s": startup_1m, "rss_bytes_per_user": 715}]
+    results = {"date": "now", "cores": 2, "build": "release", "quick": quick, "scenarios": rows,
+               "limits": {"fsync_per_s": 5000, "argon2id_per_s_per_core": 50, "ed25519_verify_per_s_per_core": 15000,
+                          "ed25519_sign_per_s_per_core": 40000}}
+    driver.report(results)
+    return results["targets"]
+
+
+def test_targets_are_judged_on_unrounded_figures():
+    met = run_with(c_rps=9000)  # 0.30 x (a)
+    assert all(t["met"] for t in met.values()), met
+    assert set(met) == {"(b) >= 0.7 x (a)", "(c) >= 0.3 x (a)", "(f) p99 <= 3 x (b) p99", "(g) 64 writers >= 20 x 1",
+                        "write p50 1M <= 1.3 x 1k", "start-up 1M <= 12 x 100k", "start-up 1M < 10 s", "memory at 1M <= 2 KiB per user"}
+    # 8,910/s over 30,000/s is 0.297: printed with two decimals it would read 0.30, and it misses.
+    missed = run_with(c_rps=8910)
+    assert missed["(c) >= 0.3 x (a)"] == {"value": 0.297, "bound": 0.3, "met": False}
+    assert missed["(b) >= 0.7 x (a)"]["met"]
+
+
+def test_each_bound_fails_when_crossed():
+    assert not run_with(c_rps=9000, f_p99=12.1)["(f) p99 <= 3 x (b) p99"]["met"]  # (b)'s p99 is 4 ms
+    assert not run_with(c_rps=9000, f_errors=1)["(f) p99 <= 3 x (b) p99"]["met"]
+    slow = run_with(c_rps=9000, startup_1m=3.01)  # 12.04 x the 100k open
+    assert not slow["start-up 1M <= 12 x 100k"]["met"] and slow["start-up 1M < 10 s"]["met"]
+    assert not run_with(c_rps=9000, write_1m=0.261)["write p50 1M <= 1.3 x 1k"]["met"]
+
+
+def test_a_quick_run_judges_no_target():
+    # Two seconds a scenario on CI's debug build says nothing about the targets, met or not.
+    assert run_with(c_rps=1000, quick=True) == {}
