@@ -364,6 +364,12 @@ def postgres_database(server_url):
     return urllib.parse.urlunparse(urllib.parse.urlparse(server_url)._replace(path="/" + name))
 
 
+def store_rows(r):
+    """The (g) rows by writer count and by store size."""
+    store = [s for s in r["scenarios"] if s["id"] == "g"]
+    return {s["writers"]: s for s in store if "writers" in s}, {s["users"]: s for s in store if "users" in s}
+
+
 def targets(r):
     """Issue #8's targets, each judged on the unrounded figures of this run: {name: {"value", "bound", "met"}}.
     A ratio printed as 0.30 may be 0.297; the verdict is what counts. Targets whose scenarios did not
@@ -371,9 +377,7 @@ def targets(r):
     if r["quick"]:
         return {}
     by = {s["id"]: s for s in r["scenarios"] if s["id"] != "g"}
-    store = [s for s in r["scenarios"] if s["id"] == "g"]
-    writers = {s["writers"]: s for s in store if "writers" in s}
-    sizes = {s["users"]: s for s in store if "users" in s}
+    writers, sizes = store_rows(r)
     out = {}
 
     def judge(name, value, bound, at_least):
@@ -416,9 +420,7 @@ def report(r):
         # The spread behind b_over_a and c_over_a (which compare all rounds together).
         for x in "bc":
             ratios[f"{x}_over_a_by_round"] = [round(s["rps"] / t["rps"], 3) for s, t in zip(by[x]["rounds"], by["a"]["rounds"])]
-    store = [s for s in r["scenarios"] if s["id"] == "g"]
-    writers = {s["writers"]: s for s in store if "writers" in s}
-    sizes = {s["users"]: s for s in store if "users" in s}
+    writers, sizes = store_rows(r)
     if 1 in writers and 64 in writers:
         ratios["g64_over_g1"] = round(writers[64]["rps"] / writers[1]["rps"], 1)
         ratios["g1_over_fsync"] = round(writers[1]["rps"] / lim["fsync_per_s"], 2)
