@@ -166,6 +166,29 @@ def wrk(server, label, seconds, conns=32, script=None, env=None, path="/health",
     return run()
 
 
+def compile_chains(folder):
+    """bench/refresh_chains.c built into `folder` (any C compiler on the PATH: Swift's toolchain has clang)."""
+    compiler = next((c for c in ("cc", "clang", "gcc") if shutil.which(c)), None)
+    if not compiler:
+        raise RuntimeError("no C compiler (cc, clang or gcc) for bench/refresh_chains.c")
+    out = os.path.join(folder, "refresh_chains")
+    subprocess.run([compiler, "-O2", "-o", out, os.path.join(HERE, "refresh_chains.c")], check=True)
+    return out
+
+
+def chains(server, label, seconds, tool, tokens, conns=32):
+    """Scenario (c): refresh chains driven by bench/refresh_chains.c, one row shaped like wrk()'s."""
+    c0, s0, t0 = children_cpu(), server.cpu_seconds(), time.perf_counter()
+    out = subprocess.run([tool, server.host, str(server.port), str(conns), str(max(1, round(seconds))), tokens],
+                         capture_output=True, text=True, check=True).stdout
+    wall = time.perf_counter() - t0
+    loadgen, srv = (children_cpu() - c0) / wall, (server.cpu_seconds() - s0) / wall
+    r = json.loads(out)
+    return {"what": label, "rps": r["rps"], "requests": r["requests"], "p50_ms": round(r["p50_ms"], 2), "p99_ms": round(r["p99_ms"], 2),
+            "errors": r["errors"], "loadgen_cpu_share": round(loadgen / (loadgen + srv), 2) if loadgen + srv else None,
+            "server_cpu_cores": round(srv, 2)}
+
+
 def combined(label, runs):
     """One row from rounds of the same scenario: requests over the seconds they took, the median
     round's p50 and p99, errors summed; each round's figures kept under "rounds"."""
@@ -295,6 +318,7 @@ def main():
                 with open(os.path.join(folder, f"refresh-{i}.txt"), "w") as f:
                     f.write("\n".join(refresh[sessions * (1 + i):sessions * (2 + i)]) + "\n")
             env = {"TOKENS": os.path.join(folder, "access.txt")}
+            tool = compile_chains(folder)
             run = results["scenarios"].append
             wrk(server, "warm-up", 1)
             # (b) and (c) are measured against (a): the three take turns, so each ratio compares the
@@ -303,8 +327,7 @@ def main():
             for i in range(rounds):
                 turns["a"].append(wrk(server, "(a)", secs / rounds))
                 turns["b"].append(wrk(server, "(b)", secs / rounds, script="me.lua", env=env))
-                turns["c"].append(wrk(server, "(c)", secs / rounds, script="refresh.lua",
-                                      env={"TOKENS": os.path.join(folder, f"refresh-{i}.txt"), "THREADS": "1"}))
+                turns["c"].append(chains(server, "(c)", secs / rounds, tool, os.path.join(folder, f"refresh-{i}.txt")))
             run(combined("(a) GET /health", turns["a"]) | {"id": "a"})
             run(combined("(b) GET /me, tokens of %d sessions" % len(access), turns["b"]) | {"id": "b"})
             run(combined("(c) POST /refresh, rotation, %d chains a round" % sessions, turns["c"]) | {"id": "c"})
