@@ -8,7 +8,7 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure the machine's crypto rates and the store (used by bench/run).",
-        subcommands: [CryptoBench.self, StoreBench.self, StoreOpenBench.self]
+        subcommands: [CryptoBench.self, StoreBench.self, StoreOpenBench.self, StoreWritesBench.self]
     )
 }
 
@@ -82,45 +82,64 @@ struct StoreBench: AsyncParsableCommand {
         // Three rounds over the sizes (the median counts), so the start-up ratio between two sizes
         // compares the same moments of a shared machine rather than opens a minute apart; and on
         // this VM one open in several reads the snapshot from disk after the page cache was
-        // reclaimed. The first two rounds write nothing, so each open loads the same snapshot; the
-        // last measures writes too.
+        // reclaimed. The opens write nothing, so each loads the same snapshot.
+        let folders = counts.map { base + "/users-\($0)" }
         var startups: [Int: [Double]] = [:]
         var opened: [Int: [String: JSONValue]] = [:]
-        for round in 0..<3 {
-            for count in counts {
-                let fields = try openInNewProcess(base + "/users-\(count)", seconds: round < 2 ? 0 : min(seconds, 2))
+        for _ in 0..<3 {
+            for (count, dir) in zip(counts, folders) {
+                let fields = try runInNewProcess(["store-open", "--folder", dir, "--seconds", "0"])
                 guard case .number(let startup) = fields["startup_s"] else { throw ValidationError("bench store-open gave no startup_s") }
                 startups[count, default: []].append(startup)
                 opened[count] = fields
             }
         }
-        for count in counts {
+        // Then write latency, every size open in one new process and taking turns (store-writes).
+        let writes = try runInNewProcess(["store-writes", "--folders", folders.joined(separator: ","), "--rounds", "4",
+                                          "--seconds", String(min(seconds, 2) / 4)])
+        for (count, dir) in zip(counts, folders) {
             let fields = opened[count] ?? [:], runs = startups[count] ?? []
             guard case .number(let rssBytes) = fields["rss_bytes"] else { throw ValidationError("bench store-open gave no rss_bytes") }
+            guard case .object(let write) = writes[dir] else { throw ValidationError("bench store-writes gave nothing for \(dir)") }
             Self.emit(["what": .string("store with \(count) users"), "users": .number(Double(count)), "startup_s": .number(runs.sorted()[1]),
                   "startup_runs_s": .array(runs.map { .number($0) }),
-                  "write_p50_ms": fields["write_p50_ms"] ?? .null, "write_p99_ms": fields["write_p99_ms"] ?? .null,
+                  "write_p50_ms": write["write_p50_ms"] ?? .null, "write_p99_ms": write["write_p99_ms"] ?? .null,
+                  "write_rounds_p50_ms": write["write_rounds_p50_ms"] ?? .null,
                   "rss_bytes_per_user": .number((rssBytes / Double(count)).rounded())])
         }
     }
 
-    /// Runs `authd bench store-open` on the folder (with `seconds` of appends) and returns its JSON.
-    func openInNewProcess(_ dir: String, seconds: Double) throws -> [String: JSONValue] {
+    /// Runs `authd bench` with `arguments` in a new process and returns the JSON object it prints.
+    func runInNewProcess(_ arguments: [String]) throws -> [String: JSONValue] {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = ["bench", "store-open", "--folder", dir, "--seconds", String(seconds)]
+        process.arguments = ["bench"] + arguments
         let pipe = Pipe()
         process.standardOutput = pipe
         try process.run()
         let output = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0, case .object(let fields) = try JSONDecoder().decode(JSONValue.self, from: output) else {
-            throw ValidationError("bench store-open failed on \(dir)")
+            throw ValidationError("authd bench \(arguments.joined(separator: " ")) failed")
         }
         return fields
     }
 
     func appends(_ store: JournalStore, writers: Int, seconds: Double) async throws -> (rate: Double, p50: Double, p99: Double, max: Double) {
+        let run = try await appendLatencies(store, writers: writers, seconds: seconds)
+        return Self.summary(latencies: run.latencies, wall: run.wall)
+    }
+
+    /// Rate and percentiles of write latencies (in ms, sorted) made over `wall` seconds.
+    static func summary(latencies: [Double], wall: Double) -> (rate: Double, p50: Double, p99: Double, max: Double) {
+        // In microseconds: write latencies are 0.2-0.3 ms, and the 1M/1k target (1.3 x) is judged on them.
+        func pct(_ p: Double) -> Double { latencies.isEmpty ? 0 : (latencies[min(latencies.count - 1, Int(p * Double(latencies.count - 1)))] * 1000).rounded() / 1000 }
+        return (wall > 0 ? (Double(latencies.count) / wall).rounded() : 0, pct(0.5), pct(0.99), pct(1))
+    }
+
+    /// Each write's latency in ms, sorted, from `writers` concurrent writers appending new users for
+    /// `seconds`, and the seconds they took.
+    func appendLatencies(_ store: JournalStore, writers: Int, seconds: Double) async throws -> (latencies: [Double], wall: Double) {
         let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
         let t0 = ContinuousClock.now
         let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
@@ -143,10 +162,7 @@ struct StoreBench: AsyncParsableCommand {
             }
             return try await group.reduce(into: []) { $0 += $1 }
         }.sorted()
-        let wall = self.seconds(ContinuousClock.now - t0)
-        // In microseconds: write latencies are 0.2-0.3 ms, and the 1M/1k target (1.3 x) is judged on them.
-        func pct(_ p: Double) -> Double { latencies.isEmpty ? 0 : (latencies[min(latencies.count - 1, Int(p * Double(latencies.count - 1)))] * 1000).rounded() / 1000 }
-        return ((Double(latencies.count) / wall).rounded(), pct(0.5), pct(0.99), pct(1))
+        return (latencies, self.seconds(ContinuousClock.now - t0))
     }
 
     /// A distinct version-4-shaped UUID for each writer and count, without a system call.
