@@ -156,6 +156,7 @@ def wrk(server, label, seconds, conns=32, script=None, env=None, path="/health",
                 "p50_ms": ms(lat["50"]), "p99_ms": ms(lat["99"]),
                 "errors": (int(non2xx.group(1)) if non2xx else 0) + (sum(map(int, sockerr.groups())) if sockerr else 0),
                 "loadgen_cpu_share": round(loadgen / (loadgen + srv), 2) if loadgen + srv else None,
+                "loadgen_us_per_request": round((c1 - c0) / requests * 1e6, 1) if requests else None,
                 "server_cpu_cores": round(srv, 2)}
 
     if background:
@@ -186,6 +187,7 @@ def chains(server, label, seconds, tool, tokens, conns=32):
     r = json.loads(out)
     return {"what": label, "rps": r["rps"], "requests": r["requests"], "p50_ms": round(r["p50_ms"], 2), "p99_ms": round(r["p99_ms"], 2),
             "errors": r["errors"], "loadgen_cpu_share": round(loadgen / (loadgen + srv), 2) if loadgen + srv else None,
+            "loadgen_us_per_request": round(loadgen * wall / r["requests"] * 1e6, 1) if r["requests"] else None,
             "server_cpu_cores": round(srv, 2)}
 
 
@@ -199,6 +201,8 @@ def combined(label, runs):
             "p99_ms": round(statistics.median(r["p99_ms"] for r in runs), 2),
             "errors": sum(r["errors"] for r in runs),
             "loadgen_cpu_share": round(statistics.mean(r["loadgen_cpu_share"] or 0 for r in runs), 2),
+            # The load generator's CPU per request: (c)'s own generator should cost about what wrk does for (a).
+            "loadgen_us_per_request": round(statistics.mean(r.get("loadgen_us_per_request") or 0 for r in runs), 1),
             "server_cpu_cores": round(statistics.mean(r["server_cpu_cores"] for r in runs), 2),
             "rounds": [{"rps": r["rps"], "p50_ms": r["p50_ms"], "p99_ms": r["p99_ms"], "errors": r["errors"]} for r in runs]}
 
@@ -469,6 +473,9 @@ def report(r):
             share = s.get("loadgen_cpu_share")
             print(f"{s['what']:58} {s['rps']:>9} {s['p50_ms']!s:>8} {s['p99_ms']!s:>8} {s.get('errors', 0)!s:>6} {'' if share is None else share:>7}")
     print("ratios: " + ", ".join(f"{k} {v}" for k, v in ratios.items()))
+    costs = [(x, by[x].get("loadgen_us_per_request")) for x in "abc" if by[x].get("loadgen_us_per_request")]
+    if costs:
+        print("load generator CPU per request: " + ", ".join(f"({x}) {v} us" for x, v in costs))
     print("targets: " + ("; ".join(f"{k}: {t['value']:g} {'met' if t['met'] else 'NOT MET'}" for k, t in r["targets"].items())
                          or "not judged in a quick run"))
 
