@@ -133,6 +133,15 @@ def ms(text):
     return round(float(m.group(1)) * {"us": 0.001, "ms": 1, "s": 1000}[m.group(2)], 2)
 
 
+def load_row(label, rps, requests, p50, p99, errors, loadgen_cpu, server_cpu, wall):
+    """A scenario's row from one load generator run: its figures, and the CPU seconds the load
+    generator and the server used over `wall` seconds (they share the machine's cores)."""
+    return {"what": label, "rps": rps, "requests": requests, "p50_ms": p50, "p99_ms": p99, "errors": errors,
+            "loadgen_cpu_share": round(loadgen_cpu / (loadgen_cpu + server_cpu), 2) if loadgen_cpu + server_cpu else None,
+            "loadgen_us_per_request": round(loadgen_cpu / requests * 1e6, 1) if requests else None,
+            "server_cpu_cores": round(server_cpu / wall, 2)}
+
+
 def wrk(server, label, seconds, conns=32, script=None, env=None, path="/health", background=False):
     cmd = ["wrk", "-t1", f"-c{conns}", f"-d{max(1, round(seconds))}s", "--timeout", "10s", "--latency"]
     if script:
@@ -151,13 +160,9 @@ def wrk(server, label, seconds, conns=32, script=None, env=None, path="/health",
         requests = int(re.search(r"(\d+) requests in", out).group(1))
         non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
         sockerr = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
-        loadgen, srv = (c1 - c0) / wall, (s1 - s0) / wall
-        return {"what": label, "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)), "requests": requests,
-                "p50_ms": ms(lat["50"]), "p99_ms": ms(lat["99"]),
-                "errors": (int(non2xx.group(1)) if non2xx else 0) + (sum(map(int, sockerr.groups())) if sockerr else 0),
-                "loadgen_cpu_share": round(loadgen / (loadgen + srv), 2) if loadgen + srv else None,
-                "loadgen_us_per_request": round((c1 - c0) / requests * 1e6, 1) if requests else None,
-                "server_cpu_cores": round(srv, 2)}
+        return load_row(label, float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)), requests, ms(lat["50"]), ms(lat["99"]),
+                        (int(non2xx.group(1)) if non2xx else 0) + (sum(map(int, sockerr.groups())) if sockerr else 0),
+                        c1 - c0, s1 - s0, wall)
 
     if background:
         box = {}
@@ -183,12 +188,9 @@ def chains(server, label, seconds, tool, tokens, conns=32):
     out = subprocess.run([tool, server.host, str(server.port), str(conns), str(max(1, round(seconds))), tokens],
                          capture_output=True, text=True, check=True).stdout
     wall = time.perf_counter() - t0
-    loadgen, srv = (children_cpu() - c0) / wall, (server.cpu_seconds() - s0) / wall
     r = json.loads(out)
-    return {"what": label, "rps": r["rps"], "requests": r["requests"], "p50_ms": round(r["p50_ms"], 2), "p99_ms": round(r["p99_ms"], 2),
-            "errors": r["errors"], "loadgen_cpu_share": round(loadgen / (loadgen + srv), 2) if loadgen + srv else None,
-            "loadgen_us_per_request": round(loadgen * wall / r["requests"] * 1e6, 1) if r["requests"] else None,
-            "server_cpu_cores": round(srv, 2)}
+    return load_row(label, r["rps"], r["requests"], round(r["p50_ms"], 2), round(r["p99_ms"], 2), r["errors"],
+                    children_cpu() - c0, server.cpu_seconds() - s0, wall)
 
 
 def combined(label, runs):
@@ -240,10 +242,8 @@ def threads_loop(server, label, seconds, workers):
     for t in threads:
         t.join()
     wall = time.perf_counter() - t0
-    driver, srv = (self_cpu() - c0) / wall, (server.cpu_seconds() - s0) / wall
-    return {"what": label, "rps": round(len(lat) / wall, 1), "requests": len(lat), "p50_ms": pct(lat, 50), "p99_ms": pct(lat, 99),
-            "errors": errors[0], "loadgen_cpu_share": round(driver / (driver + srv), 2), "server_cpu_cores": round(srv, 2),
-            **({"error_reasons": reasons} if reasons else {})}
+    return load_row(label, round(len(lat) / wall, 1), len(lat), pct(lat, 50), pct(lat, 99), errors[0],
+                    self_cpu() - c0, server.cpu_seconds() - s0, wall) | ({"error_reasons": reasons} if reasons else {})
 
 
 def prepare(server, outbox, sessions):

@@ -7,7 +7,8 @@
  * from a ring of the file's tokens (one per line), and the answer's new refresh token goes back into
  * the ring, so every token in the file starts a chain that rotates for the whole run. A failed
  * rotation (any status but 200, or an answer without a token) counts as an error and puts the token
- * the connection sent back in the ring. Prints one JSON object: requests, seconds, errors, p50/p99/
+ * the connection sent back in the ring; so does a connection the server closes before answering,
+ * which a new connection then replaces. Prints one JSON object: requests, seconds, errors, p50/p99/
  * p99.9 latency in ms (time from writing the request to reading the whole answer).
  *
  * Why not wrk with a Lua script: the load generator shares this machine's two cores with the
@@ -47,6 +48,8 @@ static double *latencies;
 static size_t latency_count, latency_capacity;
 static unsigned long long requests, errors;
 static struct sockaddr_in address;
+static int epoll_fd;
+static double stop;           /* when the run ends */
 static char request_prefix[256];
 static int request_prefix_length;
 
@@ -77,8 +80,8 @@ static int open_connection(void) {
     return fd;
 }
 
-/* Writes the next request on `c`, taking a token from the ring. */
-static void send_request(struct connection *c) {
+/* Writes the next request on `c`, taking a token from the ring; -1 if the connection refused it. */
+static int send_request(struct connection *c) {
     if (head == tail) { fprintf(stderr, "refresh_chains: more connections than tokens\n"); exit(1); }
     const char *token = ring[head % ring_size];
     head++;
@@ -91,9 +94,34 @@ static void send_request(struct connection *c) {
     c->have = 0;
     c->sent = now();
     for (int off = 0; off < length;) {
-        ssize_t w = write(c->fd, request + off, length - off);
-        if (w < 0) fail("write");  /* a blocking socket: a short write only continues */
+        /* A blocking socket: a short write only continues. MSG_NOSIGNAL: a connection the server
+           closed answers EPIPE instead of killing this process with SIGPIPE. */
+        ssize_t w = send(c->fd, request + off, length - off, MSG_NOSIGNAL);
+        if (w < 0) return -1;
         off += (int)w;
+    }
+    return 0;
+}
+
+/* `c`'s connection failed (closed by the server, or a request refused): an error. The token it
+   sent goes back in the ring, since its answer never came. */
+static void drop(struct connection *c) {
+    errors++;
+    put_token(c->token, c->token_length);
+    epoll_ctl(epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
+    close(c->fd);
+    c->fd = -1;
+}
+
+/* Opens a connection for `c` and writes its next request; a new connection that refuses it is
+   dropped too, and another tried until the run ends. */
+static void start(struct connection *c) {
+    while (now() < stop) {
+        c->fd = open_connection();
+        struct epoll_event e = {.events = EPOLLIN, .data.ptr = c};
+        if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, c->fd, &e) < 0) fail("epoll_ctl");
+        if (send_request(c) == 0) return;
+        drop(c);
     }
 }
 
@@ -165,22 +193,18 @@ int main(int argc, char **argv) {
     tail = count;
     if ((size_t)connections > count || connections < 1) { fprintf(stderr, "refresh_chains: need 1 to %zu connections\n", count); return 2; }
 
-    int epoll = epoll_create1(0);
-    if (epoll < 0) fail("epoll_create1");
+    epoll_fd = epoll_create1(0);
+    if (epoll_fd < 0) fail("epoll_create1");
     struct connection *cs = calloc(connections, sizeof *cs);
-    double start = now(), stop = start + seconds;
-    for (int i = 0; i < connections; i++) {
-        cs[i].fd = open_connection();
-        struct epoll_event e = {.events = EPOLLIN, .data.ptr = &cs[i]};
-        if (epoll_ctl(epoll, EPOLL_CTL_ADD, cs[i].fd, &e) < 0) fail("epoll_ctl");
-        send_request(&cs[i]);
-    }
+    double begun = now();
+    stop = begun + seconds;
+    for (int i = 0; i < connections; i++) start(&cs[i]);
 
     struct epoll_event events[256];
     for (;;) {
         double t = now();
         if (t >= stop) break;
-        int ready = epoll_wait(epoll, events, 256, (int)((stop - t) * 1000) + 1);
+        int ready = epoll_wait(epoll_fd, events, 256, (int)((stop - t) * 1000) + 1);
         if (ready < 0) {
             if (errno == EINTR) continue;
             fail("epoll_wait");
@@ -188,16 +212,9 @@ int main(int argc, char **argv) {
         for (int i = 0; i < ready; i++) {
             struct connection *c = events[i].data.ptr;
             ssize_t r = read(c->fd, c->in + c->have, BUFFER - c->have);
-            if (r <= 0) {
-                /* The server closed the connection: an error, and the token goes back. */
-                errors++;
-                put_token(c->token, c->token_length);
-                epoll_ctl(epoll, EPOLL_CTL_DEL, c->fd, NULL);
-                close(c->fd);
-                c->fd = open_connection();
-                struct epoll_event e = {.events = EPOLLIN, .data.ptr = c};
-                if (epoll_ctl(epoll, EPOLL_CTL_ADD, c->fd, &e) < 0) fail("epoll_ctl");
-                send_request(c);
+            if (r <= 0) {  /* the server closed the connection */
+                drop(c);
+                start(c);
                 continue;
             }
             c->have += (size_t)r;
@@ -222,11 +239,14 @@ int main(int argc, char **argv) {
                 errors++;
                 put_token(c->token, c->token_length);
             }
-            send_request(c);
+            if (send_request(c) < 0) {
+                drop(c);
+                start(c);
+            }
         }
     }
 finished:;
-    double elapsed = now() - start;
+    double elapsed = now() - begun;
     qsort(latencies, latency_count, sizeof *latencies, by_value);
     printf("{\"requests\": %llu, \"seconds\": %.4f, \"rps\": %.2f, \"errors\": %llu, \"p50_ms\": %.3f, \"p99_ms\": %.3f, "
            "\"p999_ms\": %.3f, \"connections\": %d, \"chains\": %zu}\n",
