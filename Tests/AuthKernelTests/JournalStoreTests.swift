@@ -532,6 +532,42 @@ struct JournalStoreTests {
         await reopened.close()
     }
 
+    /// Review finding 13: a compaction took its snapshot of the state up to the last line queued,
+    /// before that line was on disk; when its batch then failed (answered 503), recovery reloaded a
+    /// snapshot holding it.
+    @Test func reviewFindingACompactionSnapshotNeverHoldsAWriteAnswered503() async throws {
+        let folder = temporaryFolder()
+        let faults = StoreFaults()
+        let store = try await JournalStore.open(
+            folder: folder, compactAfterBytes: 4096, faults: faults, recoveryInterval: .milliseconds(5), logger: logger)
+        faults.failFirstWriteAfterCompaction(true)
+        // Eight writers keep lines queued at every moment, so each compaction's state holds lines
+        // that are not on disk yet; the first batch after it fails.
+        let acknowledged = await withTaskGroup(of: [UUID].self) { group in
+            for w in 0..<8 {
+                group.addTask {
+                    var done: [UUID] = []
+                    for i in 0..<60 {
+                        let u = self.user(w * 1000 + i)
+                        if (try? await store.write { $0.put(u) }) != nil { done.append(u.id) } else { try? await Task.sleep(for: .milliseconds(2)) }
+                    }
+                    return done
+                }
+            }
+            return await group.reduce(into: Set<UUID>()) { $0.formUnion($1) }
+        }
+        faults.failFirstWriteAfterCompaction(false)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while await !store.isWritable, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(acknowledged.count < 480)  // some writes were refused
+        #expect(await store.read { Set($0.users.keys) } == acknowledged)
+        let crashed = try crashCopy(folder)
+        await store.close()
+        let reopened = try await JournalStore.open(folder: crashed, logger: logger)
+        #expect(await reopened.read { Set($0.users.keys) } == acknowledged)
+        await reopened.close()
+    }
+
     @Test func eventualWritesActAtOnceAndAreDurableAfterTheBarrier() async throws {
         let folder = temporaryFolder()
         let faults = StoreFaults()

@@ -48,6 +48,8 @@ public actor JournalStore {
     private var idleWaiters: [CheckedContinuation<Void, Never>] = []
     /// A journal write failed and recovery has not yet succeeded.
     private var writeFailed = false
+    /// Journal writes that failed so far: a snapshot taken before one of them may hold its changes.
+    private var failedWrites = 0
     private var recovering = false
     private var recoveryStepRunning = false
     private var closed = false
@@ -332,6 +334,7 @@ public actor JournalStore {
             metadata: ["error": "\(error)", "store.folder": "\(folder)"]
         )
         writeFailed = true
+        failedWrites += 1
         core.withLock { $0.refusal = .unavailable }
         // Lines queued behind the failed batch are never written: memory is rebuilt from disk.
         let waiting = pending.withLock { $0.take().1 }
@@ -433,7 +436,12 @@ public actor JournalStore {
 
     private func startCompaction() async {
         compacting = true
+        // The state holds every line queued so far, and the last of them may not be on disk yet:
+        // the snapshot is written only once they are, and not at all if their batch fails (its
+        // writers were answered 503, and recovery must not find their changes in a snapshot).
         let (source, snapshotSeq) = core.withLock { (StateHandoff($0.state), $0.seq) }
+        let failuresAtHandoff = failedWrites
+        faults?.compactionStarts()
         let newNumber = segment.number + 1
         let folder = self.folder
         do {
@@ -449,6 +457,8 @@ public actor JournalStore {
         let faults = self.faults
         Task {
             do {
+                try await self.waitUntilDurable()
+                guard self.failedWrites == failuresAtHandoff else { throw StoreError.unavailable }
                 try await snapshots.runIfActive {
                     faults?.snapshotStarts()
                     let started = ContinuousClock.now
@@ -460,6 +470,7 @@ public actor JournalStore {
                 self.snapshotSeq = snapshotSeq
                 logger.info("store: snapshot written", metadata: ["store.seq": "\(snapshotSeq)"])
             } catch {
+                _ = try? await snapshots.runIfActive { source.release() }  // freed off the actor, as after a snapshot
                 logger.error("store: snapshot failed; the journal keeps everything", metadata: ["error": "\(error)"])
             }
             self.compactionFinished()
@@ -488,6 +499,15 @@ public actor JournalStore {
     /// acknowledged write is in it); writes go on meanwhile. The state is freed on that thread.
     func withSnapshot<R: Sendable>(_ body: @escaping @Sendable (StoreState, UInt64) throws -> R) async throws -> R {
         let (source, seq) = core.withLock { (StateHandoff($0.state), $0.seq) }
+        let failuresAtHandoff = failedWrites
+        // Only durable lines may be in a backup: wait for the last ones, and give up if they failed.
+        do {
+            try await waitUntilDurable()
+            guard failedWrites == failuresAtHandoff else { throw StoreError.unavailable }
+        } catch {
+            _ = try? await snapshots.runIfActive { source.release() }
+            throw error
+        }
         let faults = self.faults
         return try await snapshots.runIfActive {
             faults?.snapshotStarts()
@@ -758,6 +778,9 @@ final class StateHandoff: @unchecked Sendable {
         defer { state = nil }
         return state!
     }
+
+    /// Drops the state unused (if ``take()`` has not taken it).
+    func release() { state = nil }
 }
 
 /// The store's metrics: `authd_store_fsync_seconds`, `authd_store_snapshot_seconds`, `authd_store_journal_bytes`.

@@ -14,6 +14,8 @@ public final class StoreFaults: Sendable {
         var holdSnapshots = false
         var heldSnapshots = 0
         var refuseReservations = false
+        var failAfterCompaction = false
+        var failNextWrite = false
     }
     private let plan = Mutex(Plan())
 
@@ -37,6 +39,17 @@ public final class StoreFaults: Sendable {
 
     var refusesReservations: Bool { plan.withLock { $0.refuseReservations } }
 
+    /// While true, the first journal write after each compaction starts fails (once), as a disk
+    /// filling up at that moment would.
+    public func failFirstWriteAfterCompaction(_ fail: Bool) {
+        plan.withLock { $0.failAfterCompaction = fail }
+    }
+
+    /// Called by the store when a compaction takes its snapshot of the state.
+    func compactionStarts() {
+        plan.withLock { if $0.failAfterCompaction { $0.failNextWrite = true } }
+    }
+
     /// While true, every snapshot the store starts to encode waits (on its thread) until it is false again.
     public func holdSnapshots(_ hold: Bool) {
         plan.withLock { $0.holdSnapshots = hold }
@@ -58,6 +71,10 @@ public final class StoreFaults: Sendable {
 
     func shouldFail() -> Bool {
         plan.withLock { plan in
+            if plan.failNextWrite {
+                plan.failNextWrite = false
+                return true
+            }
             guard plan.full else { return false }
             if plan.writesBeforeFull > 0 {
                 plan.writesBeforeFull -= 1
