@@ -18,6 +18,7 @@ struct SMTPClient: Sendable {
     func send(_ message: String, from: String, to: String) async throws {
         let tls = try makeTLSContext()
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: SMTPReply.self)
+        let replyHandler = SMTPReplyHandler(continuation)
         let host = settings.host
         let channel: any Channel
         do {
@@ -28,7 +29,7 @@ struct SMTPClient: Sendable {
                         if self.settings.security == .tls {
                             try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: tls, serverHostname: Self.sniName(host)))
                         }
-                        try channel.pipeline.syncOperations.addHandler(SMTPReplyHandler(continuation))
+                        try channel.pipeline.syncOperations.addHandler(replyHandler)
                     }
                 }
                 .connect(host: host, port: settings.port).get()
@@ -44,8 +45,11 @@ struct SMTPClient: Sendable {
                 throw MailError.permanent("\(host) does not offer STARTTLS")
             }
             try await session.command("STARTTLS", expect: 220)
-            try await channel.eventLoop.submit {
+            // Whatever came in plaintext after the 220 is dropped, in the same step as TLS begins.
+            session.phase = try await channel.eventLoop.submit {
+                let phase = replyHandler.discardReceived()
                 try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: tls, serverHostname: Self.sniName(host)), position: .first)
+                return phase
             }.get()
             capabilities = try await session.command("EHLO \(settings.helo)", expect: 250).lines
         }
@@ -95,6 +99,8 @@ struct SMTPClient: Sendable {
         let channel: any Channel
         var replies: AsyncThrowingStream<SMTPReply, any Error>.AsyncIterator
         let timeout: TimeAmount
+        /// Replies from earlier phases (plaintext before STARTTLS) are skipped.
+        var phase = 0
 
         init(channel: any Channel, replies: AsyncThrowingStream<SMTPReply, any Error>.AsyncIterator, timeout: TimeAmount) {
             self.channel = channel
@@ -107,8 +113,10 @@ struct SMTPClient: Sendable {
             let timer = channel.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
             defer { timer.cancel() }
             do {
-                guard let reply = try await replies.next() else { throw MailError.transient("the SMTP server closed the connection") }
-                return reply
+                while true {
+                    guard let reply = try await replies.next() else { throw MailError.transient("the SMTP server closed the connection") }
+                    if reply.phase >= phase { return reply }
+                }
             } catch let error as MailError {
                 throw error
             } catch {

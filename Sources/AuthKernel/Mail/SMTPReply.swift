@@ -2,9 +2,11 @@
 struct SMTPReply: Sendable, CustomStringConvertible {
     var code: Int
     var lines: [String]
+    /// Which plaintext/TLS phase of the connection it arrived in (see ``SMTPReplyHandler/discardReceived()``).
+    var phase = 0
 
     var isPositive: Bool { (200..<400).contains(code) }
-    var description: String { lines.map { "\(code) \($0)" }.joined(separator: " | ") }
+    var description: String { lines.map { "\(code) \(LogSafe.text($0))" }.joined(separator: " | ") }
 
     /// The error this reply means when it was not expected: 4xx retries, 5xx does not.
     var failure: MailError {

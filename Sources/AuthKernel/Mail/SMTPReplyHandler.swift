@@ -8,6 +8,7 @@ final class SMTPReplyHandler: ChannelInboundHandler, @unchecked Sendable {
     private let continuation: AsyncThrowingStream<SMTPReply, any Error>.Continuation
     private var partial = ""
     private var pending: [String] = []
+    private var phase = 0
 
     init(_ continuation: AsyncThrowingStream<SMTPReply, any Error>.Continuation) {
         self.continuation = continuation
@@ -26,11 +27,22 @@ final class SMTPReplyHandler: ChannelInboundHandler, @unchecked Sendable {
             let separator = line.dropFirst(3).first
             pending.append(String(line.dropFirst(4)))
             if separator != "-" {
-                continuation.yield(SMTPReply(code: code, lines: pending))
+                continuation.yield(SMTPReply(code: code, lines: pending, phase: phase))
                 pending = []
             }
         }
         if partial.utf8.count > 65_536 { continuation.finish(throwing: MailError.transient("SMTP reply line too long")) }
+    }
+
+    /// Forgets every byte received so far and starts a new phase: once STARTTLS is answered, nothing
+    /// the server sent before the handshake may be taken for a reply (RFC 3207 §4.2), since a man in
+    /// the middle could have put it there. Call on the channel's event loop, as TLS is added.
+    /// - Returns: the new phase; replies of earlier phases are to be dropped.
+    func discardReceived() -> Int {
+        partial = ""
+        pending = []
+        phase += 1
+        return phase
     }
 
     func channelInactive(context: ChannelHandlerContext) {
