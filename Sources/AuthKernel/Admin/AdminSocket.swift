@@ -29,6 +29,10 @@ enum AdminSocket {
             return nil
         }
         unlink(path)  // left by a crash; the folder lock is ours, so no live server owns it
+        // bind(2) creates the socket with the umask's mode, and the chmod below comes after it: with
+        // a loose umask it was briefly connectable by anyone who could reach the folder. Every file
+        // authd makes is private, so the process keeps this umask.
+        umask(0o077)
         let router = Router()
         router.post("run") { request, context -> Response in
             let body = try await request.body.collect(upTo: 1 << 20)

@@ -7,6 +7,9 @@ public import Foundation
 public struct AuthConfig: Sendable {
     /// `iss` of access tokens. Defaults to `http://HOST:PORT`.
     public var issuer: String
+    /// Whether ``issuer`` is the default (not set in the file): with `--port 0` the server then names
+    /// the port it actually bound.
+    public var issuerIsDefault = false
     /// `aud` of access tokens.
     public var audience: String
     /// Provider ids registered at start-up, in order.
@@ -21,6 +24,12 @@ public struct AuthConfig: Sendable {
     public var idleTimeout: Int = 60
     /// Seconds SIGTERM waits for requests in flight before cancelling them (`http.shutdown_timeout`).
     public var shutdownTimeout: Int = 10
+    /// Seconds a request's head and body may take to arrive, however steadily bytes trickle in (`http.request_timeout`).
+    public var requestTimeout: Int = 30
+    /// Connections served at once; beyond it new ones wait to be accepted (`http.max_connections`).
+    public var maxConnections: Int = 4096
+    /// Seconds after an interactive sign-in during which a session may add or change credentials (`auth.fresh_auth`).
+    public var freshAuth: Int = 600
     /// Reverse proxies whose `X-Forwarded-For` is believed (`http.trusted_proxies`; default none).
     public var trustedProxies = TrustedProxies.none
     /// Logging (`log.format`, `log.level`).
@@ -253,7 +262,14 @@ public struct AuthConfig: Sendable {
         let idleTimeout = try http.seconds("idle_timeout", default: 60, max: 3600)
         let trustedProxies = try TrustedProxies(try http.strings("trusted_proxies", default: []))
         let shutdownTimeout = try http.seconds("shutdown_timeout", default: 10, max: 300)
+        let requestTimeout = try http.seconds("request_timeout", default: 30, max: 3600)
+        guard requestTimeout >= 1 else { throw ConfigError("http.request_timeout must be at least 1 second") }
+        let maxConnections = try http.int("max_connections", default: 4096, in: 1...1_000_000)
         try http.rejectUnknownKeys()
+
+        var auth = try top.section("auth")
+        let freshAuth = try auth.seconds("fresh_auth", default: 600, max: 86_400)
+        try auth.rejectUnknownKeys()
 
         var log = LogSettings()
         var l = try top.section("log")
@@ -294,7 +310,11 @@ public struct AuthConfig: Sendable {
             issuer: issuer, audience: audience, providers: providers, tokens: tokens, mail: mail,
             storage: storage, providerSections: sections
         )
+        config.issuerIsDefault = !top.contains("issuer")
         config.idleTimeout = idleTimeout
+        config.requestTimeout = requestTimeout
+        config.maxConnections = maxConnections
+        config.freshAuth = freshAuth
         config.trustedProxies = trustedProxies
         config.shutdownTimeout = shutdownTimeout
         config.log = log

@@ -103,6 +103,9 @@ public final class AuthServer: Sendable {
             store = journal
         }
         do {
+            // Private whatever the backend: with PostgreSQL nothing else creates it, and the admin
+            // socket, the audit log and the outbox live here.
+            try DurableFile.makeDirectory(options.dataFolder, mode: 0o700)
             let keys: any ServerKeys = try options.keys ?? KeyFolder(dataFolder: options.dataFolder)
             // A retired key verifies until its last token has expired, clock skew included.
             let keyRing = SigningKeyRing(
@@ -121,9 +124,10 @@ public final class AuthServer: Sendable {
                 waitForDelivery: .milliseconds(Int64(config.mail.waitForDelivery * 1000)), logger: logger
             )
             let audit = AuditLog(folder: options.dataFolder, settings: config.audit, clock: clock, logger: logger)
+            let issuerName = IssuerName(config.issuer)
             let sessions = SessionService(
                 store: store, issuer: AccessTokenIssuer(keyRing: keyRing),
-                verifier: AccessTokenVerifier(keyRing: keyRing, issuer: config.issuer, audience: config.audience, clockSkew: config.tokens.clockSkew),
+                verifier: AccessTokenVerifier(keyRing: keyRing, issuer: issuerName, audience: config.audience, clockSkew: config.tokens.clockSkew),
                 settings: config.tokens, rateLimiter: rateLimiter, clock: clock, logger: logger, audit: audit
             )
             let kernel = Kernel(
@@ -187,7 +191,12 @@ public final class AuthServer: Sendable {
                 services: services,
                 onServerRunning: { channel in
                     let ip = channel.localAddress?.ipAddress ?? options.host
-                    await readiness.listening(apiURL: "http://\(ip.contains(":") ? "[\(ip)]" : ip):\(channel.localAddress?.port ?? options.port)")
+                    let port = channel.localAddress?.port ?? options.port
+                    // `--port 0`: the default issuer names the port actually bound, not 0.
+                    if config.issuerIsDefault, options.port != port {
+                        issuerName.set("http://\(options.host.contains(":") ? "[\(options.host)]" : options.host):\(port)")
+                    }
+                    await readiness.listening(apiURL: "http://\(ip.contains(":") ? "[\(ip)]" : ip):\(port)")
                 },
                 logger: logger
             )

@@ -18,7 +18,9 @@ public struct AccessTokenVerifier: Sendable {
     /// The keys.
     public let keyRing: SigningKeyRing
     /// Expected `iss`.
-    public let issuer: String
+    public var issuer: String { issuerName.value }
+    /// Where ``issuer`` comes from.
+    let issuerName: IssuerName
     /// Expected member of `aud`.
     public let audience: String
     /// Tolerated clock difference, seconds.
@@ -29,8 +31,13 @@ public struct AccessTokenVerifier: Sendable {
 
     /// Creates a verifier.
     public init(keyRing: SigningKeyRing, issuer: String, audience: String, clockSkew: Int) {
+        self.init(keyRing: keyRing, issuer: IssuerName(issuer), audience: audience, clockSkew: clockSkew)
+    }
+
+    /// Creates a verifier whose issuer may be named later (a server on port 0).
+    init(keyRing: SigningKeyRing, issuer: IssuerName, audience: String, clockSkew: Int) {
         self.keyRing = keyRing
-        self.issuer = issuer
+        self.issuerName = issuer
         self.audience = audience
         self.clockSkew = clockSkew
     }
