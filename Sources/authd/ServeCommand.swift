@@ -61,7 +61,7 @@ struct ServeCommand: AsyncParsableCommand {
         let levelBox = LogLevelBox(level)
         LoggingSystem.bootstrap({ label, provider in
             if json { return ReloadableLevelHandler(inner: JSONLogHandler(label: label, level: level, metadataProvider: provider), box: levelBox) }
-            return ReloadableLevelHandler(inner: StreamLogHandler.standardError(label: label, metadataProvider: provider), box: levelBox)
+            return ReloadableLevelHandler(inner: TextLogHandler(label: label, metadataProvider: provider), box: levelBox)
         }, metadataProvider: RequestInfo.metadataProvider)
         let logger = Logger(label: "authd")
 
