@@ -92,15 +92,18 @@ public struct ApprovalRoutes: Sendable {
             return Response(
                 status: .ok,
                 headers: [.contentType: "text/event-stream", .cacheControl: "no-cache", HTTPField.Name("X-Accel-Buffering")!: "no"],
-                body: eventStream(for: principal.user.id)
+                body: eventStream(for: principal.user.id, session: principal.session.id)
             )
         }
     }
 
     /// `event: approval` with the listed shape for each new request; `: keep-alive` comments between.
-    func eventStream(for userID: UUID) -> ResponseBody {
+    /// The session is checked again before each event: once it has ended (logout, revocation, a
+    /// password reset) the stream closes instead of writing.
+    func eventStream(for userID: UUID, session sessionID: UUID) -> ResponseBody {
         let approvals = kernel.approvals.subscribe(userID: userID)
         let keepAlive = self.keepAlive, maxDuration = self.maxStreamDuration
+        let sessions = kernel.sessions
         return ResponseBody { writer in
             let (events, feed) = AsyncStream.makeStream(of: StreamEvent.self)
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -120,6 +123,8 @@ public struct ApprovalRoutes: Sendable {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
                 loop: for await event in events.cancelOnGracefulShutdown() {
+                    if case .end = event { break loop }
+                    guard await sessions.isLive(sessionID, of: userID) else { break loop }
                     switch event {
                     case .approval(let approval):
                         let data = String(decoding: try encoder.encode(Item(approval)), as: UTF8.self)

@@ -128,6 +128,15 @@ public struct SessionService: Sendable {
         return Principal(user: user, session: session, claims: claims)
     }
 
+    /// Whether the session still exists and has not expired (false when it cannot be checked).
+    public func isLive(_ sessionID: UUID, of userID: UUID) async -> Bool {
+        let now = clock.now()
+        return (try? await store.read([.session(sessionID)]) { state in
+            guard let session = state.session(id: sessionID) else { return false }
+            return session.userID == userID && session.expiresAt > now
+        }) ?? false
+    }
+
     /// The live sessions of a user, oldest first.
     public func sessions(of userID: UUID) async throws -> [SessionRecord] {
         let now = clock.now()
