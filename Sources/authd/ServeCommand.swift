@@ -40,6 +40,13 @@ struct ServeCommand: AsyncParsableCommand {
         signal(SIGPIPE, SIG_IGN)
         // A file-size limit (ulimit -f) must fail the write with EFBIG, which the store survives, not end the process.
         signal(SIGXFSZ, SIG_IGN)
+        // Every connection is a file descriptor: lift the soft limit (often 1024) to the hard one, so
+        // `http.max_connections` (default 4096) is what bounds connections, not EMFILE.
+        var files = rlimit()
+        if getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &files) == 0, files.rlim_cur < files.rlim_max {
+            files.rlim_cur = files.rlim_max
+            _ = setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &files)
+        }
         let env = ProcessInfo.processInfo.environment
         let dataFolder = data ?? env["AUTHD_DATA"] ?? "./data"
         let host = self.host ?? env["AUTHD_HOST"] ?? "127.0.0.1"

@@ -14,7 +14,9 @@ import subprocess
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.parse
+import urllib.request
 
 import pytest
 
@@ -107,6 +109,31 @@ def test_refused_pin_sign_ins_with_huge_names_keep_nothing():
             assert raw_post(server, "/api/v1/auth/pin/verify", b'{"pin":"1234","user_id":"' + name + b'"}') in (400, 401)
         grown = rss_kib(server) - before
         assert grown < 6 * 1024, f"RSS grew {grown} KiB over 800 refused sign-ins"
+
+
+# 7. Per-IP limits and IPv6
+
+def call_from(server, address, path, body):
+    req = urllib.request.Request(server.url + path, data=json.dumps(body).encode(), method="POST")
+    req.add_header("Content-Type", "application/json")
+    req.add_header("X-Forwarded-For", address)
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return resp.status
+    except urllib.error.HTTPError as err:
+        return err.code
+
+
+def test_ipv6_clients_are_limited_by_their_slash_64_not_per_address():
+    config = {"http": {"trusted_proxies": ["127.0.0.1"]}, "pin": {"attempts_per_ip": {"limit": 5, "window": 600}}}
+    with running_server(config) as server:
+        def body(i):
+            return {"username": f"nobody{i}", "pin": "1234"}  # a name each, so no account's own lock is reached
+        statuses = [call_from(server, f"2001:db8:1:2::{i:x}", "/api/v1/auth/pin/verify", body(i)) for i in range(1, 9)]
+        assert statuses[:5] == [401] * 5 and statuses[5:] == [429] * 3, statuses
+        # Another /64 has its own budget; IPv4 counts by address.
+        assert call_from(server, "2001:db8:1:3::1", "/api/v1/auth/pin/verify", body(10)) == 401
+        assert call_from(server, "198.51.100.7", "/api/v1/auth/pin/verify", body(11)) == 401
 
 
 # 4. Slow bodies

@@ -1,5 +1,6 @@
 public import Foundation
 public import Hummingbird
+import HummingbirdCore
 public import Logging
 public import NIOCore
 public import ServiceLifecycle
@@ -185,11 +186,19 @@ public final class AuthServer: Sendable {
             }
             let application = Application(
                 router: router,
-                // Without it an idle or half-sent request would hold its connection forever (slow-loris).
-                server: .http1(configuration: .init(idleTimeout: .seconds(Int64(config.idleTimeout)))),
-                configuration: .init(address: .hostname(options.host, port: options.port), serverName: "authd"),
+                // Without these an idle, half-sent or trickled request would hold its connection forever (slow-loris).
+                server: .http1(
+                    configuration: .init(
+                        additionalChannelHandlers: [RequestDeadlineHandler(timeout: .seconds(Int64(config.requestTimeout)))],
+                        idleTimeout: .seconds(Int64(config.idleTimeout)))),
+                // Beyond `http.max_connections`, new connections wait in the listen backlog; established ones go on.
+                configuration: .init(
+                    address: .hostname(options.host, port: options.port), serverName: "authd",
+                    availableConnectionsDelegate: MaximumAvailableConnections(config.maxConnections)),
                 services: services,
                 onServerRunning: { channel in
+                    // One accept per wake-up, so the connection limit is exact (NIO accepts up to 4 at a time).
+                    try? await channel.setOption(ChannelOptions.maxMessagesPerRead, value: 1)
                     let ip = channel.localAddress?.ipAddress ?? options.host
                     let port = channel.localAddress?.port ?? options.port
                     // `--port 0`: the default issuer names the port actually bound, not 0.
