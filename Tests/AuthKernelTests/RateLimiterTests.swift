@@ -1,4 +1,4 @@
-import AuthKernel
+@testable import AuthKernel
 import Foundation
 import HTTPTypes
 import Testing
@@ -45,6 +45,38 @@ struct RateLimiterTests {
         }
         await limiter.reset(key: "k")
         #expect(try await limiter.attempt(rule, key: "k") == nil)
+    }
+}
+
+/// Review finding 7: per-IP limits keyed IPv6 by the whole address (a /64 holds 2^64 of them), and
+/// past 100k keys every check copied and filtered the whole table under one lock.
+struct ReviewFindingsRateLimitTests {
+    @Test func ipv4CountsByAddressAndIPv6ByItsSlash64() {
+        #expect(ClientNetwork.key(for: "203.0.113.7") == "203.0.113.7")
+        #expect(ClientNetwork.key(for: "::ffff:203.0.113.7") == "203.0.113.7")
+        #expect(ClientNetwork.key(for: "2001:db8:1:2:aaaa::1") == "2001:db8:1:2::/64")
+        #expect(ClientNetwork.key(for: "2001:db8:1:2:ffff:ffff:ffff:ffff") == "2001:db8:1:2::/64")
+        #expect(ClientNetwork.key(for: "2001:db8:1:3::1") == "2001:db8:1:3::/64")
+        #expect(ClientNetwork.key(for: "::1") == "0:0:0:0::/64")
+    }
+
+    @Test func manyDistinctKeysCostAmortisedTimeAndStayBounded() async throws {
+        let counters = MemoryRateLimitCounters(capacity: 20_000, shards: 4)
+        let started = ContinuousClock.now
+        // None of these expire: before, every check past 100k keys filtered the whole table.
+        for i in 0..<150_000 { _ = counters.take(key: "k\(i)", now: 1000, interval: 3600, tolerance: 0) }
+        #expect(ContinuousClock.now - started < .seconds(20))
+        #expect(counters.count <= 20_000)
+        // A key just used is still limited after all that.
+        #expect(counters.take(key: "k149999", now: 1000, interval: 3600, tolerance: 0) != nil)
+    }
+
+    @Test func longKeysAreKeptAsTheirHash() {
+        let counters = MemoryRateLimitCounters()
+        let long = String(repeating: "x", count: 60_000)
+        #expect(counters.take(key: long, now: 0, interval: 60, tolerance: 0) == nil)
+        #expect(counters.take(key: long, now: 0, interval: 60, tolerance: 0) != nil)
+        #expect(MemoryRateLimitCounters.stored(long).utf8.count <= MemoryRateLimitCounters.maxKeyBytes)
     }
 }
 

@@ -61,9 +61,13 @@ public actor AuditLog {
         }
         guard folder != nil else { return }
         let request = RequestInfo.current
+        // Escaped and bounded whoever chose them (JSON alone leaves DEL, C1, U+2028 and bidi
+        // controls raw, which `authd audit tail` would print to a terminal).
         let entry = AuditEvent(
-            time: Timestamp.string(clock.now()), event: event, provider: provider, userID: user?.lowercased, account: account,
-            ip: request?.clientIP, device: device, reason: reason, requestID: request?.id
+            time: Timestamp.string(clock.now()), event: LogSafe.text(event, maxLength: 64), provider: provider.map { LogSafe.text($0, maxLength: 64) },
+            userID: user?.lowercased, account: account.map { LogSafe.text($0, maxLength: 254) },
+            ip: request.map { LogSafe.text($0.clientIP, maxLength: 64) }, device: device.map { LogSafe.text($0, maxLength: 100) },
+            reason: reason.map { LogSafe.text($0, maxLength: 100) }, requestID: request?.id
         )
         guard var line = try? encoder.encode(entry) else { return }
         line.append(0x0A)

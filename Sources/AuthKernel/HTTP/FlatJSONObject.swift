@@ -5,6 +5,8 @@
 /// ASCII without escapes, no key twice, nothing after the object. Anything else gives nil, and the
 /// caller decodes the body the usual way, which also produces the contract's error messages.
 public struct FlatJSONObject: Sendable {
+    /// Most fields read this way (real bodies have one or two).
+    static let maxFields = 16
     /// The fields in body order.
     public private(set) var fields: [(key: String, value: String)] = []
 
@@ -41,7 +43,8 @@ public struct FlatJSONObject: Sendable {
             i = bytes.index(after: i)
         } else {
             while true {
-                guard let key = plainString(), expect(UInt8(ascii: ":")), let value = plainString() else { return nil }
+                // The duplicate check is quadratic: a body of thousands of fields takes the usual path.
+                guard fields.count < Self.maxFields, let key = plainString(), expect(UInt8(ascii: ":")), let value = plainString() else { return nil }
                 guard !fields.contains(where: { $0.key == key }) else { return nil }
                 fields.append((key, value))
                 if expect(UInt8(ascii: ",")) { continue }

@@ -13,6 +13,7 @@ public struct RequestInfoMiddleware: RouterMiddleware {
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
         context.clientIP = proxies.clientAddress(peer: context.clientIP, forwardedFor: request.headers[.xForwardedFor])
+        context.clientKey = ClientNetwork.key(for: context.clientIP)
         let info = RequestInfo(id: context.id, clientIP: context.clientIP)
         do {
             var response = try await RequestInfo.$current.withValue(info) { try await next(request, context) }

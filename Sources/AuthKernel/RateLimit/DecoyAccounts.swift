@@ -7,7 +7,8 @@ import Synchronization
 /// lock on a decoy when the account is unknown, so neither the answer (401 then 429) nor its timing
 /// says whether the account exists. Alone, decoys live in memory, bounded by `capacity`: the least
 /// recently tried are forgotten first, and a restart forgets them all (real accounts' locks are
-/// durable). With a ``DecoyRecordStore`` shared by several instances, a decoy counts the tries made
+/// durable). Keys are kept as their SHA-256, so an entry's size does not depend on what was tried:
+/// `capacity` bounds the bytes held as well as the entries. With a ``DecoyRecordStore`` shared by several instances, a decoy counts the tries made
 /// on every instance, as a real account's counter does, so spreading guesses over instances does not
 /// tell an unknown account from a known one.
 public final class DecoyAccounts<Record: Codable & Sendable>: Sendable {
@@ -33,6 +34,7 @@ public final class DecoyAccounts<Record: Codable & Sendable>: Sendable {
     public func withRecord<R: Sendable>(
         _ key: String, now: Date, make: @Sendable () -> Record, _ body: @Sendable (inout Record) throws -> R
     ) async throws -> R {
+        let key = Hex.encode(SHA256.hash(key))
         guard let shared else { return try withMemoryRecord(key, now: now, make: make, body) }
         return try await shared.update(namespace + "\u{0}" + key, now: now) { stored in
             var record = stored.flatMap { try? StoreCoding.decoder().decode(Record.self, from: $0) } ?? make()

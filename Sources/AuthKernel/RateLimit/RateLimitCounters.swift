@@ -22,30 +22,79 @@ extension RateLimitCounters {
     public static func wait(until allowAt: Double, now: Double) -> Int { max(1, Int((allowAt - now).rounded(.up))) }
 }
 
-/// Counters in this process's memory, under one lock: exact within one instance, forgotten on restart.
+/// Counters in this process's memory: exact within one instance, forgotten on restart.
+///
+/// Split into shards, each under its own lock, so concurrent checks of different keys rarely wait
+/// for each other. Bounded by entries and bytes: a key longer than ``maxKeyBytes`` is kept as its
+/// SHA-256, and each shard drops keys whose TAT has passed when it has doubled since its last
+/// clean-up (amortised O(1) per check). If it is still over its share of ``capacity`` after that,
+/// the keys closest to being forgiven anyway (the earliest TATs) go first.
 public final class MemoryRateLimitCounters: RateLimitCounters {
-    private let arrivals = Mutex<[String: Double]>([:])
-    private static let pruneThreshold = 100_000
+    private struct Shard {
+        var arrivals: [String: Double] = [:]
+        /// Entry count at which the next clean-up runs.
+        var pruneAt = 1024
+    }
+    private final class Lock: Sendable {
+        let shard = Mutex(Shard())
+    }
+    private let shards: [Lock]
+    private let perShard: Int
 
-    /// Creates empty counters.
-    public init() {}
+    /// Keys longer than this (in bytes) are stored as their SHA-256.
+    public static let maxKeyBytes = 96
+    /// Entries kept at most, across shards.
+    public let capacity: Int
+
+    /// Creates empty counters holding at most `capacity` keys.
+    public init(capacity: Int = 1_000_000, shards: Int = 16) {
+        self.capacity = capacity
+        self.shards = (0..<max(1, shards)).map { _ in Lock() }
+        perShard = max(16, capacity / max(1, shards))
+    }
+
+    private func lock(for key: String) -> Lock {
+        shards[Int(UInt(bitPattern: key.hashValue) % UInt(shards.count))]
+    }
+
+    static func stored(_ key: String) -> String {
+        key.utf8.count <= maxKeyBytes ? key : "sha256:" + Hex.encode(SHA256.hash(key))
+    }
 
     public func take(key: String, now: Double, interval: Double, tolerance: Double) -> Int? {
-        arrivals.withLock { arrivals -> Int? in
-            if arrivals.count > Self.pruneThreshold {
-                arrivals = arrivals.filter { $0.value > now }
-            }
-            let tat = max(arrivals[key] ?? now, now)
+        let key = Self.stored(key)
+        let perShard = self.perShard
+        return lock(for: key).shard.withLock { shard -> Int? in
+            let tat = max(shard.arrivals[key] ?? now, now)
             let allowAt = tat - tolerance
             if allowAt > now { return Self.wait(until: allowAt, now: now) }
-            arrivals[key] = tat + interval
+            if shard.arrivals[key] == nil, shard.arrivals.count >= shard.pruneAt { Self.prune(&shard, now: now, limit: perShard) }
+            shard.arrivals[key] = tat + interval
             return nil
         }
     }
 
-    public func remove(key: String) { _ = arrivals.withLock { $0.removeValue(forKey: key) } }
+    private static func prune(_ shard: inout Shard, now: Double, limit: Int) {
+        shard.arrivals = shard.arrivals.filter { $0.value > now }
+        if shard.arrivals.count >= limit {
+            // Still full of live keys: forget the tenth nearest to expiry, whose limits bind least.
+            let drop = shard.arrivals.sorted { $0.value < $1.value }.prefix(max(1, limit / 10))
+            for (key, _) in drop { shard.arrivals[key] = nil }
+        }
+        shard.pruneAt = min(limit, max(1024, shard.arrivals.count * 2))
+    }
 
-    public func removeAll() { arrivals.withLock { $0 = [:] } }
+    public func remove(key: String) {
+        let key = Self.stored(key)
+        _ = lock(for: key).shard.withLock { $0.arrivals.removeValue(forKey: key) }
+    }
 
-    public func purge(before now: Double) { arrivals.withLock { $0 = $0.filter { $1 > now } } }
+    public func removeAll() { for lock in shards { lock.shard.withLock { $0 = Shard() } } }
+
+    public func purge(before now: Double) {
+        for lock in shards { lock.shard.withLock { $0.arrivals = $0.arrivals.filter { $1 > now } } }
+    }
+
+    /// Keys held now.
+    public var count: Int { shards.reduce(0) { total, lock in total + lock.shard.withLock { $0.arrivals.count } } }
 }

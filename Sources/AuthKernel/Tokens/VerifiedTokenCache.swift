@@ -6,7 +6,8 @@ import Synchronization
 ///
 /// - Keyed by the whole token string: a cache hit means byte-for-byte the token that was verified.
 /// - An entry lives until the token's `exp` (plus the skew it was accepted with), never longer.
-/// - Bounded: when full, expired entries go first, then an arbitrary half; a miss only costs a verify.
+/// - Bounded by entries and by the bytes of the tokens held: when either is full, expired entries
+///   go first, then an arbitrary half; a miss only costs a verify.
 /// - It caches the token, not the session: every request still checks that the session is live.
 public final class VerifiedTokenCache: Sendable {
     /// A verified token's claims with its ids already parsed (UUID parsing showed in the profile).
@@ -25,18 +26,23 @@ public final class VerifiedTokenCache: Sendable {
         }
     }
 
-    private let entries = Mutex<[String: Entry]>([:])
+    private let entries = Mutex<(tokens: [String: Entry], bytes: Int)>(([:], 0))
     /// Most tokens kept.
     public let capacity: Int
+    /// Most bytes of tokens kept.
+    public let maxBytes: Int
 
     /// Creates a cache.
-    public init(capacity: Int = 50_000) { self.capacity = capacity }
+    public init(capacity: Int = 50_000, maxBytes: Int = 32 << 20) {
+        self.capacity = capacity
+        self.maxBytes = maxBytes
+    }
 
     /// The claims of a token verified earlier, if it has not expired at `now` (allowing `skew`).
     public func entry(for token: String, now: Date, skew: Int) -> Entry? {
-        guard let entry = entries.withLock({ $0[token] }) else { return nil }
+        guard let entry = entries.withLock({ $0.tokens[token] }) else { return nil }
         guard entry.claims.exp > Int(now.timeIntervalSince1970) - skew else {
-            entries.withLock { $0[token] = nil }
+            entries.withLock { if $0.tokens.removeValue(forKey: token) != nil { $0.bytes -= token.utf8.count } }
             return nil
         }
         return entry
@@ -44,18 +50,23 @@ public final class VerifiedTokenCache: Sendable {
 
     /// Remembers a verified token.
     public func insert(_ token: String, entry: Entry, now: Date) {
+        let size = token.utf8.count
         entries.withLock { entries in
-            if entries.count >= capacity {
+            guard entries.tokens[token] == nil else { return }
+            if entries.tokens.count >= capacity || entries.bytes + size > maxBytes {
                 let t = Int(now.timeIntervalSince1970)
-                entries = entries.filter { $0.value.claims.exp > t }
-                if entries.count >= capacity {
-                    for key in entries.keys.prefix(entries.count / 2) { entries[key] = nil }
+                entries.tokens = entries.tokens.filter { $0.value.claims.exp > t }
+                entries.bytes = entries.tokens.keys.reduce(0) { $0 + $1.utf8.count }
+                if entries.tokens.count >= capacity || entries.bytes + size > maxBytes {
+                    for key in entries.tokens.keys.prefix(entries.tokens.count / 2) { entries.tokens[key] = nil }
+                    entries.bytes = entries.tokens.keys.reduce(0) { $0 + $1.utf8.count }
                 }
             }
-            entries[token] = entry
+            entries.tokens[token] = entry
+            entries.bytes += size
         }
     }
 
     /// Number of tokens held.
-    public var count: Int { entries.withLock { $0.count } }
+    public var count: Int { entries.withLock { $0.tokens.count } }
 }

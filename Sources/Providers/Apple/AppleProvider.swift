@@ -64,7 +64,7 @@ public struct AppleProvider: AuthProvider {
         routes.post("apple") { request, context -> SessionResponse in
             let body = try await request.decodeJSON(as: AppleSignInBody.self, context: context)
             let device = try DeviceInfo(name: body.deviceName, platform: body.platform)
-            try await kernel.rateLimiter.consume(settings.attemptsPerIP, key: "apple.ip:\(context.clientIP)")
+            try await kernel.rateLimiter.consume(settings.attemptsPerIP, key: "apple.ip:\(context.clientKey)")
             let claims: AppleIdentityClaims
             do {
                 claims = try await verifier.verify(body.identityToken, nonce: body.nonce, now: kernel.clock.now())

@@ -47,7 +47,7 @@ public struct EmailProvider: AuthProvider {
             guard let email = EmailAddress(body.email) else { throw AuthError.invalidEmail }
             let device = try DeviceInfo(name: body.deviceName, platform: body.platform)
             do {
-                try await kernel.rateLimiter.consume(settings.verifiesPerIP, key: "email.verify.ip:\(context.clientIP)")
+                try await kernel.rateLimiter.consume(settings.verifiesPerIP, key: "email.verify.ip:\(context.clientKey)")
                 try await kernel.codes.verify(purpose: Self.purpose, key: email.value, code: body.code, policy: settings.codes)
             } catch let error as AuthError {
                 await kernel.audit.record("sign_in_failed", provider: Self.id, account: email.value, device: device.name, reason: error.code)
@@ -65,7 +65,7 @@ public struct EmailProvider: AuthProvider {
     private func sendCode(_ request: Request, _ context: AuthRequestContext, message: String) async throws -> Sent {
         let body = try await request.decodeJSON(as: EmailBody.self, context: context)
         guard let email = EmailAddress(body.email) else { throw AuthError.invalidEmail }
-        try await kernel.rateLimiter.consume(settings.sendsPerIP, key: "email.send.ip:\(context.clientIP)")
+        try await kernel.rateLimiter.consume(settings.sendsPerIP, key: "email.send.ip:\(context.clientKey)")
         let code = try await kernel.codes.issue(purpose: Self.purpose, key: email.value, policy: settings.codes)
         try await kernel.mailer.send(
             template: "sign_in_code", to: email.value, values: ["code": code, "lifetime": MailTemplates.lifetime(settings.codes.ttl)], code: code

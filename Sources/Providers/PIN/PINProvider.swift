@@ -62,7 +62,7 @@ public struct PINProvider: AuthProvider {
         routes.post("anonymous") { request, context -> SessionResponse in
             let body = try await request.decodeJSONIfPresent(as: DeviceBody.self, context: context)
             let device = try DeviceInfo(name: body?.deviceName, platform: body?.platform)
-            try await kernel.rateLimiter.consume(settings.anonymousPerIP, key: "pin.anonymous.ip:\(context.clientIP)")
+            try await kernel.rateLimiter.consume(settings.anonymousPerIP, key: "pin.anonymous.ip:\(context.clientKey)")
             let user = try await kernel.users.createAnonymous()
             return try await kernel.sessions.signIn(user, amr: ["anonymous"], device: device)
         }
@@ -107,13 +107,13 @@ public struct PINProvider: AuthProvider {
             guard body.userID != nil || body.username != nil else {
                 throw AuthError.invalidRequest("Send `user_id` or `username` with the PIN.", field: "username")
             }
-            try await kernel.rateLimiter.consume(settings.attemptsPerIP, key: "pin.verify.ip:\(context.clientIP)")
+            try await kernel.rateLimiter.consume(settings.attemptsPerIP, key: "pin.verify.ip:\(context.clientKey)")
             let started = ContinuousClock.now
             do {
                 return try await signIn(body, device: device)
             } catch let error as AuthError where error.status == .unauthorized || error.status == .tooManyRequests {
                 await kernel.audit.record(
-                    "sign_in_failed", provider: Self.id, account: body.username ?? body.userID, device: device.name, reason: error.code
+                    "sign_in_failed", provider: Self.id, account: Self.account(body), device: device.name, reason: error.code
                 )
                 // A known and an unknown account reach a refusal by different paths (a journal write
                 // vs. a decoy in memory): both answer at the same moment.
@@ -128,6 +128,13 @@ public struct PINProvider: AuthProvider {
     static let refusalFloor = Duration.milliseconds(5)
 
     private func signIn(_ body: VerifyBody, device: DeviceInfo) async throws -> SessionResponse {
+        // A name or id that cannot exist is refused before any lookup, with the same answer as an
+        // unknown one: nothing is kept, and nothing about it is logged, whatever the client sent.
+        if let id = body.userID {
+            guard UUID(uuidString: id) != nil else { throw AuthError.invalidCredentials }
+        } else if let name = body.username, !PINFormat.isValidUsername(name) {
+            throw AuthError.invalidCredentials
+        }
         let user: UserRecord? =
             if let id = body.userID { try await UUID(uuidString: id).asyncFlatMap { try await kernel.users.user(id: $0) } }
             else { try await kernel.users.user(username: body.username ?? "") }
@@ -143,7 +150,7 @@ public struct PINProvider: AuthProvider {
                 let lock = decoy.recordFailure(now: now, settings: settings)
                 return (lock, lock != nil)
             }
-            if started { await kernel.audit.record("lockout", provider: Self.id, account: body.username ?? body.userID) }
+            if started { await kernel.audit.record("lockout", provider: Self.id, account: Self.account(body)) }
             if let lock { throw Self.lockedError(lock) }
             throw AuthError.invalidCredentials
         }
@@ -155,6 +162,12 @@ public struct PINProvider: AuthProvider {
         case .wrong, .currentPINRequired:
             throw AuthError.invalidCredentials
         }
+    }
+
+    /// The account a sign-in named, for the audit log: only a name or id that could exist.
+    static func account(_ body: VerifyBody) -> String? {
+        if let id = body.userID { return UUID(uuidString: id)?.lowercased }
+        return body.username.flatMap { PINFormat.isValidUsername($0) ? $0 : nil }
     }
 
     static func lockedError(_ seconds: Int) -> AuthError {
