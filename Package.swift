@@ -203,6 +203,7 @@ let package = Package(
             dependencies: [
                 "AuthKernel",
                 "EmailProvider",
+                "PINProvider",
                 "PasswordProvider",
                 "AuthTestSupport",
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -256,7 +256,7 @@ def prepare(server, outbox, sessions):
         refresh.append(body["refresh_token"])
     status, body = client.call("POST", "/api/v1/auth/password/register", {"email": "bench@bench.test", "password": PASSWORD})
     assert status == 202, body
-    status, body = client.call("POST", "/api/v1/auth/password/verify-email", {"email": "bench@bench.test", "code": outbox.code("bench@bench.test")})
+    status, body = client.call("POST", "/api/v1/auth/password/verify-email", {"email": "bench@bench.test", "code": outbox.code("bench@bench.test"), "password": PASSWORD})
     assert status == 200, body
     return access, refresh
 

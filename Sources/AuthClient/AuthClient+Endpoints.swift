@@ -136,7 +136,7 @@ extension AuthClient {
 
     // MARK: password
 
-    /// Registers; a code is mailed and ``verifyRegistration(email:code:deviceName:platform:)`` finishes it.
+    /// Registers; a code is mailed and ``verifyRegistration(email:code:password:deviceName:platform:link:)`` finishes it.
     /// With `link`, the password joins the signed-in (e.g. anonymous) user.
     public func register(email: String, password: String, displayName: String? = nil, link: Bool = false) async throws {
         var body: [String: Any] = ["email": email, "password": password]
@@ -145,10 +145,17 @@ extension AuthClient {
         _ = try await call("POST", "api/v1/auth/password/register", json: body, link: link, as: R.self)
     }
 
-    /// Finishes a registration with the mailed code.
+    /// Finishes a registration with the mailed code and the password given to ``register(email:password:displayName:link:)``
+    /// (the code alone does not say whose registration it is). With `link`, send the same signed-in
+    /// user's token as at registration.
     @discardableResult
-    public func verifyRegistration(email: String, code: String, deviceName: String? = nil, platform: String? = nil) async throws -> AuthSession {
-        try await signedIn(call("POST", "api/v1/auth/password/verify-email", json: device(["email": email, "code": code], deviceName, platform), as: SessionResponse.self))
+    public func verifyRegistration(
+        email: String, code: String, password: String, deviceName: String? = nil, platform: String? = nil, link: Bool = false
+    ) async throws -> AuthSession {
+        try await signedIn(
+            call(
+                "POST", "api/v1/auth/password/verify-email", json: device(["email": email, "code": code, "password": password], deviceName, platform),
+                link: link, as: SessionResponse.self))
     }
 
     /// Mails the verification code again.

@@ -188,7 +188,7 @@ struct AuthClientTests {
         try await Task.sleep(for: .seconds(1))
         mails = f.mailCount()
         try await phone.resendVerification(email: email)
-        let registered = try await phone.verifyRegistration(email: email, code: try await f.code(after: mails))
+        let registered = try await phone.verifyRegistration(email: email, code: try await f.code(after: mails), password: "first good secret")
         #expect(registered.user.displayName == "Pat" && registered.user.authProviders == ["password"])
         await #expect(throws: AuthClientError.accountExists) { try await laptop.register(email: email, password: "another good one") }
         try await laptop.signIn(email: email, password: "first good secret")

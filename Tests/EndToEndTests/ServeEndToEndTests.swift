@@ -73,7 +73,7 @@ struct ServeEndToEndTests {
         try server.start()
         let email = "pw@example.com", password = "first good secret", newPassword = "second good secret"
         #expect(try await server.request("POST", "/api/v1/auth/password/register", json: ["email": email, "password": password]).0 == 202)
-        let (verified, _) = try await server.request("POST", "/api/v1/auth/password/verify-email", json: ["email": email, "code": try server.lastMailedCode()])
+        let (verified, _) = try await server.request("POST", "/api/v1/auth/password/verify-email", json: ["email": email, "code": try server.lastMailedCode(), "password": password])
         #expect(verified == 200)
         let (loggedIn, first) = try await server.request("POST", "/api/v1/auth/password/login", json: ["email": email, "password": password, "device_name": "phone"])
         #expect(loggedIn == 200)

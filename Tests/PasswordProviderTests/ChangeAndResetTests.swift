@@ -81,8 +81,12 @@ struct ChangeAndResetTests {
             _ = try await T.registered(client, h, email: "k@x.io")
             for email in ["k@x.io", "u@x.io"] {
                 #expect(try await client.send(.post, "/api/v1/auth/password/reset/email/initiate", json: ["email": email]).status == .ok)
-                let again = try await client.send(.post, "/api/v1/auth/password/reset/device/initiate", json: ["email": email, "new_password": Self.newPassword])
+                let again = try await client.send(.post, "/api/v1/auth/password/reset/email/initiate", json: ["email": email])
                 #expect(again.status == .tooManyRequests && again.retryAfter == 600)
+                // Device resets (which mail nothing) have a budget of their own.
+                #expect(try await client.send(.post, "/api/v1/auth/password/reset/device/initiate", json: ["email": email, "new_password": Self.newPassword]).status == .accepted)
+                let device = try await client.send(.post, "/api/v1/auth/password/reset/device/initiate", json: ["email": email, "new_password": Self.newPassword])
+                #expect(device.status == .tooManyRequests && device.retryAfter == 600)
             }
         }
     }

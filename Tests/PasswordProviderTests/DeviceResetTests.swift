@@ -128,7 +128,7 @@ struct DeviceResetTests {
     }
 
     @Test func pendingResetsPerAccountAreCapped() async throws {
-        let h = try await T.harness(#"{"mail":{"transport":"outbox"},"password":{"max_pending_resets":2,"resets_per_email":{"limit":10,"window":60}}}"#)
+        let h = try await T.harness(#"{"mail":{"transport":"outbox"},"password":{"max_pending_resets":2,"resets_per_email":{"limit":10,"window":60},"resets_per_email_ip":{"limit":10,"window":60}}}"#)
         try await h.test { client async throws in
             let phone = try await T.registered(client, h, email: "flood@x.io")
             for _ in 0..<4 { #expect(try await initiate(client, "flood@x.io").status == .accepted) }

@@ -32,7 +32,7 @@ enum PasswordTest {
         let r = try await client.send(.post, "/api/v1/auth/password/register", json: ["email": email, "password": password])
         guard r.status == .accepted else { throw TestFailure("register answered \(r.status)") }
         let code = try lastCode(h, to: email) ?? ""
-        return try await client.send(.post, "/api/v1/auth/password/verify-email", json: ["email": email, "code": code]).decode(SessionResponse.self)
+        return try await client.send(.post, "/api/v1/auth/password/verify-email", json: ["email": email, "code": code, "password": password]).decode(SessionResponse.self)
     }
 
     static func login(_ client: any TestClientProtocol, _ email: String, _ password: String) async throws -> TestResponse {

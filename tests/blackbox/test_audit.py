@@ -30,7 +30,7 @@ def all_codes(folder):
 
 def register(server, email, password):
     assert server.call("POST", "/api/v1/auth/password/register", {"email": email, "password": password, "display_name": "X"})[0] == 202
-    status, session, _ = server.call("POST", "/api/v1/auth/password/verify-email", {"email": email, "code": server.code_for(email)})
+    status, session, _ = server.call("POST", "/api/v1/auth/password/verify-email", {"email": email, "code": server.code_for(email), "password": password})
     assert status == 200, session
     return session
 

@@ -163,7 +163,7 @@ def test_a_data_folder_moves_into_postgres_and_back_with_its_credentials():
     with running_server() as single:
         email_session = single.sign_in("mover@example.com")
         assert single.call("POST", "/api/v1/auth/password/register", {"email": "pw@example.com", "password": password, "display_name": "P"})[0] == 202
-        status, _, _ = single.call("POST", "/api/v1/auth/password/verify-email", {"email": "pw@example.com", "code": single.code_for("pw@example.com")})
+        status, _, _ = single.call("POST", "/api/v1/auth/password/verify-email", {"email": "pw@example.com", "code": single.code_for("pw@example.com"), "password": password})
         assert status == 200
         _, anon, _ = single.call("POST", "/api/v1/auth/anonymous", {})
         assert single.call("PUT", "/api/v1/auth/pin", {"pin": "4821"}, token=anon["access_token"])[0] in (200, 204)
@@ -212,7 +212,7 @@ def test_a_password_lockout_counts_wrong_tries_on_every_instance():
     with cluster({"password": {"lockout_after": 4, "login_per_email": big, "login_per_ip": big}}) as (a, b):
         password = "the right password for lockouts"
         assert a.call("POST", "/api/v1/auth/password/register", {"email": "lock@example.com", "password": password, "display_name": "L"})[0] == 202
-        assert b.call("POST", "/api/v1/auth/password/verify-email", {"email": "lock@example.com", "code": a.code_for("lock@example.com")})[0] == 200
+        assert b.call("POST", "/api/v1/auth/password/verify-email", {"email": "lock@example.com", "code": a.code_for("lock@example.com"), "password": password})[0] == 200
 
         def wrong(i):
             return (a, b)[i % 2].call("POST", "/api/v1/auth/password/login", {"email": "lock@example.com", "password": f"wrong guess {i}"})[0]
@@ -245,7 +245,7 @@ def test_an_approval_requested_on_one_instance_reaches_the_event_stream_on_the_o
     with cluster() as (a, b):
         password = "an approvals password"
         assert a.call("POST", "/api/v1/auth/password/register", {"email": "sse@example.com", "password": password, "display_name": "S"})[0] == 202
-        status, session, _ = a.call("POST", "/api/v1/auth/password/verify-email", {"email": "sse@example.com", "code": a.code_for("sse@example.com")})
+        status, session, _ = a.call("POST", "/api/v1/auth/password/verify-email", {"email": "sse@example.com", "code": a.code_for("sse@example.com"), "password": password})
         assert status == 200
         # The signed-in device listens on b.
         url = urllib.parse.urlparse(b.url)

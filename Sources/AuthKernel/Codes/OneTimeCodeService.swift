@@ -53,6 +53,112 @@ public struct OneTimeCodeService: Sendable {
         return code
     }
 
+    /// Like ``issue(purpose:key:policy:payload:)``, but the new code's payload is what `edit` makes of
+    /// the earlier one's (nil when there is none or it expired), in the same write: two issues at
+    /// once cannot lose each other's change.
+    public func issue(
+        purpose: String, key: String, policy: CodePolicy, editPayload edit: @Sendable ([String: JSONValue]?) -> [String: JSONValue]
+    ) async throws -> String {
+        let code = SecureRandom.digits(policy.digits)
+        let digest = Hex.encode(self.digest(purpose: purpose, key: key, code: code))
+        let now = clock.now()
+        try await store.write([.code(purpose: purpose, key: key)]) { state in
+            let existing = state.code(purpose: purpose, key: key)
+            if let existing {
+                let nextAllowed = existing.sentAt.addingTimeInterval(TimeInterval(policy.resendInterval))
+                if nextAllowed > now {
+                    throw AuthError.rateLimited(
+                        retryAfter: Int(nextAllowed.timeIntervalSince(now).rounded(.up)),
+                        message: "A code was sent a moment ago. Wait before asking for another."
+                    )
+                }
+            }
+            let windowStart = now.addingTimeInterval(-TimeInterval(policy.failureWindow))
+            let live = existing.flatMap { $0.expiresAt > now ? $0.payload : nil }
+            state.put(
+                CodeRecord(
+                    purpose: purpose, key: key, digest: digest, sentAt: now,
+                    expiresAt: now.addingTimeInterval(TimeInterval(policy.ttl)),
+                    failures: (existing?.failures ?? []).filter { $0 > windowStart },
+                    payload: edit(live)
+                )
+            )
+        }
+        return code
+    }
+
+    /// A code that was right, not yet used up: ``consume(_:)`` uses it once the caller's own
+    /// check (a password, say) has passed, or ``reject(_:policy:)`` counts that check's failure.
+    public struct Checked: Sendable {
+        /// Purpose of the code.
+        public let purpose: String
+        /// Key of the code.
+        public let key: String
+        /// The payload given when the code was issued (empty if none).
+        public let payload: [String: JSONValue]
+        let digest: String
+    }
+
+    /// Checks a code without using it up; a wrong one counts as in ``verify(purpose:key:code:policy:)``.
+    /// - Throws: 401 `INVALID_CODE`; 429 after too many wrong tries in the failure window.
+    public func check(purpose: String, key: String, code: String, policy: CodePolicy) async throws -> Checked {
+        let presented = digest(purpose: purpose, key: key, code: code)
+        let now = clock.now()
+        let checked = try await store.write([.code(purpose: purpose, key: key)], durability: .eventual) { state -> Checked in
+            var record = try Self.liveRecord(state, purpose: purpose, key: key, now: now, policy: policy)
+            if ConstantTime.equals(presented, Hex.decode(record.digest) ?? []) {
+                return Checked(purpose: purpose, key: key, payload: record.payload ?? [:], digest: record.digest)
+            }
+            Self.countFailure(&record, now: now, policy: policy)
+            state.put(record)
+            throw AuthError.invalidCode
+        }
+        return checked
+    }
+
+    /// Uses up a code ``check(purpose:key:code:policy:)`` found right.
+    /// - Throws: 401 `INVALID_CODE` when it was used, replaced or expired meanwhile.
+    public func consume(_ checked: Checked) async throws {
+        let now = clock.now()
+        try await store.write([.code(purpose: checked.purpose, key: checked.key)]) { state in
+            guard let record = state.code(purpose: checked.purpose, key: checked.key), record.digest == checked.digest,
+                record.expiresAt > now
+            else { throw AuthError.invalidCode }
+            state.deleteCode(id: record.id)
+        }
+    }
+
+    /// Counts a failed check that came with a right code (the answer is 401 `INVALID_CODE` as for a
+    /// wrong code, so it says nothing about which part was wrong).
+    public func reject(_ checked: Checked, policy: CodePolicy) async throws {
+        let now = clock.now()
+        try await store.write([.code(purpose: checked.purpose, key: checked.key)], durability: .eventual) { state in
+            guard var record = state.code(purpose: checked.purpose, key: checked.key), record.digest == checked.digest else { return }
+            Self.countFailure(&record, now: now, policy: policy)
+            state.put(record)
+        }
+    }
+
+    /// The record a check may try, or the error its state calls for.
+    private static func liveRecord(_ state: StoreState, purpose: String, key: String, now: Date, policy: CodePolicy) throws -> CodeRecord {
+        guard let record = state.code(purpose: purpose, key: key) else { throw AuthError.invalidCode }
+        let windowStart = now.addingTimeInterval(-TimeInterval(policy.failureWindow))
+        let recent = record.failures.filter { $0 > windowStart }
+        if recent.count >= policy.maxFailures, let oldest = recent.min() {
+            let wait = oldest.addingTimeInterval(TimeInterval(policy.failureWindow)).timeIntervalSince(now)
+            throw AuthError.rateLimited(retryAfter: Int(wait.rounded(.up)), message: "Too many wrong codes. Wait before trying again.")
+        }
+        guard !record.digest.isEmpty, record.expiresAt > now, record.attempts < policy.maxAttempts else { throw AuthError.invalidCode }
+        return record
+    }
+
+    private static func countFailure(_ record: inout CodeRecord, now: Date, policy: CodePolicy) {
+        let windowStart = now.addingTimeInterval(-TimeInterval(policy.failureWindow))
+        record.attempts += 1
+        record.failures = record.failures.filter { $0 > windowStart } + [now]
+        if record.attempts >= policy.maxAttempts { record.digest = "" }  // dead: no further try can succeed
+    }
+
     /// Checks a code and uses it up on success.
     /// - Returns: the payload given when the code was issued (empty if none).
     /// - Throws: 401 `INVALID_CODE` when it is wrong, expired, used or dead after too many tries;

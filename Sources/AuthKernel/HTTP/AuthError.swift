@@ -76,6 +76,12 @@ extension AuthError {
     }
     /// 403 `ACCOUNT_DISABLED`: an operator disabled the account (an addition to the contract's codes).
     public static let accountDisabled = AuthError(status: .forbidden, code: "ACCOUNT_DISABLED", message: "This account has been disabled. Contact the operator of this service.")
+    /// 403 `REAUTH_REQUIRED`: adding or changing a credential needs a session signed in within `auth.fresh_auth`.
+    public static let reauthRequired = AuthError(
+        status: .forbidden, code: "REAUTH_REQUIRED", message: "Sign in again to change how you sign in: this session started too long ago."
+    )
+    /// 403 `FORBIDDEN`: this session may not do this.
+    public static let forbidden = AuthError(status: .forbidden, code: "FORBIDDEN", message: "This session is not allowed to do this.")
     /// 403 `EMAIL_NOT_VERIFIED`.
     public static let emailNotVerified = AuthError(status: .forbidden, code: "EMAIL_NOT_VERIFIED", message: "Confirm your email address first: we sent a code to it.")
     /// 401 `UNAUTHORIZED`: missing, malformed, expired or forged token, or an ended session.

@@ -22,7 +22,8 @@ public struct MailTemplate: Sendable {
 /// `DATA/templates/NAME.subject`, `NAME.txt`, `NAME.html` (read at each send, so edits need no restart).
 ///
 /// Every template gets `{{product_name}}`; the code mails also get `{{code}}` and `{{lifetime}}`
-/// ("5 minutes"); `password_changed` gets `{{when}}`, `{{how}}` and `{{device}}`.
+/// ("5 minutes"); `password_changed` gets `{{when}}`, `{{how}}`, `{{device}}` and `{{removed}}` (what a
+/// reset took away, as a sentence, or nothing); `sign_in_method_added` gets `{{method}}` and `{{when}}`.
 public final class MailTemplates: Sendable {
     /// The folder of overrides.
     public let folder: String?
@@ -62,10 +63,22 @@ public final class MailTemplates: Sendable {
         )
     }
 
+    /// Replaces each `{{name}}` in one pass: a value that itself holds `{{…}}` (a device name a
+    /// client chose) is not expanded.
     static func fill(_ template: String, _ values: [String: String]) -> String {
-        var out = template
-        for (key, value) in values { out = out.replacingOccurrences(of: "{{\(key)}}", with: value) }
-        return out
+        var out = ""
+        var rest = template[...]
+        while let open = rest.range(of: "{{") {
+            out += rest[..<open.lowerBound]
+            guard let close = rest[open.upperBound...].range(of: "}}") else {
+                rest = rest[open.lowerBound...]
+                break
+            }
+            let name = String(rest[open.upperBound..<close.lowerBound])
+            out += values[name] ?? String(rest[open.lowerBound..<close.upperBound])
+            rest = rest[close.upperBound...]
+        }
+        return out + rest
     }
 
     /// "5 minutes", "1 minute", "90 seconds".
@@ -117,14 +130,28 @@ public final class MailTemplates: Sendable {
         "password_changed": MailTemplate(
             subject: "Your {{product_name}} password was changed",
             text: """
-                The password of your {{product_name}} account was changed ({{how}}) at {{when}}{{device}}, and every other session was signed out.
+                The password of your {{product_name}} account was changed ({{how}}) at {{when}}{{device}}, and every other session was signed out.{{removed}}
 
                 If this was not you, reset your password now and check your account's sessions.
                 """,
             html: """
                 <!doctype html><html><body style="font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;color:#222">
-                <p>The password of your {{product_name}} account was changed ({{how}}) at {{when}}{{device}}, and every other session was signed out.</p>
+                <p>The password of your {{product_name}} account was changed ({{how}}) at {{when}}{{device}}, and every other session was signed out.{{removed}}</p>
                 <p><strong>If this was not you</strong>, reset your password now and check your account's sessions.</p>
+                </body></html>
+                """
+        ),
+        "sign_in_method_added": MailTemplate(
+            subject: "A new way to sign in to your {{product_name}} account",
+            text: """
+                A new way to sign in was added to your {{product_name}} account at {{when}}: {{method}}.
+
+                If this was not you, reset your password now, remove it, and check your account's sessions.
+                """,
+            html: """
+                <!doctype html><html><body style="font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;color:#222">
+                <p>A new way to sign in was added to your {{product_name}} account at {{when}}: {{method}}.</p>
+                <p><strong>If this was not you</strong>, reset your password now, remove it, and check your account's sessions.</p>
                 </body></html>
                 """
         ),

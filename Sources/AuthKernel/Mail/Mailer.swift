@@ -65,18 +65,22 @@ public final class Mailer: Sendable {
     }
 
     /// Renders a template and sends it (see ``MailTemplates``).
-    public func send(template: String, to: String, values: [String: String] = [:], code: String? = nil) async throws {
-        try await send(templates.render(template, to: to, values: values, code: code))
+    /// - Parameter waitForDelivery: false returns once the message is queued (durably), without
+    ///   waiting for the first attempt (notices that no one is waiting for).
+    public func send(template: String, to: String, values: [String: String] = [:], code: String? = nil, waitForDelivery: Bool = true) async throws {
+        try await send(templates.render(template, to: to, values: values, code: code), waitForDelivery: waitForDelivery)
     }
 
-    /// Queues a message and tries it at once, waiting for that attempt at most `mail.wait_for_delivery`.
+    /// Queues a message and tries it at once, waiting for that attempt at most `mail.wait_for_delivery`
+    /// (not at all when `waitForDelivery` is false).
     /// - Throws: ``MailError/headerInjection(field:)`` before anything is queued; store errors.
-    public func send(_ message: MailMessage) async throws {
+    public func send(_ message: MailMessage, waitForDelivery: Bool = true) async throws {
         _ = try MailComposer.compose(message, from: from)  // refuses control characters in any header
         let sealed = box.seal(String(decoding: try JSONEncoder().encode(message), as: UTF8.self))
         let job = try await jobs.enqueue(kind: Self.jobKind, payload: ["message": .string(sealed)])
         let jobs = self.jobs
         let attempt = Task { await jobs.run(job) }
+        guard waitForDelivery else { return }
         let wait = delivery.withLock { $0.wait }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { _ = await attempt.value }

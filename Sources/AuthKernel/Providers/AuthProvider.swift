@@ -23,6 +23,10 @@ public protocol AuthProvider: Sendable {
     /// The id used in `providers`, in `auth_providers` and in the `amr` claim; also the name of its configuration section.
     static var id: String { get }
 
+    /// How a person would name this way of signing in, in mail ("a PIN", "Sign in with Apple");
+    /// defaults to ``id``.
+    static var methodName: String { get }
+
     /// Whether the provider starts when the configuration does not list `providers` (default true;
     /// false for one that cannot run without settings, like `apple` without its audiences).
     static var startsByDefault: Bool { get }
@@ -42,6 +46,9 @@ public protocol AuthProvider: Sendable {
 }
 
 extension AuthProvider {
+    /// The provider's id.
+    public static var methodName: String { id }
+
     /// Starts by default.
     public static var startsByDefault: Bool { true }
 

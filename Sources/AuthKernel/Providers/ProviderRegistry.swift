@@ -12,6 +12,9 @@ public struct ProviderRegistry: Sendable {
     /// Ids of the available providers.
     public var ids: [String] { types.map { $0.id } }
 
+    /// How each provider's way of signing in is named in mail, by id.
+    public var methodNames: [String: String] { Dictionary(uniqueKeysWithValues: types.map { ($0.id, $0.methodName) }) }
+
     /// Ids of the providers started when the configuration does not list `providers`.
     public var defaultIDs: [String] { types.filter { $0.startsByDefault }.map { $0.id } }
 

@@ -129,10 +129,11 @@ public final class AuthServer: Sendable {
             let sessions = SessionService(
                 store: store, issuer: AccessTokenIssuer(keyRing: keyRing),
                 verifier: AccessTokenVerifier(keyRing: keyRing, issuer: issuerName, audience: config.audience, clockSkew: config.tokens.clockSkew),
-                settings: config.tokens, rateLimiter: rateLimiter, clock: clock, logger: logger, audit: audit
+                settings: config.tokens, rateLimiter: rateLimiter, clock: clock, logger: logger, audit: audit, freshAuth: config.freshAuth
             )
+            let notices = SignInMethodNotices(mailer: mailer, clock: clock, logger: logger, names: registry.methodNames)
             let kernel = Kernel(
-                config: config, users: UserService(store: store, clock: clock, logger: logger), sessions: sessions,
+                config: config, users: UserService(store: store, clock: clock, logger: logger, notices: notices), sessions: sessions,
                 codes: OneTimeCodeService(store: store, secret: codeSecret, clock: clock),
                 approvals: ApprovalService(store: store, secret: codeSecret, clock: clock, logger: logger, cluster: options.cluster),
                 jobs: jobs, accountDeletion: AccountDeletionHooks(), rateLimiter: rateLimiter,

@@ -13,13 +13,16 @@ public struct SessionService: Sendable {
     let logger: Logger
     let verified = VerifiedTokenCache()
     let audit: AuditLog?
+    /// Seconds after its sign-in during which a session may change credentials (`auth.fresh_auth`).
+    public let freshAuth: Int
 
     /// Creates the service.
     public init(
         store: any AuthStore, issuer: AccessTokenIssuer, verifier: AccessTokenVerifier, settings: AuthConfig.TokenSettings,
-        rateLimiter: RateLimiter, clock: any AuthClock, logger: Logger, audit: AuditLog? = nil
+        rateLimiter: RateLimiter, clock: any AuthClock, logger: Logger, audit: AuditLog? = nil, freshAuth: Int = 600
     ) {
         self.audit = audit
+        self.freshAuth = freshAuth
         self.store = store
         self.issuer = issuer
         self.verifier = verifier
@@ -30,6 +33,10 @@ public struct SessionService: Sendable {
     }
 
     /// Starts a session for `user` and returns its tokens.
+    ///
+    /// `user` is the record as read before the credential was checked: if every session of the user
+    /// was ended for a credential change since (a password reset racing this sign-in), the sign-in
+    /// is refused with 401 `INVALID_CREDENTIALS`, in the same write that would have started it.
     /// - Parameters:
     ///   - amr: providers used, e.g. `["email"]`.
     public func signIn(_ user: UserRecord, amr: [String], device: DeviceInfo) async throws -> SessionResponse {
@@ -43,6 +50,7 @@ public struct SessionService: Sendable {
             // The user may have been deleted while the caller was deciding to sign it in.
             guard let current = state.user(id: user.id) else { throw AuthError.unauthorized }
             guard current.disabledAt == nil else { throw AuthError.accountDisabled }
+            guard current.credentialVersion == user.credentialVersion else { throw AuthError.invalidCredentials }
             state.put(session)
             return current
         }
@@ -155,13 +163,34 @@ public struct SessionService: Sendable {
         logger.info("session ended", metadata: ["user.id": "\(userID.lowercased)", "session.id": "\(sessionID.lowercased)"])
     }
 
-    /// Ends every session of a user except `keep` (e.g. after a password change).
+    /// Ends every session of a user except `keep` (e.g. after a password change), and moves the
+    /// user's ``UserRecord/credentialVersion`` on, so no sign-in that checked the old credential
+    /// can start a session afterwards.
     public func revokeAll(of userID: UUID, except keep: UUID? = nil) async throws {
-        try await store.write([.sessionsOfUser(userID)]) { state in
+        let now = clock.now()
+        try await store.write([.sessionsOfUser(userID), .user(userID)]) { state in
             for session in state.sessions(userID: userID) where session.id != keep {
                 state.deleteSession(id: session.id)
             }
+            if var user = state.user(id: userID) {
+                user.credentialVersion += 1
+                user.updatedAt = now
+                state.put(user)
+            }
         }
+    }
+
+    /// Whether the principal's session began with an interactive sign-in at most `auth.fresh_auth`
+    /// seconds ago, as adding or changing a credential needs.
+    public func isFresh(_ principal: Principal) -> Bool {
+        clock.now().timeIntervalSince(principal.session.createdAt) <= TimeInterval(freshAuth)
+    }
+
+    /// Throws 403 `REAUTH_REQUIRED` unless the session is fresh (``isFresh(_:)``). A user with no
+    /// credential at all (anonymous, nothing linked) cannot sign in again, and is let through.
+    public func requireFresh(_ principal: Principal) throws(AuthError) {
+        if principal.user.isAnonymous, principal.user.identities.isEmpty { return }
+        guard isFresh(principal) else { throw AuthError.reauthRequired }
     }
 
     private func response(user: UserRecord, session: SessionRecord, refreshToken: String, now: Date) throws -> SessionResponse {
@@ -169,7 +198,8 @@ public struct SessionService: Sendable {
         let claims = AccessTokenClaims(
             iss: verifier.issuer, aud: verifier.audience, sub: user.id.lowercased,
             sid: session.id.lowercased, iat: iat, exp: iat + settings.accessTTL,
-            jti: Base64URL.encode(SecureRandom.bytes(16)), amr: session.amr, isAnonymous: user.isAnonymous
+            jti: Base64URL.encode(SecureRandom.bytes(16)), amr: session.amr, isAnonymous: user.isAnonymous,
+            authTime: Int(session.createdAt.timeIntervalSince1970)
         )
         return SessionResponse(
             accessToken: try issuer.sign(claims), refreshToken: refreshToken, expiresIn: settings.accessTTL, user: UserResponse(user)

@@ -324,6 +324,9 @@ extension UserRecord {
             case "created_at": created = try r.date()
             case "updated_at": updated = try r.date()
             case "disabled_at": user.disabledAt = try r.null() ? nil : try r.date()
+            case "credential_version":
+                guard let n = Int(exactly: try r.number()), n >= 0 else { throw JSONReader.Mismatch() }
+                user.credentialVersion = n
             default: throw JSONReader.Mismatch()
             }
         }

@@ -37,6 +37,7 @@ extension UserRecord {
     func write(storedTo w: inout JSONWriter) {
         w.beginObject()
         w.key("created_at"); w.double(createdAt.timeIntervalSince1970)
+        if credentialVersion != 0 { w.key("credential_version"); w.int(credentialVersion) }
         if let disabledAt { w.key("disabled_at"); w.double(disabledAt.timeIntervalSince1970) }
         if let displayName { w.key("display_name"); w.string(displayName) }
         if let email { w.key("email"); w.string(email) }

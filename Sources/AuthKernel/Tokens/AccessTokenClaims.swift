@@ -20,9 +20,14 @@ public struct AccessTokenClaims: Codable, Sendable, Equatable {
     public var amr: [String]
     /// Whether the user is anonymous.
     public var isAnonymous: Bool
+    /// When the user last signed in interactively (Unix seconds): the session's start, which a
+    /// refresh does not move. Absent in tokens issued before it existed.
+    public var authTime: Int?
 
     /// Creates claims.
-    public init(iss: String, aud: String, sub: String, sid: String, iat: Int, exp: Int, jti: String, amr: [String], isAnonymous: Bool) {
+    public init(
+        iss: String, aud: String, sub: String, sid: String, iat: Int, exp: Int, jti: String, amr: [String], isAnonymous: Bool, authTime: Int? = nil
+    ) {
         self.iss = iss
         self.aud = Audience([aud])
         self.sub = sub
@@ -32,9 +37,10 @@ public struct AccessTokenClaims: Codable, Sendable, Equatable {
         self.jti = jti
         self.amr = amr
         self.isAnonymous = isAnonymous
+        self.authTime = authTime
     }
 
-    enum CodingKeys: String, CodingKey { case iss, aud, sub, sid, iat, exp, nbf, jti, amr, isAnonymous = "is_anonymous" }
+    enum CodingKeys: String, CodingKey { case iss, aud, sub, sid, iat, exp, nbf, jti, amr, isAnonymous = "is_anonymous", authTime = "auth_time" }
 
     /// The claims as JSON with sorted keys, written directly: `JSONEncoder` was most of the cost of
     /// signing a token (and signing is on every sign-in and refresh).
@@ -44,6 +50,7 @@ public struct AccessTokenClaims: Codable, Sendable, Equatable {
         w.key("amr"); w.strings(amr)
         w.key("aud")
         if aud.values.count == 1 { w.string(aud.values[0]) } else { w.strings(aud.values) }
+        if let authTime { w.key("auth_time"); w.int(authTime) }
         w.key("exp"); w.int(exp)
         w.key("iat"); w.int(iat)
         w.key("is_anonymous"); w.bool(isAnonymous)

@@ -25,6 +25,10 @@ public struct UserRecord: Codable, Sendable, Equatable {
     public var updatedAt: Date
     /// When an operator disabled the user (`authd users disable`); a disabled user cannot sign in.
     public var disabledAt: Date?
+    /// Counts the times every session of the user was ended for a credential change (a password
+    /// change or reset, a PIN change). A sign-in is started only if it is unchanged since the
+    /// credential it checked was read: one racing such a change cannot outlive it.
+    public var credentialVersion: Int = 0
 
     /// Creates a user.
     public init(
@@ -53,7 +57,40 @@ public struct UserRecord: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
         case id, email, emailVerified = "email_verified", displayName = "display_name", username
         case isAnonymous = "is_anonymous", identities, secrets, createdAt = "created_at", updatedAt = "updated_at"
-        case disabledAt = "disabled_at"
+        case disabledAt = "disabled_at", credentialVersion = "credential_version"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(UUID.self, forKey: .id)
+        email = try c.decodeIfPresent(String.self, forKey: .email)
+        emailVerified = try c.decode(Bool.self, forKey: .emailVerified)
+        displayName = try c.decodeIfPresent(String.self, forKey: .displayName)
+        username = try c.decodeIfPresent(String.self, forKey: .username)
+        isAnonymous = try c.decode(Bool.self, forKey: .isAnonymous)
+        identities = try c.decode([Identity].self, forKey: .identities)
+        secrets = try c.decode([String: JSONValue].self, forKey: .secrets)
+        createdAt = try c.decode(Date.self, forKey: .createdAt)
+        updatedAt = try c.decode(Date.self, forKey: .updatedAt)
+        disabledAt = try c.decodeIfPresent(Date.self, forKey: .disabledAt)
+        credentialVersion = try c.decodeIfPresent(Int.self, forKey: .credentialVersion) ?? 0
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encodeIfPresent(email, forKey: .email)
+        try c.encode(emailVerified, forKey: .emailVerified)
+        try c.encodeIfPresent(displayName, forKey: .displayName)
+        try c.encodeIfPresent(username, forKey: .username)
+        try c.encode(isAnonymous, forKey: .isAnonymous)
+        try c.encode(identities, forKey: .identities)
+        try c.encode(secrets, forKey: .secrets)
+        try c.encode(createdAt, forKey: .createdAt)
+        try c.encode(updatedAt, forKey: .updatedAt)
+        try c.encodeIfPresent(disabledAt, forKey: .disabledAt)
+        // Absent while 0, so records of users who never changed a credential stay as they were.
+        if credentialVersion != 0 { try c.encode(credentialVersion, forKey: .credentialVersion) }
     }
 }
 

@@ -6,12 +6,21 @@ public struct UserService: Sendable {
     let store: any AuthStore
     let clock: any AuthClock
     let logger: Logger
+    let notices: SignInMethodNotices?
+    /// What providers take away when an account is recovered.
+    public let recovery: AccountRecoveryHooks
 
     /// Creates the service.
-    public init(store: any AuthStore, clock: any AuthClock, logger: Logger) {
+    /// - Parameter notices: mails the owner when a sign-in method is added to an account; nil mails nothing.
+    public init(
+        store: any AuthStore, clock: any AuthClock, logger: Logger, notices: SignInMethodNotices? = nil,
+        recovery: AccountRecoveryHooks = AccountRecoveryHooks()
+    ) {
         self.store = store
         self.clock = clock
         self.logger = logger
+        self.notices = notices
+        self.recovery = recovery
     }
 
     /// What a provider proved about the person signing in.
@@ -58,7 +67,7 @@ public struct UserService: Sendable {
         var keys: [StoreKey] = [.userByIdentity(claim.identity)]
         if let email = claim.email { keys.append(.userByEmail(email)) }
         if let linkUserID { keys.append(.user(linkUserID)) }
-        let (user, created) = try await store.write(keys) { state -> (UserRecord, Bool) in
+        let (user, created, linkedTo) = try await store.write(keys) { state -> (UserRecord, Bool, UserRecord?) in
             let owner = state.user(identity: claim.identity)
             if let linkUserID {
                 guard var user = state.user(id: linkUserID) else { throw AuthError.unauthorized }
@@ -66,9 +75,10 @@ public struct UserService: Sendable {
                 if let email = claim.email, let emailOwner = state.user(email: email), emailOwner.id != user.id {
                     throw AuthError.identityInUse
                 }
+                let before = user
                 Self.link(claim, to: &user, now: now)
                 state.put(user)
-                return (user, false)
+                return (user, false, before)
             }
             if var owner {
                 if let email = claim.email, claim.emailVerified, owner.email == email, !owner.emailVerified {
@@ -76,17 +86,27 @@ public struct UserService: Sendable {
                     owner.updatedAt = now
                     state.put(owner)
                 }
-                return (owner, false)
+                return (owner, false, nil)
             }
             var email = claim.email
             if let address = claim.email, var emailOwner = state.user(email: address) {
                 if claim.emailVerified, emailOwner.emailVerified {
+                    let before = emailOwner
                     Self.link(claim, to: &emailOwner, now: now)
                     state.put(emailOwner)
-                    return (emailOwner, false)
+                    return (emailOwner, false, before)
                 }
                 if claim.emailVerified {
+                    // The unverified holder loses the address, and with it every identity keyed by
+                    // the address and its credential (a password squatted on it): left behind, they
+                    // would block the owner's password with 409.
                     emailOwner.email = nil
+                    emailOwner.emailVerified = false
+                    let squatted = emailOwner.identities.filter { $0.subject == address }
+                    emailOwner.identities.removeAll { $0.subject == address }
+                    for identity in squatted where !emailOwner.identities.contains(where: { $0.provider == identity.provider }) {
+                        emailOwner.secrets[identity.provider] = nil
+                    }
                     emailOwner.updatedAt = now
                     state.put(emailOwner)
                 } else {
@@ -98,9 +118,10 @@ public struct UserService: Sendable {
                 identities: [claim.identity], createdAt: now
             )
             state.put(user)
-            return (user, true)
+            return (user, true, nil)
         }
         if created { logger.info("user created", metadata: ["user.id": "\(user.id.lowercased)", "provider": "\(claim.identity.provider)"]) }
+        if let before = linkedTo { await notices?.notify(before: before, added: user.identities.filter { !before.identities.contains($0) }) }
         return user
     }
 
@@ -150,11 +171,11 @@ public struct UserService: Sendable {
         let now = clock.now()
         // Email, user name and identity clashes with users not loaded here are refused by the store's
         // uniqueness rules (a database's constraints) with the same 409s.
-        return try await store.write([.user(userID)], durability: durability) { state in
+        let (user, result, original) = try await store.write([.user(userID)], durability: durability) { state in
             guard let original = state.user(id: userID) else { throw AuthError.unauthorized }
             var user = original
             let result = try body(&user)
-            guard user != original else { return (user, result) }
+            guard user != original else { return (user, result, original) }
             if let email = user.email, let other = state.user(email: email), other.id != userID { throw AuthError.identityInUse }
             if let name = user.username, let other = state.user(username: name), other.id != userID {
                 throw AuthError.usernameTaken
@@ -164,8 +185,12 @@ public struct UserService: Sendable {
             }
             user.updatedAt = now
             state.put(user)
-            return (user, result)
+            return (user, result, original)
         }
+        if user.identities != original.identities {
+            await notices?.notify(before: original, added: user.identities.filter { !original.identities.contains($0) })
+        }
+        return (user, result)
     }
 
     /// Deletes a user with its identities, sessions and codes.

@@ -10,6 +10,7 @@ public import ServiceLifecycle
 /// revoke the user's Apple tokens.
 public struct AppleProvider: AuthProvider {
     public static let id = "apple"
+    public static let methodName = "Sign in with Apple"
     /// Needs `apple.audiences`: started only when listed in `providers`.
     public static let startsByDefault = false
     static let revokeJob = "apple.revoke"

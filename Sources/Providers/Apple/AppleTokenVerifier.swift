@@ -16,7 +16,7 @@ struct AppleTokenVerifier: Sendable {
         var description: String {
             switch self {
             case .malformed: "not a JWT"
-            case .algorithm(let alg): "algorithm \"\(LogSafe.text(alg, maxLength: 40))\" is not RS256"
+            case .algorithm(let alg): "algorithm \(LogSafe.text(alg, maxLength: 40)) is not RS256"
             case .missingKid: "no kid in the header"
             case .unknownKid: "kid not in Apple's keys"
             case .signature: "bad signature"

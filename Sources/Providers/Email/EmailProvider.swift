@@ -9,6 +9,7 @@ import Logging
 ///   With a Bearer token, the email identity is linked to the caller instead.
 public struct EmailProvider: AuthProvider {
     public static let id = "email"
+    public static let methodName = "sign-in with a code mailed to this address"
     /// Code purpose in the store.
     static let purpose = "email_sign_in"
 

@@ -12,6 +12,7 @@ import Logging
 /// - `POST /api/v1/auth/pin/verify`: sign in with `user_id` or `username`, and `pin`.
 public struct PINProvider: AuthProvider {
     public static let id = "pin"
+    public static let methodName = "a PIN"
 
     let kernel: Kernel
     let settings: PINSettings
@@ -24,6 +25,13 @@ public struct PINProvider: AuthProvider {
         self.settings = try PINSettings(&config)
         self.pepper = try kernel.keys.loadOrCreateSecret(named: "pin-pepper", logger: kernel.logger)
         self.decoys = kernel.decoys(Self.id)
+        // A PIN set with a stolen session must not survive the owner's password reset.
+        kernel.users.recovery.register { user in
+            guard user.secrets[Self.id] != nil else { return nil }
+            user.secrets[Self.id] = nil
+            user.identities.removeAll { $0.provider == Self.id }
+            return "the PIN"
+        }
     }
 
     struct DeviceBody: Decodable {
@@ -71,6 +79,8 @@ public struct PINProvider: AuthProvider {
             let principal = try context.requirePrincipal()
             let body = try await request.decodeJSON(as: SetPINBody.self, context: context)
             guard PINFormat.isValidPIN(body.pin) else { throw AuthError.invalidPIN }
+            // A stolen access token must not be enough to plant a credential (contract 5).
+            try kernel.sessions.requireFresh(principal)
             let outcome = try await setPIN(body, for: principal.user.id)
             switch outcome {
             case .done:

@@ -8,6 +8,7 @@ public import ServiceLifecycle
 /// or by approval from another signed-in device (contract §4 "password").
 public struct PasswordProvider: AuthProvider {
     public static let id = "password"
+    public static let methodName = "a password"
     static let verifyPurpose = "password_register"
     static let resetPurpose = "password_reset"
     static let approvalKind = "password_reset"
@@ -40,9 +41,11 @@ public struct PasswordProvider: AuthProvider {
     struct CodeBody: Decodable {
         var email: String
         var code: String
+        /// The password chosen at registration: the code alone does not say whose registration it completes.
+        var password: String
         var deviceName: String?
         var platform: String?
-        enum CodingKeys: String, CodingKey { case email, code, deviceName = "device_name", platform }
+        enum CodingKeys: String, CodingKey { case email, code, password, deviceName = "device_name", platform }
     }
     struct EmailBody: Decodable { var email: String }
     struct LoginBody: Decodable {
@@ -115,12 +118,58 @@ public struct PasswordProvider: AuthProvider {
 
     // MARK: Registration
 
+    /// A registration waiting for its code, as kept in the code's payload: the password's hash (the
+    /// plain text is never stored), the display name and the user to link to, as its client chose.
+    struct PendingRegistration: Sendable, Equatable {
+        var passwordHash: String
+        var displayName: String?
+        var linkUserID: UUID?
+        var createdAt: Double
+
+        var json: JSONValue {
+            var o: [String: JSONValue] = ["password_hash": .string(passwordHash), "created_at": .number(createdAt)]
+            if let displayName { o["display_name"] = .string(displayName) }
+            if let linkUserID { o["link_user_id"] = .string(linkUserID.lowercased) }
+            return .object(o)
+        }
+
+        init(passwordHash: String, displayName: String?, linkUserID: UUID?, createdAt: Double) {
+            self.passwordHash = passwordHash
+            self.displayName = displayName
+            self.linkUserID = linkUserID
+            self.createdAt = createdAt
+        }
+
+        init?(_ value: JSONValue) {
+            guard case .object(let o) = value, case .string(let hash) = o["password_hash"] else { return nil }
+            passwordHash = hash
+            if case .string(let name) = o["display_name"] { displayName = name }
+            if case .string(let id) = o["link_user_id"] { linkUserID = UUID(uuidString: id) }
+            if case .number(let t) = o["created_at"] { createdAt = t } else { createdAt = 0 }
+        }
+
+        /// The registrations in a code's payload, oldest first (a payload from before several were
+        /// kept holds one, at its top level).
+        static func all(in payload: [String: JSONValue]?) -> [PendingRegistration] {
+            guard let payload else { return [] }
+            if case .array(let list) = payload["registrations"] { return list.compactMap(PendingRegistration.init) }
+            return PendingRegistration(.object(payload)).map { [$0] } ?? []
+        }
+
+        /// `list` with `new` added, as a payload: a registration never replaces another one's
+        /// password, name or link target; only the oldest is dropped once the list is full.
+        static func payload(_ list: [PendingRegistration], adding new: PendingRegistration) -> [String: JSONValue] {
+            let kept = (list + [new]).suffix(PasswordSettings.maxPendingRegistrations)
+            return ["registrations": .array(kept.map(\.json))]
+        }
+    }
+
     func register(_ request: Request, _ context: AuthRequestContext) async throws -> EditedResponse<Registered> {
         let body = try await request.decodeJSON(as: RegisterBody.self, context: context)
         let email = try email(body.email)
         let password = try policy.check(body.password, email: email)
         let displayName = try DisplayName.validate(body.displayName)
-        try await kernel.rateLimiter.consume(settings.registerPerIP, key: "password.register.ip:\(context.clientIP)")
+        try await kernel.rateLimiter.consume(settings.registerPerIP, key: "password.register.ip:\(context.clientKey)")
         let linkUserID = context.principal?.user.id
         if let owner = try await kernel.users.user(email: email) {
             guard let linkUserID else { throw AuthError.accountExists }
@@ -128,12 +177,17 @@ public struct PasswordProvider: AuthProvider {
         }
         let hash = try await hasher.hash(password)
         if settings.requireEmailVerification {
-            // Nothing is created before the inbox answers: the registration waits in the code's payload,
-            // so nobody can park a password on someone else's address.
-            var payload: [String: JSONValue] = ["password_hash": .string(hash)]
-            if let displayName { payload["display_name"] = .string(displayName) }
-            if let linkUserID { payload["link_user_id"] = .string(linkUserID.lowercased) }
-            let code = try await kernel.codes.issue(purpose: Self.verifyPurpose, key: email, policy: settings.codes, payload: payload)
+            // Nothing is created before the inbox answers: the registration waits in the code's
+            // payload beside any earlier one for this email, each keeping the password its client
+            // chose. The mailbox's owner completes only the registration whose password they give,
+            // so neither a registration made before theirs (pre-hijacking) nor one made after it
+            // (rewriting theirs) can take the account.
+            let new = PendingRegistration(
+                passwordHash: hash, displayName: displayName, linkUserID: linkUserID, createdAt: kernel.clock.now().timeIntervalSince1970
+            )
+            let code = try await kernel.codes.issue(purpose: Self.verifyPurpose, key: email, policy: settings.codes) { earlier in
+                PendingRegistration.payload(PendingRegistration.all(in: earlier), adding: new)
+            }
             try await mailVerification(to: email, code: code)
         } else {
             let user = try await kernel.users.signIn(
@@ -151,36 +205,77 @@ public struct PasswordProvider: AuthProvider {
         let body = try await request.decodeJSON(as: CodeBody.self, context: context)
         let email = try email(body.email)
         let device = try DeviceInfo(name: body.deviceName, platform: body.platform)
-        let payload: [String: JSONValue]
+        try await kernel.rateLimiter.consume(settings.verifiesPerIP, key: "password.verify.ip:\(context.clientKey)")
         do {
-            payload = try await kernel.codes.verify(purpose: Self.verifyPurpose, key: email, code: body.code, policy: settings.codes)
+            return try await completeRegistration(body, email: email, device: device, context)
         } catch let error as AuthError {
             await kernel.audit.record("sign_in_failed", provider: Self.id, account: email, device: device.name, reason: error.code)
             throw error
         }
+    }
+
+    /// The code proves the inbox; the password says which registration it completes (or, when
+    /// accounts exist before verification, that the account is the caller's).
+    private func completeRegistration(_ body: CodeBody, email: String, device: DeviceInfo, _ context: AuthRequestContext) async throws -> SessionResponse {
+        let checked = try await kernel.codes.check(purpose: Self.verifyPurpose, key: email, code: body.code, policy: settings.codes)
+        let password = PasswordPolicy.normalize(body.password)
+        let pending = PendingRegistration.all(in: checked.payload)
+        var chosen: PendingRegistration?
+        var account: UserRecord?
+        if pending.isEmpty {
+            // The account was created at registration (require_email_verification false).
+            account = try await kernel.users.user(email: email)
+            let hash = account?.secret(Self.id, as: PasswordCredential.self)?.hash
+            guard try await hasher.verify(password, hash: hash), hash != nil else { try await reject(checked) }
+        } else {
+            // Newest first: a client that registered twice with the same password gets its latest name.
+            for registration in pending.reversed() where try await hasher.verify(password, hash: registration.passwordHash) {
+                chosen = registration
+                break
+            }
+            guard chosen != nil else { try await reject(checked) }
+        }
+        // A Bearer sent to `register` links only when the same user's Bearer comes back here.
         var linkUserID = context.principal?.user.id
-        if case .string(let id) = payload["link_user_id"] { linkUserID = UUID(uuidString: id) }
+        if let target = chosen?.linkUserID {
+            guard target == linkUserID else { try await reject(checked) }
+            linkUserID = target
+        }
+        try await kernel.codes.consume(checked)
         var user = try await kernel.users.signIn(
             .init(identity: Identity(provider: Self.id, subject: email), email: email, emailVerified: true), linkingTo: linkUserID
         )
-        if case .string(let hash) = payload["password_hash"] {
-            var displayName: String?
-            if case .string(let name) = payload["display_name"] { displayName = name }
-            user = try await setPassword(hash: hash, for: user.id, email: email, displayName: displayName)
+        if let chosen {
+            user = try await setPassword(hash: chosen.passwordHash, for: user.id, email: email, displayName: chosen.displayName)
         }
         return try await kernel.sessions.signIn(user, amr: [Self.id], device: device)
+    }
+
+    /// Counts a right code with the wrong password (or Bearer) as a wrong try, and answers as for a wrong code.
+    private func reject(_ checked: OneTimeCodeService.Checked) async throws -> Never {
+        try await kernel.codes.reject(checked, policy: settings.codes)
+        throw AuthError.invalidCode
     }
 
     func resendVerification(_ request: Request, _ context: AuthRequestContext) async throws -> Message {
         let body = try await request.decodeJSON(as: EmailBody.self, context: context)
         let email = try email(body.email)
+        try await kernel.rateLimiter.consume(settings.resendsPerIP, key: "password.resend.ip:\(context.clientKey)")
         // The same limit whether or not anything is pending, so the answer reveals nothing.
         try await kernel.rateLimiter.consume(
             RateLimitRule(limit: 1, window: max(1, settings.codes.resendInterval)), key: "password.resend:\(email)",
             message: "A code was sent a moment ago. Wait before asking for another."
         )
-        await resendVerificationIfPending(email)
+        // Answered before anything that depends on a registration being pending: waiting for the
+        // mail only when one is made the answer's timing say so.
+        resendVerificationLater(email)
         return Message(message: "Verification code resent", expiresIn: settings.codes.ttl)
+    }
+
+    /// ``resendVerificationIfPending(_:)`` after the answer.
+    func resendVerificationLater(_ email: String) {
+        let provider = self
+        Task { await provider.resendVerificationIfPending(email) }
     }
 
     /// Sends a new verification code when a registration is pending (or an account is unverified); silent otherwise.
@@ -204,6 +299,10 @@ public struct PasswordProvider: AuthProvider {
         let body = try await request.decodeJSON(as: LoginBody.self, context: context)
         let email = try email(body.email)
         let device = try DeviceInfo(name: body.deviceName, platform: body.platform)
+        // Refused by a rate limit before anything is checked: not a sign-in attempt worth an audit line
+        // (an audit line is an fsync, and a flood of them would rotate real events out).
+        try await kernel.rateLimiter.consume(settings.loginPerIP, key: "password.login.ip:\(context.clientKey)")
+        try await kernel.rateLimiter.consume(settings.loginPerEmail, key: "password.login.email:\(email)")
         do {
             return try await checkLogin(body, email: email, device: device, context)
         } catch let error as AuthError {
@@ -213,8 +312,6 @@ public struct PasswordProvider: AuthProvider {
     }
 
     private func checkLogin(_ body: LoginBody, email: String, device: DeviceInfo, _ context: AuthRequestContext) async throws -> SessionResponse {
-        try await kernel.rateLimiter.consume(settings.loginPerIP, key: "password.login.ip:\(context.clientIP)")
-        try await kernel.rateLimiter.consume(settings.loginPerEmail, key: "password.login.email:\(email)")
         let password = PasswordPolicy.normalize(body.password)
         let user = try await kernel.users.user(email: email)
         let credential = user?.secret(Self.id, as: PasswordCredential.self)
@@ -222,18 +319,18 @@ public struct PasswordProvider: AuthProvider {
 
         guard let user, let credential else {
             // Unknown account, or one without a password: maybe a registration waiting for its code.
-            if let pending = try await kernel.codes.pendingPayload(purpose: Self.verifyPurpose, key: email),
-                case .string(let hash) = pending["password_hash"], try await hasher.verify(password, hash: hash)
-            {
-                await resendVerificationIfPending(email)
+            // Exactly one hash on every path (the newest pending registration's, else a dummy), so the
+            // time taken does not say whether a registration is pending.
+            let pending = PendingRegistration.all(in: try await kernel.codes.pendingPayload(purpose: Self.verifyPurpose, key: email)).last
+            let settings = self.settings
+            let fresh: @Sendable () -> PasswordCredential = { PasswordCredential(hash: "", now: now) }
+            if let remaining = try await decoys.withRecord(email, now: now, make: fresh, { $0.lockRemaining(now: now) }) { throw Self.locked(remaining) }
+            if try await hasher.verify(password, hash: pending?.passwordHash), pending != nil {
+                resendVerificationLater(email)
                 throw AuthError.emailNotVerified
             }
             // The same lock, work and counter as a real account, on a decoy: neither the answers nor
             // their timing say the account does not exist.
-            let settings = self.settings
-            let fresh: @Sendable () -> PasswordCredential = { PasswordCredential(hash: "", now: now) }
-            if let remaining = try await decoys.withRecord(email, now: now, make: fresh, { $0.lockRemaining(now: now) }) { throw Self.locked(remaining) }
-            _ = try await hasher.verify(password, hash: nil)  // same work as a real check
             kernel.logger.info("password sign-in failed", metadata: ["request.ip": "\(context.clientIP)"])
             if let lock = try await decoys.withRecord(email, now: now, make: fresh, { $0.recordFailure(now: now, settings: settings) }) {
                 await kernel.audit.record("lockout", provider: Self.id, account: email)
@@ -265,20 +362,20 @@ public struct PasswordProvider: AuthProvider {
             }
         }
         if settings.requireEmailVerification, !user.emailVerified {
-            await resendVerificationIfPending(email)
+            resendVerificationLater(email)
             throw AuthError.emailNotVerified
         }
-        var signedIn = user
         if hasher.needsRehash(credential.hash) {
             let newHash = try await hasher.hash(password)
-            signedIn = try await kernel.users.update(user.id) { user in
+            _ = try await kernel.users.update(user.id) { user in
                 guard var current = user.secret(Self.id, as: PasswordCredential.self), current.hash == credential.hash else { return }
                 current.hash = newHash
                 try user.setSecret(Self.id, current)
             }
             kernel.logger.info("password re-hashed with the current parameters", metadata: ["user.id": "\(user.id.lowercased)"])
         }
-        return try await kernel.sessions.signIn(signedIn, amr: [Self.id], device: device)
+        // The user as read before the check: a reset that ended every session meanwhile refuses this one.
+        return try await kernel.sessions.signIn(user, amr: [Self.id], device: device)
     }
 
     /// Counts a wrong password for the user; returns the lock length when this failure starts a lock.
@@ -307,7 +404,10 @@ public struct PasswordProvider: AuthProvider {
         }
         let newPassword = try policy.check(body.newPassword, email: email)
         let now = kernel.clock.now()
-        if let credential = user.secret(Self.id, as: PasswordCredential.self) {
+        let existing = user.secret(Self.id, as: PasswordCredential.self)
+        // Adding a first password checks nothing, so it needs a fresh session, as any new credential.
+        if existing == nil { try kernel.sessions.requireFresh(principal) }
+        if let credential = existing {
             guard let current = body.currentPassword else {
                 throw AuthError.invalidRequest("The field `current_password` is required.", field: "current_password")
             }
@@ -323,7 +423,7 @@ public struct PasswordProvider: AuthProvider {
         let hash = try await hasher.hash(newPassword)
         try await setPassword(hash: hash, for: user.id, email: email, displayName: nil)
         try await kernel.sessions.revokeAll(of: user.id, except: principal.session.id)
-        await notifyChanged(email: email, how: "password change", device: principal.session.deviceName)
+        await notifyChanged(email: email, how: "password change", device: principal.session.deviceName, removed: [])
         kernel.logger.info("password changed; other sessions ended", metadata: ["user.id": "\(user.id.lowercased)"])
         await kernel.audit.record("password_changed", provider: Self.id, user: user.id, device: principal.session.deviceName)
         return Response(status: .noContent)
@@ -347,11 +447,15 @@ public struct PasswordProvider: AuthProvider {
         )
     }
 
-    func notifyChanged(email: String, how: String, device: String?) async {
+    func notifyChanged(email: String, how: String, device: String?, removed: [String]) async {
+        let removedText = removed.isEmpty ? "" : " Also removed, as after every reset: \(removed.joined(separator: ", "))."
         do {
             try await kernel.mailer.send(
                 template: "password_changed", to: email,
-                values: ["when": Timestamp.string(kernel.clock.now()), "how": how, "device": device.map { " from \"\($0)\"" } ?? ""]
+                values: [
+                    "when": Timestamp.string(kernel.clock.now()), "how": how, "device": device.map { " from \"\($0)\"" } ?? "",
+                    "removed": removedText,
+                ]
             )
         } catch {
             kernel.logger.error("could not mail the password-changed notice", metadata: ["error": "\(error)"])
@@ -360,11 +464,19 @@ public struct PasswordProvider: AuthProvider {
 
     // MARK: Reset by email code
 
+    /// Takes one reset of `kind` (`email` or `device`) from the budgets of this client for this
+    /// email and of this email from everyone: a stranger who spends their own budget leaves the
+    /// owner's, and device resets (which mail nothing) never use up email resets.
+    func consumeResetBudget(kind: String, email: String, _ context: AuthRequestContext) async throws {
+        try await kernel.rateLimiter.consume(settings.resetsPerIP, key: "password.reset.ip:\(context.clientKey)")
+        try await kernel.rateLimiter.consume(settings.resetsPerEmailAndIP, key: "password.reset.\(kind).client:\(context.clientKey):\(email)")
+        try await kernel.rateLimiter.consume(settings.resetsPerEmail, key: "password.reset.\(kind).email:\(email)")
+    }
+
     func initiateEmailReset(_ request: Request, _ context: AuthRequestContext) async throws -> Message {
         let body = try await request.decodeJSON(as: EmailBody.self, context: context)
         let email = try email(body.email)
-        try await kernel.rateLimiter.consume(settings.resetsPerIP, key: "password.reset.ip:\(context.clientIP)")
-        try await kernel.rateLimiter.consume(settings.resetsPerEmail, key: "password.reset.email:\(email)")
+        try await consumeResetBudget(kind: "email", email: email, context)
         // Answer before doing anything that depends on the account, so neither the answer nor its
         // timing says whether the account exists.
         let provider = self
@@ -398,14 +510,29 @@ public struct PasswordProvider: AuthProvider {
         try await kernel.codes.verify(purpose: Self.resetPurpose, key: email, code: body.code, policy: settings.codes)
         guard let user = try await kernel.users.user(email: email) else { throw AuthError.invalidCode }
         let hash = try await hasher.hash(password)
-        try await setPassword(hash: hash, for: user.id, email: email, displayName: nil)
         // The code proved the inbox.
-        _ = try await kernel.users.update(user.id) { $0.emailVerified = true }
-        try await kernel.sessions.revokeAll(of: user.id)
-        await notifyChanged(email: email, how: "reset by emailed code", device: nil)
+        let removed = try await recover(user.id, hash: hash, email: email, provesInbox: true)
+        await notifyChanged(email: email, how: "reset by emailed code", device: nil, removed: removed)
         kernel.logger.info("password reset by email code; every session ended", metadata: ["user.id": "\(user.id.lowercased)"])
         await kernel.audit.record("reset_completed", provider: Self.id, user: user.id, reason: "email")
         return Message(message: "Password changed", expiresIn: nil)
+    }
+
+    /// The owner takes the account back: the new password, in one write with whatever the kernel's
+    /// recovery hooks remove (a PIN planted with a stolen session); then every session ends.
+    /// - Returns: what the hooks removed, for the confirmation mail.
+    func recover(_ userID: UUID, hash: String, email: String, provesInbox: Bool) async throws -> [String] {
+        let now = kernel.clock.now()
+        let hooks = kernel.users.recovery
+        let removed = try await kernel.users.change(userID) { user -> [String] in
+            try user.setSecret(Self.id, PasswordCredential(hash: hash, now: now))
+            let identity = Identity(provider: Self.id, subject: email)
+            if !user.identities.contains(identity) { user.identities.append(identity) }
+            if provesInbox { user.emailVerified = true }
+            return hooks.apply(to: &user)
+        }
+        try await kernel.sessions.revokeAll(of: userID)
+        return removed
     }
 
     // MARK: Reset approved by another device
@@ -415,8 +542,7 @@ public struct PasswordProvider: AuthProvider {
         let email = try email(body.email)
         let password = try policy.check(body.newPassword, email: email)
         let device = try DeviceInfo(name: body.deviceName, platform: nil)
-        try await kernel.rateLimiter.consume(settings.resetsPerIP, key: "password.reset.ip:\(context.clientIP)")
-        try await kernel.rateLimiter.consume(settings.resetsPerEmail, key: "password.reset.email:\(email)")
+        try await consumeResetBudget(kind: "device", email: email, context)
         // Hashed now, known account or not: the plain text is never stored and the timing is the same.
         let hash = try await hasher.hash(password)
         var target: UUID?
@@ -452,9 +578,8 @@ public struct PasswordProvider: AuthProvider {
         guard let userID = approval.userID, let user = try await kernel.users.user(id: userID), let email = user.email,
             case .string(let hash) = approval.payload["password_hash"]
         else { throw AuthError.invalidState("The account of this request no longer exists.") }
-        try await setPassword(hash: hash, for: userID, email: email, displayName: nil)
-        try await kernel.sessions.revokeAll(of: userID)
-        await notifyChanged(email: email, how: "reset approved from another device", device: approval.deviceName)
+        let removed = try await recover(userID, hash: hash, email: email, provesInbox: false)
+        await notifyChanged(email: email, how: "reset approved from another device", device: approval.deviceName, removed: removed)
         kernel.logger.info("password reset approved by another device; every session ended", metadata: ["user.id": "\(userID.lowercased)"])
         await kernel.audit.record("reset_completed", provider: Self.id, user: userID, device: approval.deviceName, reason: "device")
         return Message(message: "Password changed", expiresIn: nil)

@@ -28,7 +28,17 @@ public struct PasswordSettings: Sendable {
     public var lockout: Int
     /// Registrations per client IP (`register_per_ip`, default 10 per hour).
     public var registerPerIP: RateLimitRule
-    /// Resets (email or device) started per email, known or not (`resets_per_email`, default 3 per hour).
+    /// Codes checked at `verify-email` per client IP (`verifies_per_ip`, default 60 per 10 minutes).
+    public var verifiesPerIP: RateLimitRule
+    /// `resend-verification` requests per client IP (`resends_per_ip`, default 20 per hour).
+    public var resendsPerIP: RateLimitRule
+    /// Resets of one kind (email or device) started per email and client IP (`resets_per_email_ip`,
+    /// default 3 per hour): what one client may ask for one account.
+    public var resetsPerEmailAndIP: RateLimitRule
+    /// Resets of one kind started per email from all clients together, known account or not
+    /// (`resets_per_email`, default 10 per hour): the ceiling that bounds the mail one address gets.
+    /// Strangers exhausting their own budget (above) leave the owner's, and device resets (which mail
+    /// nothing) never use up the budget of email resets.
     public var resetsPerEmail: RateLimitRule
     /// Resets started per client IP (`resets_per_ip`, default 10 per hour).
     public var resetsPerIP: RateLimitRule
@@ -37,6 +47,9 @@ public struct PasswordSettings: Sendable {
 
     /// Longest password, in code points.
     public static let maxLength = 128
+    /// Registrations of one email kept waiting for its code at once (each with the password its
+    /// client chose); a further one replaces the oldest.
+    public static let maxPendingRegistrations = 5
 
     /// Reads the section.
     public init(_ section: inout ConfigSection) throws {
@@ -62,7 +75,10 @@ public struct PasswordSettings: Sendable {
         lockoutAfter = try section.int("lockout_after", default: 10, in: 1...1000)
         lockout = try section.seconds("lockout", default: 900, max: 86_400)
         registerPerIP = try section.rule("register_per_ip", default: RateLimitRule(limit: 10, window: 3600))
-        resetsPerEmail = try section.rule("resets_per_email", default: RateLimitRule(limit: 3, window: 3600))
+        verifiesPerIP = try section.rule("verifies_per_ip", default: RateLimitRule(limit: 60, window: 600))
+        resendsPerIP = try section.rule("resends_per_ip", default: RateLimitRule(limit: 20, window: 3600))
+        resetsPerEmailAndIP = try section.rule("resets_per_email_ip", default: RateLimitRule(limit: 3, window: 3600))
+        resetsPerEmail = try section.rule("resets_per_email", default: RateLimitRule(limit: 10, window: 3600))
         resetsPerIP = try section.rule("resets_per_ip", default: RateLimitRule(limit: 10, window: 3600))
         maxPendingResets = try section.int("max_pending_resets", default: 2, in: 1...20)
     }
