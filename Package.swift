@@ -75,7 +75,10 @@ let package = Package(
         ),
         .target(
             name: "PINProvider",
-            dependencies: ["AuthKernel", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "AuthKernel", .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             path: "Sources/Providers/PIN",
             swiftSettings: swiftSettings
         ),

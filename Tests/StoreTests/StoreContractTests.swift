@@ -49,6 +49,40 @@ struct StoreContractTests {
         #expect(stored.username == nil && stored.email == "b@example.com" && stored.identities.count == 1)
     }
 
+    /// Review finding 6: sessions past their expiry were dropped only when their refresh token came
+    /// back, and anonymous users with no session never: both stayed in memory and in every snapshot.
+    @Test("Expired sessions and idle anonymous users are purged, and the store shrinks", arguments: StoreBackend.all)
+    func reviewFindingNothingExpiredStaysForever(_ backend: StoreBackend) async throws {
+        let clock = ManualClock()
+        let h = try await harness(backend, clock: clock)
+        defer { Task { await h.server.close() } }
+        let day = 86_400.0
+        let kept = try await h.kernel.users.signIn(claim("kept", email: "kept@example.com"), linkingTo: nil)
+        _ = try await h.kernel.sessions.signIn(kept, amr: ["test"], device: .none)
+        let anonymous = try await h.kernel.users.createAnonymous()
+        _ = try await h.kernel.sessions.signIn(anonymous, amr: ["anonymous"], device: .none)
+        let withPIN = try await h.kernel.users.update(try await h.kernel.users.createAnonymous().id) {
+            $0.identities.append(Identity(provider: "pin", subject: $0.id.lowercased))
+        }
+        _ = try await h.kernel.sessions.signIn(withPIN, amr: ["pin"], device: .none)
+        let live = try await h.kernel.users.createAnonymous()
+        #expect(try await h.server.store.counts() == StoreCounts(users: 4, sessions: 3))
+
+        // Past the refresh lifetime every session has expired; a new one is live.
+        clock.advance(by: 31 * day)
+        _ = try await h.kernel.sessions.signIn(live, amr: ["anonymous"], device: .none)
+        #expect(try await h.kernel.sessions.purgeExpired() == 2)  // the anonymous user's waits for its user
+        #expect(try await h.server.store.counts() == StoreCounts(users: 4, sessions: 2))
+        #expect(try await h.kernel.users.purgeAnonymous(idleFor: Int(30 * day)) == 0)  // its session ended a day ago
+
+        clock.advance(by: 30 * day)
+        #expect(try await h.kernel.users.purgeAnonymous(idleFor: Int(30 * day)) == 1)
+        #expect(try await h.kernel.users.user(id: anonymous.id) == nil)
+        // The user with a PIN can come back; the one with a live session is in use; the email user stays.
+        for user in [kept, withPIN, live] { #expect(try await h.kernel.users.user(id: user.id) != nil) }
+        #expect(try await h.server.store.counts() == StoreCounts(users: 3, sessions: 1))
+    }
+
     @Test("Concurrent first sign-ins of one identity make one user", arguments: StoreBackend.all)
     func concurrentFirstSignIns(_ backend: StoreBackend) async throws {
         let h = try await harness(backend)

@@ -319,21 +319,25 @@ struct StoreClosingService: Service {
     }
 }
 
-/// Deletes expired one-time codes and long-ended approval requests every minute.
+/// Deletes expired one-time codes and long-ended approval requests every minute, and expired
+/// sessions every ten (a scan of every session, done in parts).
 struct ExpiryPurgeService: Service {
     let kernel: Kernel
     func run() async throws {
+        var round = 0
         while !Task.isShuttingDownGracefully, !Task.isCancelled {
             do {
                 try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(60)) }
             } catch { return }
+            round += 1
             do {
                 try await kernel.codes.purgeExpired()
                 try await kernel.approvals.purgeExpired()
                 try await kernel.rateLimiter.purge()
                 try await kernel.decoyRecords?.purge(untouchedSince: kernel.clock.now().addingTimeInterval(-2 * 86_400))
+                if round % 10 == 1 { try await kernel.sessions.purgeExpired() }
             } catch {
-                kernel.logger.warning("could not purge expired codes and approvals", metadata: ["error": "\(error)"])
+                kernel.logger.warning("could not purge expired codes, approvals and sessions", metadata: ["error": "\(error)"])
             }
         }
     }

@@ -180,6 +180,32 @@ public struct SessionService: Sendable {
         }
     }
 
+    /// Deletes sessions past their expiry: their refresh tokens stopped working, but until now they
+    /// stayed in memory and in every snapshot until presented. Those of anonymous users without any
+    /// identity stay until ``UserService/purgeAnonymous(idleFor:)`` takes them with their user.
+    /// - Returns: how many were deleted.
+    @discardableResult
+    public func purgeExpired() async throws -> Int {
+        let now = clock.now()
+        var deleted = 0
+        // The file store scans memory under its lock: a sixteenth of the table at a time, so reads
+        // never wait long. A database selects the expired rows itself.
+        for part in StorePurge.parts(store) {
+            deleted += try await store.write([.sessionsExpired(before: now)]) { state -> Int in
+                var expired: [UUID] = []
+                state.sessions.forEachValue(inShards: part) { session in
+                    guard session.expiresAt <= now else { return }
+                    if let user = state.user(id: session.userID), user.isAnonymous, user.identities.isEmpty { return }
+                    expired.append(session.id)
+                }
+                for id in expired { state.deleteSession(id: id) }
+                return expired.count
+            }
+        }
+        if deleted > 0 { logger.info("expired sessions purged", metadata: ["sessions": "\(deleted)"]) }
+        return deleted
+    }
+
     /// Whether the principal's session began with an interactive sign-in at most `auth.fresh_auth`
     /// seconds ago, as adding or changing a credential needs.
     public func isFresh(_ principal: Principal) -> Bool {

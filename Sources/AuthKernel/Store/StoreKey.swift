@@ -24,6 +24,12 @@ public enum StoreKey: Sendable, Hashable {
     case sessionsOfUser(UUID)
     /// Every session (admin listings).
     case allSessions
+    /// Sessions that expired before this instant, except those of anonymous users without any
+    /// identity (see ``anonymousUsersIdle(before:)``); a database loads at most a batch.
+    case sessionsExpired(before: Date)
+    /// Anonymous users without any identity that have changed nothing, and had no session, since
+    /// this instant; a database loads at most a batch.
+    case anonymousUsersIdle(before: Date)
     /// The code record for a purpose and key.
     case code(purpose: String, key: String)
     /// Every code record (export).

@@ -193,6 +193,30 @@ public struct UserService: Sendable {
         return (user, result)
     }
 
+    /// Deletes anonymous users without any identity (no way to sign in as them again) once they have
+    /// changed nothing and had no live session for `seconds`, with their expired sessions.
+    /// - Returns: how many were deleted.
+    @discardableResult
+    public func purgeAnonymous(idleFor seconds: Int) async throws -> Int {
+        let cutoff = clock.now().addingTimeInterval(-TimeInterval(seconds))
+        var deleted = 0
+        for part in StorePurge.parts(store) {
+            deleted += try await store.write([.anonymousUsersIdle(before: cutoff)]) { state -> Int in
+                var idle: [UUID] = []
+                state.users.forEachValue(inShards: part) { user in
+                    guard user.isAnonymous, user.identities.isEmpty, user.updatedAt < cutoff,
+                        state.sessions(userID: user.id).allSatisfy({ $0.expiresAt <= cutoff })
+                    else { return }
+                    idle.append(user.id)
+                }
+                for id in idle { state.deleteUser(id: id) }
+                return idle.count
+            }
+        }
+        if deleted > 0 { logger.info("idle anonymous users purged", metadata: ["users": "\(deleted)"]) }
+        return deleted
+    }
+
     /// Deletes a user with its identities, sessions and codes.
     public func delete(_ userID: UUID) async throws {
         try await store.write([.user(userID), .sessionsOfUser(userID), .approvalsOfUser(userID)]) { $0.deleteUser(id: userID) }

@@ -2,6 +2,7 @@ public import AuthKernel
 import Foundation
 public import Hummingbird
 import Logging
+public import ServiceLifecycle
 
 /// Anonymous sign-in, a numeric PIN, user names, and sign-in with user name (or id) and PIN
 /// (contract §4 "pin").
@@ -33,6 +34,9 @@ public struct PINProvider: AuthProvider {
             return "the PIN"
         }
     }
+
+    /// Deletes idle anonymous users every ten minutes.
+    public var services: [any Service] { [AnonymousUserPurge(kernel: kernel, ttl: settings.anonymousTTL)] }
 
     struct DeviceBody: Decodable {
         var deviceName: String?
@@ -245,5 +249,25 @@ extension Optional {
     fileprivate func asyncFlatMap<U>(_ transform: (Wrapped) async throws -> U?) async rethrows -> U? {
         guard let value = self else { return nil }
         return try await transform(value)
+    }
+}
+
+/// Deletes anonymous users with nothing linked once `pin.anonymous_ttl` has passed since their last
+/// session ended (``UserService/purgeAnonymous(idleFor:)``).
+struct AnonymousUserPurge: Service {
+    let kernel: Kernel
+    let ttl: Int
+
+    func run() async throws {
+        while !Task.isShuttingDownGracefully, !Task.isCancelled {
+            do {
+                try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(600)) }
+            } catch { return }
+            do {
+                try await kernel.users.purgeAnonymous(idleFor: ttl)
+            } catch {
+                kernel.logger.warning("could not purge idle anonymous users", metadata: ["error": "\(error)"])
+            }
+        }
     }
 }

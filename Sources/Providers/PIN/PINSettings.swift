@@ -10,6 +10,9 @@ public struct PINSettings: Sendable {
     public var attemptsPerIP: RateLimitRule
     /// Anonymous sign-ups per client IP (`anonymous_per_ip`, default 30 per hour).
     public var anonymousPerIP: RateLimitRule
+    /// Seconds an anonymous user with nothing linked (no PIN, no email) is kept after its last session
+    /// ended and its last change (`anonymous_ttl`, default 30 days): no one can sign in as it again.
+    public var anonymousTTL: Int
 
     /// Longest lockout, seconds.
     public static let maxLockout = 86_400
@@ -20,5 +23,6 @@ public struct PINSettings: Sendable {
         lockout = try section.seconds("lockout", default: 300, max: Self.maxLockout)
         attemptsPerIP = try section.rule("attempts_per_ip", default: RateLimitRule(limit: 20, window: 600))
         anonymousPerIP = try section.rule("anonymous_per_ip", default: RateLimitRule(limit: 30, window: 3600))
+        anonymousTTL = try section.seconds("anonymous_ttl", default: 30 * 86_400)
     }
 }

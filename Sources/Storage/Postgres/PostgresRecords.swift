@@ -76,6 +76,21 @@ enum PostgresRecords {
             return "SELECT 's', record::text FROM sessions WHERE user_id = \(try bind(userID))\(forUpdate)"
         case .allSessions:
             return "SELECT 's', record::text FROM sessions"
+        case .sessionsExpired(let before):
+            return """
+                SELECT 's', s.record::text FROM sessions s JOIN users u ON u.id = s.user_id
+                WHERE s.expires_at <= \(try bind(before))
+                AND NOT ((u.record->>'is_anonymous')::boolean AND jsonb_array_length(u.record->'identities') = 0)
+                LIMIT \(Self.purgeBatch)\(lock ? " FOR UPDATE OF s" : "")
+                """
+        case .anonymousUsersIdle(let before):
+            return """
+                SELECT 'u', u.record::text FROM users u
+                WHERE (u.record->>'is_anonymous')::boolean AND jsonb_array_length(u.record->'identities') = 0
+                AND (u.record->>'updated_at')::float8 < \(try bind(before.timeIntervalSince1970))
+                AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.user_id = u.id AND s.expires_at > \(try bind(before)))
+                LIMIT \(Self.purgeBatch)\(lock ? " FOR UPDATE OF u" : "")
+                """
         case .code(let purpose, let key):
             return "SELECT 'c', record::text FROM verification_codes WHERE id = \(try bind(CodeRecord.id(purpose: purpose, key: key)))\(forUpdate)"
         case .allCodes:
@@ -96,6 +111,9 @@ enum PostgresRecords {
             return "SELECT 'j', record::text FROM jobs"
         }
     }
+
+    /// Rows a purge loads at once; the next round takes the rest.
+    static let purgeBatch = 5000
 
     // MARK: Writing
 
