@@ -1,3 +1,4 @@
+import AuthKernel
 import Foundation
 import Logging
 import Synchronization
@@ -31,7 +32,8 @@ struct JSONLogHandler: LogHandler {
         fields["time"] = LogTime.now()
         fields["level"] = event.level.rawValue
         fields["label"] = label
-        fields["message"] = event.message.description
+        let message = event.message.description
+        fields["message"] = LogSafe.isPlain(message) ? message : LogSafe.text(message, maxLength: 4096)
         guard var line = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
         line.append(0x0A)
         Self.output.withLock { _ in FileHandle.standardError.write(line) }
@@ -39,8 +41,9 @@ struct JSONLogHandler: LogHandler {
 
     private static func plain(_ value: Logger.Metadata.Value) -> Any {
         switch value {
-        case .string(let s): s
-        case .stringConvertible(let s): s.description
+        // JSON escapes C0 controls itself; line separators and bidi controls are escaped too.
+        case .string(let s): LogSafe.isPlain(s) ? s : LogSafe.text(s, maxLength: 4096)
+        case .stringConvertible(let s): LogSafe.isPlain(s.description) ? s.description : LogSafe.text(s.description, maxLength: 4096)
         case .array(let a): a.map(plain)
         case .dictionary(let d): d.mapValues(plain)
         }

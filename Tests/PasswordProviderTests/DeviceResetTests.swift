@@ -141,8 +141,8 @@ struct DeviceResetTests {
         try await h.test { client async throws in
             let phone = try await T.registered(client, h, email: "sse@x.io")
             let userID = UUID(uuidString: phone.user.id)!
-            let stream = h.kernel.approvals.subscribe(userID: userID)
-            let other = h.kernel.approvals.subscribe(userID: UUID())
+            let stream = try h.kernel.approvals.subscribe(userID: userID)
+            let other = try h.kernel.approvals.subscribe(userID: UUID())
             _ = other
             let r = try await initiate(client, "sse@x.io")
             _ = try await initiate(client, "nobody@x.io")  // decoys reach nobody

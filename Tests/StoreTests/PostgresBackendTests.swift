@@ -213,7 +213,7 @@ struct PostgresBackendTests {
         let listening = Task { try await b.server.run() }
         defer { listening.cancel() }
         let user = try await a.kernel.users.signIn(.init(identity: Identity(provider: "test", subject: "s"), email: nil, emailVerified: false), linkingTo: nil)
-        let stream = b.kernel.approvals.subscribe(userID: user.id)
+        let stream = try b.kernel.approvals.subscribe(userID: user.id)
         let received = Task { () -> String? in
             for await approval in stream { return approval.id }
             return nil

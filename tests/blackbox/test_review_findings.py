@@ -136,6 +136,62 @@ def test_ipv6_clients_are_limited_by_their_slash_64_not_per_address():
         assert call_from(server, "198.51.100.7", "/api/v1/auth/pin/verify", body(11)) == 401
 
 
+# 8. A stranger can block the owner's reset
+
+def test_a_stranger_cannot_spend_the_owners_reset_budget():
+    config = {"http": {"trusted_proxies": ["127.0.0.1"]}}
+    with running_server(config) as server:
+        server.sign_in("owner@example.com")
+        for _ in range(3):
+            call_from(server, "203.0.113.5", "/api/v1/auth/password/reset/device/initiate",
+                      {"email": "owner@example.com", "new_password": "a stranger's choice"})
+            call_from(server, "203.0.113.5", "/api/v1/auth/password/reset/email/initiate", {"email": "owner@example.com"})
+        assert call_from(server, "203.0.113.5", "/api/v1/auth/password/reset/email/initiate", {"email": "owner@example.com"}) == 429
+        # The owner, from their own address, still gets a reset code.
+        assert call_from(server, "198.51.100.9", "/api/v1/auth/password/reset/email/initiate", {"email": "owner@example.com"}) == 200
+
+
+# 9. Timing reveals a pending registration
+
+def median_ms(server, path, body, samples, pause):
+    url = urllib.parse.urlparse(server.url)
+    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
+    times = []
+    for _ in range(samples):
+        time.sleep(pause)
+        started = time.perf_counter()
+        conn.request("POST", path, body=json.dumps(body), headers={"Content-Type": "application/json"})
+        conn.getresponse().read()
+        times.append(time.perf_counter() - started)
+    conn.close()
+    return sorted(times)[len(times) // 2] * 1000
+
+
+def test_a_pending_registration_does_not_show_in_answer_times():
+    with tempfile.TemporaryDirectory() as scratch:
+        slow = os.path.join(scratch, "slow-sendmail")
+        with open(slow, "w") as f:
+            f.write("#!/bin/sh\ncat > /dev/null\nsleep 0.3\n")
+        os.chmod(slow, 0o755)
+        big = {"limit": 1000000, "window": 1}
+        config = {"mail": {"transport": "sendmail", "sendmail": {"path": slow}},
+                  "password": {"login_per_ip": big, "login_per_email": big, "resends_per_ip": big, "resend_interval": 0,
+                               "lockout_after": 1000}}
+        with running_server(config) as server:
+            assert server.call("POST", "/api/v1/auth/password/register",
+                               {"email": "pending@example.com", "password": "the pending password"})[0] == 202
+            # Resend: one per email per second; the slow transport made only the pending side wait.
+            resend = "/api/v1/auth/password/resend-verification"
+            pending = median_ms(server, resend, {"email": "pending@example.com"}, 7, 1.05)
+            nothing = median_ms(server, resend, {"email": "nothing@example.com"}, 7, 1.05)
+            assert pending < 100 and nothing < 100, (pending, nothing)
+            # Login: one Argon2id hash whether or not a registration is pending.
+            login = "/api/v1/auth/password/login"
+            pending = median_ms(server, login, {"email": "pending@example.com", "password": "a wrong guess"}, 9, 0.02)
+            nothing = median_ms(server, login, {"email": "nothing@example.com", "password": "a wrong guess"}, 9, 0.02)
+            assert abs(pending - nothing) / max(pending, nothing) < 0.35, (pending, nothing)
+
+
 # 4. Slow bodies
 
 def test_a_body_trickled_a_byte_at_a_time_is_cut_at_the_request_timeout():

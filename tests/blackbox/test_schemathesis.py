@@ -28,7 +28,8 @@ CONFIG = {
     "tokens": {"refresh_rate": BIG},
     "email": {"sends_per_ip": BIG, "verifies_per_ip": BIG, "resend_interval": 0},
     "pin": {"attempts_per_ip": BIG, "anonymous_per_ip": BIG},
-    "password": {"login_per_ip": BIG, "login_per_email": BIG, "register_per_ip": BIG, "resets_per_ip": BIG, "resets_per_email": BIG},
+    "password": {"login_per_ip": BIG, "login_per_email": BIG, "register_per_ip": BIG, "resets_per_ip": BIG, "resets_per_email": BIG,
+                 "resets_per_email_ip": BIG, "verifies_per_ip": BIG, "resends_per_ip": BIG},
 }
 SESSION_ENDING = ["/api/v1/auth/logout", "/api/v1/auth/account", "/api/v1/auth/sessions/{id}"]
 

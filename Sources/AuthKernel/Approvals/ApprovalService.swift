@@ -72,7 +72,14 @@ public final class ApprovalService: Sendable {
 
     /// The request with this id, if any.
     public func approval(id: String) async throws -> ApprovalRecord? {
-        try await store.read([.approval(id)]) { $0.approval(id: id) }
+        guard Self.isWellFormed(id) else { return nil }
+        return try await store.read([.approval(id)]) { $0.approval(id: id) }
+    }
+
+    /// Whether `id` could be a request id (43 base64url characters, 256 bits): anything else from a
+    /// path is refused before it reaches the store.
+    static func isWellFormed(_ id: String) -> Bool {
+        id.utf8.count == 43 && id.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2D || $0 == 0x5F }
     }
 
     /// Pending (unexpired) requests of a user, oldest first; optionally of one kind.
@@ -87,6 +94,7 @@ public final class ApprovalService: Sendable {
     /// - Throws: 404 `NOT_FOUND` (no such request for this user), 409 `INVALID_STATE` (not pending),
     ///   401 `INVALID_CODE` (wrong match code; the third wrong one denies the request).
     public func approve(id: String, userID: UUID, matchCode: String) async throws {
+        guard Self.isWellFormed(id) else { throw AuthError.notFound("No such approval request.") }
         let now = clock.now()
         let presented = digest(id: id, matchCode: matchCode)
         let approved = try await store.write([.approval(id)]) { state -> Bool in
@@ -113,6 +121,7 @@ public final class ApprovalService: Sendable {
     /// Denies a pending request of `userID`.
     /// - Throws: 404 `NOT_FOUND`, 409 `INVALID_STATE`.
     public func deny(id: String, userID: UUID) async throws {
+        guard Self.isWellFormed(id) else { throw AuthError.notFound("No such approval request.") }
         let now = clock.now()
         try await store.write([.approval(id)]) { state in
             guard var approval = state.approval(id: id), approval.userID == userID else { throw AuthError.notFound("No such approval request.") }
@@ -127,6 +136,7 @@ public final class ApprovalService: Sendable {
     /// The provider applies the payload; if that fails the request stays completed (ask again).
     /// - Throws: 404 `NOT_FOUND`, 409 `INVALID_STATE` when it is not approved (pending, denied, expired, completed).
     public func complete(id: String, kind: String) async throws -> ApprovalRecord {
+        guard Self.isWellFormed(id) else { throw AuthError.notFound("No such request.") }
         let now = clock.now()
         return try await store.write([.approval(id)]) { state in
             guard var approval = state.approval(id: id), approval.kind == kind else { throw AuthError.notFound("No such request.") }
@@ -140,11 +150,24 @@ public final class ApprovalService: Sendable {
         }
     }
 
+    /// Streams one user may have open at once: enough for every device, not one per request a
+    /// script can open.
+    public static let maxSubscriptionsPerUser = 8
+
     /// New requests for `userID`, as they are created. The stream ends when the caller stops iterating.
-    public func subscribe(userID: UUID) -> AsyncStream<ApprovalRecord> {
+    /// - Throws: 429 when the user has ``maxSubscriptionsPerUser`` open already.
+    public func subscribe(userID: UUID) throws(AuthError) -> AsyncStream<ApprovalRecord> {
         let (stream, continuation) = AsyncStream.makeStream(of: ApprovalRecord.self, bufferingPolicy: .bufferingNewest(16))
         let token = SecureRandom.uuid()
-        subscribers.withLock { $0[userID, default: [:]][token] = continuation }
+        let added = subscribers.withLock { all -> Bool in
+            guard (all[userID]?.count ?? 0) < Self.maxSubscriptionsPerUser else { return false }
+            all[userID, default: [:]][token] = continuation
+            return true
+        }
+        guard added else {
+            continuation.finish()
+            throw AuthError.rateLimited(retryAfter: 30, message: "Too many open event streams for this account. Close one first.")
+        }
         continuation.onTermination = { [weak self] _ in
             self?.subscribers.withLock { all in
                 all[userID]?[token] = nil

@@ -17,7 +17,8 @@ struct SMTPClient: Sendable {
 
     func send(_ message: String, from: String, to: String) async throws {
         let tls = try makeTLSContext()
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: SMTPReply.self)
+        // A server has one reply outstanding at a time; more are kept up to a few, not without bound.
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: SMTPReply.self, bufferingPolicy: .bufferingOldest(8))
         let replyHandler = SMTPReplyHandler(continuation)
         let host = settings.host
         let channel: any Channel

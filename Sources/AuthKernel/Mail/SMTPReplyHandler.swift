@@ -9,6 +9,8 @@ final class SMTPReplyHandler: ChannelInboundHandler, @unchecked Sendable {
     private var partial = ""
     private var pending: [String] = []
     private var phase = 0
+    /// Lines one reply may have (an EHLO answer has a dozen).
+    static let maxLines = 100
 
     init(_ continuation: AsyncThrowingStream<SMTPReply, any Error>.Continuation) {
         self.continuation = continuation
@@ -26,6 +28,10 @@ final class SMTPReplyHandler: ChannelInboundHandler, @unchecked Sendable {
             }
             let separator = line.dropFirst(3).first
             pending.append(String(line.dropFirst(4)))
+            guard pending.count <= Self.maxLines else {
+                continuation.finish(throwing: MailError.transient("SMTP reply of more than \(Self.maxLines) lines"))
+                return
+            }
             if separator != "-" {
                 continuation.yield(SMTPReply(code: code, lines: pending, phase: phase))
                 pending = []

@@ -92,7 +92,7 @@ public struct ApprovalRoutes: Sendable {
             return Response(
                 status: .ok,
                 headers: [.contentType: "text/event-stream", .cacheControl: "no-cache", HTTPField.Name("X-Accel-Buffering")!: "no"],
-                body: eventStream(for: principal.user.id, session: principal.session.id)
+                body: try eventStream(for: principal.user.id, session: principal.session.id)
             )
         }
     }
@@ -100,8 +100,8 @@ public struct ApprovalRoutes: Sendable {
     /// `event: approval` with the listed shape for each new request; `: keep-alive` comments between.
     /// The session is checked again before each event: once it has ended (logout, revocation, a
     /// password reset) the stream closes instead of writing.
-    func eventStream(for userID: UUID, session sessionID: UUID) -> ResponseBody {
-        let approvals = kernel.approvals.subscribe(userID: userID)
+    func eventStream(for userID: UUID, session sessionID: UUID) throws(AuthError) -> ResponseBody {
+        let approvals = try kernel.approvals.subscribe(userID: userID)
         let keepAlive = self.keepAlive, maxDuration = self.maxStreamDuration
         let sessions = kernel.sessions
         return ResponseBody { writer in

@@ -208,9 +208,9 @@ paths:
             schema:
               type: object
               properties:
-                identity_token: { type: string }
-                authorization_code: { type: [string, "null"] }
-                nonce: { type: [string, "null"] }
+                identity_token: { type: string, maxLength: 16383 }
+                authorization_code: { type: [string, "null"], maxLength: 1024 }
+                nonce: { type: [string, "null"], maxLength: 256 }
                 full_name: { type: [object, "null"], properties: { given_name: { type: [string, "null"] }, family_name: { type: [string, "null"] } } }
                 email: { type: [string, "null"] }
                 device_name: { type: [string, "null"] }
@@ -239,12 +239,13 @@ paths:
         "503": { $ref: "#/components/responses/Unavailable" }
   /api/v1/auth/pin:
     put:
-      summary: Set the PIN, or change it with current_pin (other sessions end)
+      summary: Set the PIN, or change it with current_pin (other sessions end); needs a session signed in within auth.fresh_auth
       security: [{ bearer: [] }]
       requestBody:
         required: true
         content: { application/json: { schema: { type: object, required: [pin], properties: { pin: { type: string, pattern: "^[0-9]{4,8}$" }, current_pin: { type: [string, "null"] } } }, example: { pin: "4711" } } }
       responses:
+        "403": { $ref: "#/components/responses/ReauthRequired" }
         "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "204": { description: Set }
         "400": { $ref: "#/components/responses/InvalidPIN" }
@@ -296,8 +297,16 @@ paths:
         "503": { $ref: "#/components/responses/Unavailable" }
   /api/v1/auth/password/verify-email:
     post:
-      summary: Finish a registration with the mailed code
-      requestBody: { $ref: "#/components/requestBodies/EmailCode" }
+      summary: Finish a registration with the mailed code and the password chosen at registration (with the same user's Bearer when register had one)
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              allOf:
+                - { $ref: "#/components/schemas/Device" }
+                - { type: object, required: [email, code, password], properties: { email: { type: string }, code: { type: string }, password: { type: string } } }
+            example: { email: anna@example.com, code: "123456", password: correct horse battery }
       responses:
         "403": { $ref: "#/components/responses/AccountDisabled" }
         "415": { $ref: "#/components/responses/UnsupportedMediaType" }
@@ -333,12 +342,13 @@ paths:
         "503": { $ref: "#/components/responses/Unavailable" }
   /api/v1/auth/password/change:
     post:
-      summary: Change (or add) the password; every other session ends
+      summary: Change the password (with current_password), or add a first one (with a session signed in within auth.fresh_auth); every other session ends
       security: [{ bearer: [] }]
       requestBody:
         required: true
         content: { application/json: { schema: { type: object, required: [new_password], properties: { current_password: { type: [string, "null"] }, new_password: { type: string } } } } }
       responses:
+        "403": { $ref: "#/components/responses/ReauthRequired" }
         "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "204": { description: Changed }
         "400": { $ref: "#/components/responses/WeakPasswordOrEmail" }
@@ -495,6 +505,7 @@ components:
     InvalidAppleToken: { description: "INVALID_APPLE_TOKEN (or UNAUTHORIZED for a bad Bearer token)", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
     RefreshRefused: { description: "INVALID_REFRESH_TOKEN, or REFRESH_TOKEN_REUSED (the session has been ended)", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
     EmailNotVerified: { description: "EMAIL_NOT_VERIFIED (the code is mailed again)", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
+    ReauthRequired: { description: "REAUTH_REQUIRED: adding or changing a credential needs a session signed in at most auth.fresh_auth seconds ago (the access token's auth_time)", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
     AccountDisabled: { description: "ACCOUNT_DISABLED: an operator disabled the account (authd users disable); an addition to the contract", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
     EmailNotVerifiedOrDisabled: { description: "EMAIL_NOT_VERIFIED (the code is mailed again), or ACCOUNT_DISABLED", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
     NotFound: { description: NOT_FOUND, content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }

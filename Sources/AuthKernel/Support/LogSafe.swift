@@ -38,8 +38,14 @@ public enum LogSafe {
 
     static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.properties.generalCategory {
-        case .control, .lineSeparator, .paragraphSeparator, .format, .surrogate, .privateUse, .unassigned: true
-        default: false
+        case .control, .lineSeparator, .paragraphSeparator, .surrogate, .privateUse, .unassigned: return true
+        default: break
+        }
+        // Bidirectional marks, overrides and isolates reorder what a reader sees; joiners and
+        // variation selectors, which emoji need, are left alone.
+        switch scalar.value {
+        case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069, 0xFEFF: return true
+        default: return false
         }
     }
 }

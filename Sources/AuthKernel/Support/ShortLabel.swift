@@ -17,9 +17,24 @@ enum ShortLabel {
         }
         let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else { return nil }
-        guard !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+        guard !trimmed.unicodeScalars.contains(where: isRefused) else {
             throw AuthError.invalidRequest("The field `\(field)` must not contain control characters.", field: field)
         }
         return trimmed
+    }
+
+    /// Control characters, line and paragraph separators, bidirectional overrides and isolates
+    /// (a device name shown in another person's approval prompt or mail could otherwise reorder the
+    /// text around it), private-use and unassigned code points. Joiners and variation selectors,
+    /// which emoji need, stay allowed.
+    static func isRefused(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .control, .lineSeparator, .paragraphSeparator, .privateUse, .unassigned, .surrogate: return true
+        default: break
+        }
+        switch scalar.value {
+        case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: return true
+        default: return false
+        }
     }
 }

@@ -3,7 +3,7 @@ public import Foundation
 /// Verifies access tokens and says exactly why one is refused (for logs; clients only see 401).
 public struct AccessTokenVerifier: Sendable {
     /// Why a token was refused.
-    public enum Rejection: Error, Equatable, Sendable {
+    public enum Rejection: Error, Equatable, Sendable, CustomStringConvertible {
         case malformed
         case unsupportedAlgorithm(String)
         case wrongType
@@ -13,6 +13,21 @@ public struct AccessTokenVerifier: Sendable {
         case wrongAudience
         case expired
         case notYetValid
+
+        /// For logs: the token's `alg` escaped and cut short, since anyone can send any header.
+        public var description: String {
+            switch self {
+            case .malformed: "malformed"
+            case .unsupportedAlgorithm(let alg): "unsupportedAlgorithm(\(LogSafe.text(alg, maxLength: 40)))"
+            case .wrongType: "wrongType"
+            case .unknownKey: "unknownKey"
+            case .badSignature: "badSignature"
+            case .wrongIssuer: "wrongIssuer"
+            case .wrongAudience: "wrongAudience"
+            case .expired: "expired"
+            case .notYetValid: "notYetValid"
+            }
+        }
     }
 
     /// The keys.

@@ -65,6 +65,14 @@ public struct AppleProvider: AuthProvider {
         routes.post("apple") { request, context -> SessionResponse in
             let body = try await request.decodeJSON(as: AppleSignInBody.self, context: context)
             let device = try DeviceInfo(name: body.deviceName, platform: body.platform)
+            // Apple's codes are a few hundred characters and a nonce is what the app chose: bounded
+            // before either is sent on, hashed or logged.
+            if let code = body.authorizationCode, code.unicodeScalars.count > 1024 {
+                throw AuthError.invalidRequest("The field `authorization_code` must be at most 1024 characters.", field: "authorization_code")
+            }
+            if let nonce = body.nonce, nonce.unicodeScalars.count > 256 {
+                throw AuthError.invalidRequest("The field `nonce` must be at most 256 characters.", field: "nonce")
+            }
             try await kernel.rateLimiter.consume(settings.attemptsPerIP, key: "apple.ip:\(context.clientKey)")
             let claims: AppleIdentityClaims
             do {

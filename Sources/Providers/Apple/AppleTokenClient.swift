@@ -21,7 +21,10 @@ struct AppleTokenClient: Sendable {
             "client_id": settings.clientID, "client_secret": try await secret.make(now: clock.now()),
             "code": code, "grant_type": "authorization_code",
         ])
-        return try JSONDecoder().decode(TokenResponse.self, from: Data(body.readableBytesView)).refreshToken
+        let token = try JSONDecoder().decode(TokenResponse.self, from: Data(body.readableBytesView)).refreshToken
+        // Apple's are a few hundred bytes; a larger one is not kept in the store.
+        guard let token, token.utf8.count <= 4096 else { return nil }
+        return token
     }
 
     /// Revokes a refresh token.
@@ -57,5 +60,5 @@ struct AppleEndpointError: Error, CustomStringConvertible {
     let url: String
     let status: UInt
     let body: String
-    var description: String { "\(url) answered \(status): \(body.prefix(200))" }
+    var description: String { "\(url) answered \(status): \(LogSafe.text(body, maxLength: 200))" }
 }

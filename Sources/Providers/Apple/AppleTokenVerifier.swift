@@ -24,7 +24,7 @@ struct AppleTokenVerifier: Sendable {
             case .audience: "audience not accepted"
             case .expired: "expired"
             case .issuedInFuture: "issued in the future"
-            case .subject: "empty subject"
+            case .subject: "empty or overlong subject"
             case .nonceMissing: "the token has a nonce but the request has none"
             case .nonceMismatch: "nonce does not match"
             case .unexpectedNonce: "the request has a nonce but the token has none"
@@ -54,7 +54,8 @@ struct AppleTokenVerifier: Sendable {
         let t = now.timeIntervalSince1970, skew = TimeInterval(settings.clockSkew)
         guard claims.exp > t - skew else { throw .expired }
         guard claims.iat <= t + skew else { throw .issuedInFuture }
-        guard !claims.sub.isEmpty else { throw .subject }
+        // Apple's subjects are about 44 characters; the bound keeps an identity's key small wherever it is stored.
+        guard !claims.sub.isEmpty, claims.sub.utf8.count <= 255 else { throw .subject }
         switch (claims.nonce, nonce) {
         case (nil, nil): break
         case (.some, nil): throw .nonceMissing

@@ -47,8 +47,10 @@ public struct EmailProvider: AuthProvider {
             let body = try await request.decodeJSON(as: VerifyBody.self, context: context)
             guard let email = EmailAddress(body.email) else { throw AuthError.invalidEmail }
             let device = try DeviceInfo(name: body.deviceName, platform: body.platform)
+            // A request refused by the per-IP limit is not an attempt worth an audit line (each is an
+            // fsync, and a flood of them would rotate real events out).
+            try await kernel.rateLimiter.consume(settings.verifiesPerIP, key: "email.verify.ip:\(context.clientKey)")
             do {
-                try await kernel.rateLimiter.consume(settings.verifiesPerIP, key: "email.verify.ip:\(context.clientKey)")
                 try await kernel.codes.verify(purpose: Self.purpose, key: email.value, code: body.code, policy: settings.codes)
             } catch let error as AuthError {
                 await kernel.audit.record("sign_in_failed", provider: Self.id, account: email.value, device: device.name, reason: error.code)

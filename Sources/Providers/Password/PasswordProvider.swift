@@ -312,6 +312,8 @@ public struct PasswordProvider: AuthProvider {
     }
 
     private func checkLogin(_ body: LoginBody, email: String, device: DeviceInfo, _ context: AuthRequestContext) async throws -> SessionResponse {
+        // No stored password is longer than 128 code points: a huge one is refused before NFKC and Argon2 see it.
+        guard body.password.utf8.count <= Self.maxPresentedPasswordBytes else { throw AuthError.invalidCredentials }
         let password = PasswordPolicy.normalize(body.password)
         let user = try await kernel.users.user(email: email)
         let credential = user?.secret(Self.id, as: PasswordCredential.self)
@@ -388,6 +390,9 @@ public struct PasswordProvider: AuthProvider {
             return lock
         }
     }
+
+    /// Longest password checked at login, in bytes (128 code points of 4 bytes, with room to spare).
+    static let maxPresentedPasswordBytes = 1024
 
     static func locked(_ seconds: Int) -> AuthError {
         .rateLimited(retryAfter: seconds, message: "Password sign-in is locked for a while after too many wrong passwords.")
