@@ -15,10 +15,15 @@ struct PostgresBackendTests {
     let kek = SecureRandom.bytes(32)
 
     /// An instance's options on `settings`' database, as `authd serve` sets them up.
+    /// One issuer for every instance (and for the data folders exported to them), as the configuration requires.
+    static let config = #"{"issuer":"https://auth.example.test","mail":{"transport":"outbox"}}"#
+
     func instance(_ settings: AuthConfig.PostgresSettings, clock: ManualClock = ManualClock(), kek: [UInt8]? = nil) async throws -> TestHarness {
         let store = try await PostgresStore.open(settings, logger: logger)
         let keys = try await PostgresServerKeys.open(store: store, kek: kek ?? self.kek, logger: logger)
+        // Instances sharing one database name one issuer, as the configuration requires of them.
         return try await TestHarness.make(
+            config: Self.config,
             clock: clock, store: store, rateLimitCounters: PostgresRateLimitCounters(store: store), keys: keys,
             cluster: PostgresClusterEvents(store: store), decoyRecords: PostgresDecoyRecords(store: store))
     }
@@ -233,7 +238,7 @@ struct PostgresBackendTests {
     @Test("An export moves everyone from a data folder into PostgreSQL and back, still signed in")
     func exportAndImportBothWays() async throws {
         // A data folder with a user who has a credential, a session and a pending code.
-        let a = try await TestHarness.make()
+        let a = try await TestHarness.make(config: Self.config)
         let session = try await a.signIn("mover", email: "mover@example.com")
         let userID = try #require(UUID(uuidString: session.user.id))
         _ = try await a.kernel.users.update(userID) { $0.secrets["pin"] = .string("argon2-hash-stand-in") }
@@ -262,10 +267,10 @@ struct PostgresBackendTests {
 
         // And back into a new data folder.
         let folder = temporaryFolder()
-        let c = try await TestHarness.make(folder: folder)
+        let c = try await TestHarness.make(config: Self.config, folder: folder)
         #expect(await (try AdminOperations(server: c.server, dataFolder: folder)).run(.importBundle(from: back)).exitCode == 0)
         await c.server.close()
-        let d = try await TestHarness.make(folder: folder)
+        let d = try await TestHarness.make(config: Self.config, folder: folder)
         try await Self.expectMoved(d, session: session, userID: userID, pepper: pepper, code: code, policy: policy, logger: logger, useCode: true)
         await d.server.close()
     }
