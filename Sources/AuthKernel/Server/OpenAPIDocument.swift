@@ -208,7 +208,7 @@ paths:
             schema:
               type: object
               properties:
-                identity_token: { type: string, maxLength: 16383 }
+                identity_token: { type: string }
                 authorization_code: { type: [string, "null"], maxLength: 1024 }
                 nonce: { type: [string, "null"], maxLength: 256 }
                 full_name: { type: [object, "null"], properties: { given_name: { type: [string, "null"] }, family_name: { type: [string, "null"] } } }
