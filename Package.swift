@@ -46,10 +46,31 @@ let package = Package(
             pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"])]
         ),
+        // The store's protocol, its records and their encodings: what the storage backends share.
+        .target(
+            name: "AuthStorage",
+            dependencies: ["CSodium"],
+            swiftSettings: swiftSettings
+        ),
+        // The embedded store: an fsync'ed journal and snapshots in the data folder.
+        .target(
+            name: "FileStore",
+            dependencies: [
+                "AuthStorage",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Sources/Storage/File",
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "AuthKernel",
             dependencies: [
                 "CSodium",
+                "AuthStorage",
+                "FileStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -112,6 +133,7 @@ let package = Package(
         .target(
             name: "PostgresStore",
             dependencies: [
+                "AuthStorage",
                 "AuthKernel",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -125,6 +147,8 @@ let package = Package(
         .executableTarget(
             name: "authd",
             dependencies: [
+                "AuthStorage",
+                "FileStore",
                 "AuthKernel",
                 "PostgresStore",
                 "EmailProvider",
@@ -151,6 +175,8 @@ let package = Package(
         .target(
             name: "AuthTestSupport",
             dependencies: [
+                "AuthStorage",
+                "FileStore",
                 "AuthKernel",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -162,6 +188,8 @@ let package = Package(
         .testTarget(
             name: "AuthKernelTests",
             dependencies: [
+                "AuthStorage",
+                "FileStore",
                 "AuthKernel",
                 "AuthTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -172,6 +200,7 @@ let package = Package(
         .testTarget(
             name: "StoreTests",
             dependencies: [
+                "AuthStorage",
                 "AuthKernel",
                 "PostgresStore",
                 "AuthTestSupport",

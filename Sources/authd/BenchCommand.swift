@@ -1,3 +1,5 @@
+import FileStore
+import AuthStorage
 import ArgumentParser
 import AuthKernel
 import Foundation

@@ -1,3 +1,4 @@
+@testable import AuthStorage
 @testable import AuthKernel
 import Foundation
 import Testing

@@ -1,4 +1,6 @@
+@testable import AuthStorage
 import AuthKernel
+import FileStore
 import AuthTestSupport
 import Foundation
 import HTTPTypes

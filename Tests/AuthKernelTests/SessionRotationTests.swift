@@ -1,3 +1,5 @@
+@testable import FileStore
+@testable import AuthStorage
 @testable import AuthKernel
 import AuthTestSupport
 import Foundation

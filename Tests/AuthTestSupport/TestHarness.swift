@@ -1,3 +1,5 @@
+public import FileStore
+public import AuthStorage
 public import AuthKernel
 import Foundation
 public import Hummingbird

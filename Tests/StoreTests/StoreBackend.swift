@@ -1,3 +1,4 @@
+import AuthStorage
 import AuthKernel
 import Foundation
 import Testing

@@ -1,3 +1,5 @@
+public import FileStore
+public import AuthStorage
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

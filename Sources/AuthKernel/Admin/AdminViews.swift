@@ -1,3 +1,4 @@
+public import AuthStorage
 import Foundation
 
 /// A user as the admin commands show it: the API's user object (never a secret) plus its number of

@@ -1,3 +1,4 @@
+public import AuthStorage
 public import Foundation
 
 /// Issues and checks one-time codes: random digits, stored only as a keyed hash, with expiry,

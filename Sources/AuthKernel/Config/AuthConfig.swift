@@ -1,3 +1,4 @@
+public import AuthStorage
 public import Foundation
 
 /// The kernel's settings, read from the configuration file with safe defaults for every key.

@@ -1,3 +1,4 @@
+public import AuthStorage
 /// A JSON object from the configuration file, read key by key with type and range checks.
 ///
 /// Every key read is remembered; ``rejectUnknownKeys()`` then fails on the ones nobody read,

@@ -1,3 +1,4 @@
+public import AuthStorage
 internal import CSodium
 public import NIOPosix
 

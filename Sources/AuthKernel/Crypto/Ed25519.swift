@@ -1,3 +1,4 @@
+public import AuthStorage
 internal import CSodium
 
 /// Ed25519 signatures (RFC 8032) from libsodium.

@@ -1,3 +1,4 @@
+public import AuthStorage
 public import Hummingbird
 import Logging
 import NIOCore

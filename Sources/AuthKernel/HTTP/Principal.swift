@@ -1,3 +1,4 @@
+public import AuthStorage
 /// Who made a request: the user and the live session behind a verified access token.
 public struct Principal: Sendable {
     /// The user, as stored when the request arrived.

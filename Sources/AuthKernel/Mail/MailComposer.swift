@@ -1,3 +1,4 @@
+public import AuthStorage
 public import Foundation
 
 /// Writes a ``MailMessage`` as an RFC 5322 message: `Date`, `Message-ID`, `From`, `To`, `Subject`

@@ -1,3 +1,4 @@
+public import AuthStorage
 import Foundation
 import NIOPosix
 #if canImport(Glibc)

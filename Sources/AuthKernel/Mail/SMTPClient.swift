@@ -1,3 +1,4 @@
+public import AuthStorage
 import Foundation
 import NIOCore
 import NIOPosix

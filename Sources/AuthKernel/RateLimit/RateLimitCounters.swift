@@ -1,3 +1,4 @@
+public import AuthStorage
 import Synchronization
 
 /// Where a ``RateLimiter`` keeps its GCRA state: one theoretical arrival time (TAT) per key.

@@ -1,3 +1,4 @@
+public import AuthStorage
 import Metrics
 import Foundation
 import Synchronization

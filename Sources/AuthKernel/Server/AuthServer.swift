@@ -1,3 +1,5 @@
+public import FileStore
+public import AuthStorage
 public import Foundation
 public import Hummingbird
 import HummingbirdCore

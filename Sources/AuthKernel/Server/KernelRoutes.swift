@@ -1,3 +1,4 @@
+public import AuthStorage
 import Foundation
 public import Hummingbird
 

@@ -1,3 +1,4 @@
+public import AuthStorage
 /// Opaque refresh tokens: 32 random bytes (256 bits), base64url; stored only as their SHA-256.
 public enum RefreshToken {
     /// A new token.

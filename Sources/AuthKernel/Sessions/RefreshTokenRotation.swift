@@ -1,3 +1,4 @@
+public import AuthStorage
 public import Foundation
 
 /// The rule for a presented refresh token, as a pure function of the session and the time, so

@@ -1,3 +1,4 @@
+public import AuthStorage
 public import Hummingbird
 
 /// The answer to every successful sign-in and refresh (contract §2).

@@ -1,3 +1,4 @@
+public import AuthStorage
 public import Foundation
 public import Logging
 

@@ -1,3 +1,4 @@
+public import AuthStorage
 /// The claims of an authd access token (contract §2).
 public struct AccessTokenClaims: Codable, Sendable, Equatable {
     /// Issuer.

@@ -1,3 +1,4 @@
+public import AuthStorage
 public import Foundation
 
 /// Verifies access tokens and says exactly why one is refused (for logs; clients only see 401).

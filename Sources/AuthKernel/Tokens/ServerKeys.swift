@@ -1,3 +1,4 @@
+public import AuthStorage
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

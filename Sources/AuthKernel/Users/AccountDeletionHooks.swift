@@ -1,3 +1,4 @@
+public import AuthStorage
 import Synchronization
 
 /// What providers do before an account is deleted (e.g. revoke a third party's tokens).

@@ -1,3 +1,4 @@
+public import AuthStorage
 import Synchronization
 
 /// What providers take away when an account is recovered (a password reset by email code or by

@@ -41,4 +41,5 @@ public struct EmailAddress: Sendable, Hashable, CustomStringConvertible {
     public var description: String { value }
 }
 
+public import AuthStorage
 import Foundation

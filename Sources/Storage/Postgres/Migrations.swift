@@ -1,3 +1,4 @@
+import AuthStorage
 import Foundation
 import Logging
 import PostgresNIO

@@ -1,3 +1,4 @@
+import AuthStorage
 public import AuthKernel
 public import Foundation
 import Logging

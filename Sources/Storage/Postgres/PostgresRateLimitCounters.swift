@@ -1,3 +1,4 @@
+import AuthStorage
 public import AuthKernel
 import Logging
 import PostgresNIO

@@ -1,3 +1,4 @@
+import AuthStorage
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -1,3 +1,4 @@
+import AuthStorage
 import ArgumentParser
 import AuthKernel
 import Foundation

@@ -74,7 +74,7 @@ public struct SessionRotation: Codable, Sendable, Equatable {
             expiresAt: try c.decode(Date.self, forKey: .expiresAt))
     }
 
-    enum CodingKeys: String, CodingKey {
+    package enum CodingKeys: String, CodingKey {
         case id, dropped, retiredAt = "retired_at", refreshHashes = "refresh_hashes", lastUsedAt = "last_used_at", expiresAt = "expires_at"
     }
 }

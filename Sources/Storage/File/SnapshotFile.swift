@@ -1,3 +1,4 @@
+public import AuthStorage
 import Dispatch
 import Foundation
 
@@ -7,14 +8,14 @@ import Foundation
 /// per line in the journal's own change encoding (`{"op":"put_user","user":{…}}`). Lines are encoded
 /// and decoded in parallel chunks on every core: one JSON document of a million users took 12 s to
 /// decode on one core. Format 1 (one JSON object) is still read.
-enum SnapshotFile {
-    struct Header: Codable {
+package enum SnapshotFile {
+    package struct Header: Codable {
         var format: Int
         var seq: UInt64
         var records: Int
     }
 
-    static let currentFormat = 2
+    package static let currentFormat = 2
 
     /// Encodes the state (in parallel) as header + lines, straight from the tables' shards: users,
     /// sessions, codes, approvals, jobs, each in no particular order (start-up needs none). Sorting
@@ -24,7 +25,7 @@ enum SnapshotFile {
     /// - Parameter inBackground: encode on the calling thread only. A compaction runs while requests
     ///   are served: on every core it finished sooner but held up writes for 150-300 ms at a million
     ///   users (writers waiting for a core); on one it leaves the others to the requests.
-    static func encode(_ state: StoreState, seq: UInt64, inBackground: Bool = false) throws -> [UInt8] {
+    package static func encode(_ state: StoreState, seq: UInt64, inBackground: Bool = false) throws -> [UInt8] {
         var bytes: [UInt8] = []
         try write(state, seq: seq, inBackground: inBackground) { bytes += $0 }
         return bytes
@@ -37,7 +38,7 @@ enum SnapshotFile {
     ///
     /// Calls of `write` do not overlap. The first error, from encoding or from `write`, stops the rest
     /// and is thrown.
-    static func write(_ state: StoreState, seq: UInt64, inBackground: Bool = false, to write: ([UInt8]) throws -> Void) throws {
+    package static func write(_ state: StoreState, seq: UInt64, inBackground: Bool = false, to write: ([UInt8]) throws -> Void) throws {
         try write(header(state, seq: seq))
         let parts = Parts(state)
         if inBackground {
@@ -97,7 +98,7 @@ enum SnapshotFile {
     }
 
     /// Decodes either format into changes to apply, in file order, and the sequence number.
-    static func decode(_ bytes: [UInt8], path: String) throws -> (seq: UInt64, changes: [StoreChange]) {
+    package static func decode(_ bytes: [UInt8], path: String) throws -> (seq: UInt64, changes: [StoreChange]) {
         let decoded = try decodeChunks(bytes, path: path)
         return (decoded.seq, decoded.chunks.flatMap { $0 })
     }
@@ -109,7 +110,7 @@ enum SnapshotFile {
     /// - Parameter keep: false to check that every record decodes without keeping any (the chunks
     ///   come back empty): a restore only needs to know, and a million decoded records are most of
     ///   a gigabyte.
-    static func decodeChunks(_ bytes: [UInt8], path: String, keep: Bool = true) throws -> (seq: UInt64, chunks: [[StoreChange]]) {
+    package static func decodeChunks(_ bytes: [UInt8], path: String, keep: Bool = true) throws -> (seq: UInt64, chunks: [[StoreChange]]) {
         let firstNewline = bytes.firstIndex(of: 0x0A) ?? bytes.count
         let decoder = StoreCoding.decoder()
         if let header = try? decoder.decode(Header.self, from: Data(bytes[0..<firstNewline])), header.format == currentFormat {
@@ -157,7 +158,7 @@ enum SnapshotFile {
 
     /// The non-empty lines from `start` on. Runs before the parallel decoding, so it uses `memchr`: a
     /// byte loop over a million users' snapshot took 0.1-0.2 s of start-up by itself.
-    static func lineRanges(_ bytes: [UInt8], from start: Int) -> [Range<Int>] {
+    package static func lineRanges(_ bytes: [UInt8], from start: Int) -> [Range<Int>] {
         var ranges: [Range<Int>] = []
         var lineStart = start
         bytes.withUnsafeBufferPointer { buffer in
@@ -174,7 +175,7 @@ enum SnapshotFile {
     }
 
     /// Splits `0..<count` into a few chunks per core.
-    static func chunkRanges(_ count: Int) -> [Range<Int>] {
+    package static func chunkRanges(_ count: Int) -> [Range<Int>] {
         let chunks = max(1, min(count / 1000, ProcessInfo.processInfo.activeProcessorCount * 4))
         let size = (count + chunks - 1) / max(chunks, 1)
         return stride(from: 0, to: max(count, 1), by: max(size, 1)).map { $0..<min($0 + max(size, 1), count) }
@@ -187,13 +188,13 @@ private final class SerialWriter: @unchecked Sendable {
     private let lock = NSLock()
     private var error: (any Error)?
 
-    init(_ write: @escaping ([UInt8]) throws -> Void) { self.write = write }
+    package init(_ write: @escaping ([UInt8]) throws -> Void) { self.write = write }
 
-    var failed: Bool { lock.withLock { error != nil } }
+    package var failed: Bool { lock.withLock { error != nil } }
 
     /// Encodes (outside the lock, in parallel with the others), then writes under the lock; keeps
     /// the first error.
-    func run(_ encode: () throws -> [UInt8]) {
+    package func run(_ encode: () throws -> [UInt8]) {
         do {
             let bytes = try encode()
             try lock.withLock {
@@ -205,25 +206,7 @@ private final class SerialWriter: @unchecked Sendable {
         }
     }
 
-    func check() throws {
+    package func check() throws {
         if let error = lock.withLock({ error }) { throw error }
-    }
-}
-
-/// Results written by parallel workers, each at its own index.
-final class ParallelResults<T>: @unchecked Sendable {
-    private var results: [Result<T, any Error>?]
-    private let lock = NSLock()
-
-    init(count: Int) { results = Array(repeating: nil, count: count) }
-
-    func set(_ index: Int, _ result: Result<T, any Error>) {
-        lock.lock()
-        results[index] = result
-        lock.unlock()
-    }
-
-    func values() throws -> [T] {
-        try results.map { try ($0 ?? .failure(StoreError.unavailable)).get() }
     }
 }

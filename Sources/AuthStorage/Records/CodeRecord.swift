@@ -40,7 +40,7 @@ public struct CodeRecord: Codable, Sendable, Equatable {
         self.failures = failures
     }
 
-    enum CodingKeys: String, CodingKey {
+    package enum CodingKeys: String, CodingKey {
         case purpose, key, digest, sentAt = "sent_at", expiresAt = "expires_at", attempts, failures, payload
     }
 }

@@ -6,11 +6,11 @@ extension UUID {
 
     /// The upper-case form `uuidString` gives and `JSONEncoder` writes (the store's records).
     /// Foundation's `uuidString` formats through `snprintf`, which showed in the store profile.
-    var uppercased: String { text(digits: Hex.upperDigits) }
+    package var uppercased: String { text(digits: Hex.upperDigits) }
 
     /// Parses the 36-character form in either case, as `UUID(uuidString:)` does, without its
     /// `sscanf` (a visible share of start-up at a million users).
-    init?(text: String) {
+    package init?(text: String) {
         var text = text
         let parsed = text.withUTF8 { utf8 -> uuid_t? in
             guard utf8.count == 36 else { return nil }

@@ -1,36 +1,36 @@
 #if canImport(Glibc)
-import Glibc
+package import Glibc
 #elseif canImport(Darwin)
-import Darwin
+package import Darwin
 #endif
-import Foundation
+package import Foundation
 
 /// The POSIX calls behind durable writes: full writes, fsync of files and of directories,
 /// and replacing a file so that a crash leaves either the old or the new one.
 ///
 /// Foundation's `.atomic` write renames but does not fsync the file or its directory, so a crash
 /// can leave an empty file behind: the sequence is spelled out here instead.
-enum DurableFile {
-    static func check(_ rc: Int32, _ operation: String, _ path: String) throws {
+package enum DurableFile {
+    package static func check(_ rc: Int32, _ operation: String, _ path: String) throws {
         if rc < 0 { throw StoreError.io(operation: operation, path: path, errno: errno) }
     }
 
     /// Opens (creating with mode 0600) a file for appending.
-    static func openForAppend(_ path: String) throws -> Int32 {
+    package static func openForAppend(_ path: String) throws -> Int32 {
         let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
         try check(fd, "open", path)
         return fd
     }
 
     /// Opens (creating with mode 0600) a file for writing at explicit offsets.
-    static func openForWriting(_ path: String) throws -> Int32 {
+    package static func openForWriting(_ path: String) throws -> Int32 {
         let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
         try check(fd, "open", path)
         return fd
     }
 
     /// Writes every byte, at the file's offset or at `position`, retrying short writes and EINTR.
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8], at position: Int? = nil, path: String) throws {
+    package static func writeAll(_ fd: Int32, _ bytes: [UInt8], at position: Int? = nil, path: String) throws {
         var offset = 0
         while offset < bytes.count {
             let n = bytes.withUnsafeBytes { buffer in
@@ -56,7 +56,7 @@ enum DurableFile {
     /// 6.1k/s instead of 4.6k/s on this project's machine (bench/README.md, ninth session). The zeros
     /// reach the disk with the next batch's `fdatasync`; the space is reserved first, so until then
     /// it reads as zeros whatever lands.
-    static func preallocate(_ fd: Int32, from start: Int, length: Int) -> Bool {
+    package static func preallocate(_ fd: Int32, from start: Int, length: Int) -> Bool {
         #if os(Linux)
         guard posix_fallocate(fd, off_t(start), off_t(length)) == 0 else { return false }
         var offset = 0
@@ -78,7 +78,7 @@ enum DurableFile {
     private static let zeros = [UInt8](repeating: 0, count: 64 << 10)
 
     /// Flushes a file's data to the device.
-    static func sync(_ fd: Int32, path: String) throws {
+    package static func sync(_ fd: Int32, path: String) throws {
         #if os(Linux)
         try check(fdatasync(fd), "fdatasync", path)
         #else
@@ -87,7 +87,7 @@ enum DurableFile {
     }
 
     /// Flushes a directory, making renames, creations and deletions in it durable.
-    static func syncDirectory(_ path: String) throws {
+    package static func syncDirectory(_ path: String) throws {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         try check(fd, "open directory", path)
         defer { close(fd) }
@@ -95,14 +95,14 @@ enum DurableFile {
     }
 
     /// Replaces `path` with `bytes`: write a temporary file, fsync it, rename it over, fsync the directory.
-    static func replace(_ path: String, with bytes: [UInt8], mode: mode_t = 0o600) throws {
+    package static func replace(_ path: String, with bytes: [UInt8], mode: mode_t = 0o600) throws {
         try replace(path, mode: mode) { write in try write(bytes) }
     }
 
     /// ``replace(_:with:mode:)`` with the bytes handed over as `body` makes them: each call of
     /// `write` appends to the temporary file (calls must not overlap), so the whole content never
     /// needs to be in memory at once.
-    static func replace(_ path: String, mode: mode_t = 0o600, writing body: (_ write: ([UInt8]) throws -> Void) throws -> Void) throws {
+    package static func replace(_ path: String, mode: mode_t = 0o600, writing body: (_ write: ([UInt8]) throws -> Void) throws -> Void) throws {
         let tmp = path + ".tmp"
         let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
         try check(fd, "open", tmp)
@@ -120,13 +120,13 @@ enum DurableFile {
     }
 
     /// Creates a directory (and parents) with the given mode if missing, and tightens an existing one to it.
-    static func makeDirectory(_ path: String, mode: mode_t) throws {
+    package static func makeDirectory(_ path: String, mode: mode_t) throws {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: Int(mode)])
         try check(chmod(path, mode), "chmod", path)
     }
 
     /// Reads a whole file, or nil when it does not exist.
-    static func read(_ path: String) throws -> [UInt8]? {
+    package static func read(_ path: String) throws -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         if fd < 0 {
             if errno == ENOENT { return nil }

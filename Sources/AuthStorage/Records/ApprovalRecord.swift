@@ -28,6 +28,24 @@ public struct ApprovalRecord: Codable, Sendable, Equatable {
     /// Provider data for completion (e.g. the new password's hash; never a plain secret).
     public var payload: [String: JSONValue]
 
+    /// Creates a record.
+    package init(
+        id: String, kind: String, userID: UUID?, matchCodeDigest: String, matchAttempts: Int, state: State, createdAt: Date,
+        expiresAt: Date, completeBy: Date?, deviceName: String?, payload: [String: JSONValue]
+    ) {
+        self.id = id
+        self.kind = kind
+        self.userID = userID
+        self.matchCodeDigest = matchCodeDigest
+        self.matchAttempts = matchAttempts
+        self.state = state
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.completeBy = completeBy
+        self.deviceName = deviceName
+        self.payload = payload
+    }
+
     /// Stored states. `expired` is not stored: it is a pending request past its time.
     public enum State: String, Codable, Sendable {
         case pending, approved, denied, completed
@@ -51,7 +69,7 @@ public struct ApprovalRecord: Codable, Sendable, Equatable {
     /// The expiry that applies to the current status.
     public var currentExpiry: Date { state == .approved ? (completeBy ?? expiresAt) : expiresAt }
 
-    enum CodingKeys: String, CodingKey {
+    package enum CodingKeys: String, CodingKey {
         case id, kind, userID = "user_id", matchCodeDigest = "match_code_digest", matchAttempts = "match_attempts", state
         case createdAt = "created_at", expiresAt = "expires_at", completeBy = "complete_by", deviceName = "device_name", payload
     }

@@ -34,7 +34,7 @@ public enum JSONValue: Codable, Sendable, Equatable {
     }
 
     /// A short name of the value's JSON type, for error messages.
-    var typeName: String {
+    package var typeName: String {
         switch self {
         case .null: "null"
         case .bool: "a boolean"

@@ -17,7 +17,7 @@ public enum StoreChange: Codable, Sendable, Equatable {
     case deleteJob(UUID)
 
     /// The `op` field of a change in the journal and the snapshot.
-    enum Op: String, Codable {
+    package enum Op: String, Codable {
         case putUser = "put_user", deleteUser = "delete_user", putSession = "put_session", deleteSession = "delete_session"
         case rotateSession = "rotate_session"
         case putCode = "put_code", deleteCode = "delete_code", putApproval = "put_approval", deleteApproval = "delete_approval"

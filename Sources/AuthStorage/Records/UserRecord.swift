@@ -54,7 +54,7 @@ public struct UserRecord: Codable, Sendable, Equatable {
         return identities.map(\.provider).filter { seen.insert($0).inserted }
     }
 
-    enum CodingKeys: String, CodingKey {
+    package enum CodingKeys: String, CodingKey {
         case id, email, emailVerified = "email_verified", displayName = "display_name", username
         case isAnonymous = "is_anonymous", identities, secrets, createdAt = "created_at", updatedAt = "updated_at"
         case disabledAt = "disabled_at", credentialVersion = "credential_version"

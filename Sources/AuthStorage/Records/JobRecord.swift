@@ -16,5 +16,15 @@ public struct JobRecord: Codable, Sendable, Equatable {
     /// Creation time.
     public var createdAt: Date
 
-    enum CodingKeys: String, CodingKey { case id, kind, payload, attempts, runAfter = "run_after", createdAt = "created_at" }
+    /// Creates a record.
+    package init(id: UUID, kind: String, payload: [String: JSONValue], attempts: Int, runAfter: Date, createdAt: Date) {
+        self.id = id
+        self.kind = kind
+        self.payload = payload
+        self.attempts = attempts
+        self.runAfter = runAfter
+        self.createdAt = createdAt
+    }
+
+    package enum CodingKeys: String, CodingKey { case id, kind, payload, attempts, runAfter = "run_after", createdAt = "created_at" }
 }

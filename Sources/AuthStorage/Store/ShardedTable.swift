@@ -6,7 +6,7 @@
 /// --compact-after-bytes`). Split, the first write to each shard copies only that shard, about a
 /// 256th of the table, and the copying is spread over the writes that reach them.
 public struct ShardedTable<Key: Hashable & Sendable, Value: Sendable>: Sendable {
-    static var shardCount: Int { 256 }
+    package static var shardCount: Int { 256 }
 
     /// Empty until the first insert, so an empty state (made per request by the PostgreSQL
     /// backend) allocates nothing.
@@ -25,14 +25,14 @@ public struct ShardedTable<Key: Hashable & Sendable, Value: Sendable>: Sendable 
     /// An empty table for the keys of the shards in `range` (``insert(_:forKey:ifInShards:)``), with
     /// room for about `minimumCapacity` entries in all shards: one of several parts built on
     /// separate threads and joined with ``init(joining:shards:)``.
-    init(minimumCapacity: Int, inShards range: Range<Int>) {
+    package init(minimumCapacity: Int, inShards range: Range<Int>) {
         let perShard = minimumCapacity / Self.shardCount + minimumCapacity / (Self.shardCount * 8) + 1
         shards = (0..<Self.shardCount).map { range.contains($0) ? Dictionary(minimumCapacity: perShard) : [:] }
     }
 
     /// One table from parts that each hold the keys of their own range of shards (`ranges[i]` for
     /// `parts[i]`, together covering every shard): the parts' dictionaries are shared, not copied.
-    init(joining parts: [ShardedTable], shards ranges: [Range<Int>]) {
+    package init(joining parts: [ShardedTable], shards ranges: [Range<Int>]) {
         shards = Array(repeating: [:], count: Self.shardCount)
         for (part, range) in zip(parts, ranges) where !part.shards.isEmpty {
             for i in range { shards[i] = part.shards[i] }
@@ -42,7 +42,7 @@ public struct ShardedTable<Key: Hashable & Sendable, Value: Sendable>: Sendable 
 
     /// Inserts (or replaces) a value if its key's shard is in `range`, and does nothing otherwise.
     @inline(__always)
-    mutating func insert(_ value: Value, forKey key: Key, ifInShards range: Range<Int>) {
+    package mutating func insert(_ value: Value, forKey key: Key, ifInShards range: Range<Int>) {
         let i = Self.shard(key)
         guard range.contains(i) else { return }
         if shards.isEmpty { shards = Array(repeating: [:], count: Self.shardCount) }
@@ -51,7 +51,7 @@ public struct ShardedTable<Key: Hashable & Sendable, Value: Sendable>: Sendable 
 
     /// The shard a key lives in: the hash's top bits (a dictionary picks its buckets from the low ones).
     @inline(__always)
-    static func shard(_ key: Key) -> Int { Int(truncatingIfNeeded: UInt(bitPattern: key.hashValue) >> (UInt.bitWidth - 8)) }
+    package static func shard(_ key: Key) -> Int { Int(truncatingIfNeeded: UInt(bitPattern: key.hashValue) >> (UInt.bitWidth - 8)) }
 
     /// Whether the table is empty.
     public var isEmpty: Bool { count == 0 }

@@ -4,12 +4,12 @@ internal import CSodium
 ///
 /// `sodium_init` is thread-safe and idempotent, but calling it once through a lazy global
 /// keeps the hot paths free of the call.
-enum Sodium {
+package enum Sodium {
     private static let initialized: Bool = sodium_init() >= 0
 
     /// Makes sure libsodium is initialized; traps if it cannot be (no usable entropy source).
     @inline(__always)
-    static func ensureInitialized() {
+    package static func ensureInitialized() {
         precondition(initialized, "libsodium could not be initialized")
     }
 }

@@ -37,7 +37,7 @@ public final class StoreFaults: Sendable {
         plan.withLock { $0.refuseReservations = refuse }
     }
 
-    var refusesReservations: Bool { plan.withLock { $0.refuseReservations } }
+    package var refusesReservations: Bool { plan.withLock { $0.refuseReservations } }
 
     /// While true, the first journal write after each compaction starts fails (once), as a disk
     /// filling up at that moment would.
@@ -46,7 +46,7 @@ public final class StoreFaults: Sendable {
     }
 
     /// Called by the store when a compaction takes its snapshot of the state.
-    func compactionStarts() {
+    package func compactionStarts() {
         plan.withLock { if $0.failAfterCompaction { $0.failNextWrite = true } }
     }
 
@@ -59,7 +59,7 @@ public final class StoreFaults: Sendable {
     public var heldSnapshots: Int { plan.withLock { $0.heldSnapshots } }
 
     /// Called by the store on the thread that is about to encode a snapshot.
-    func snapshotStarts() {
+    package func snapshotStarts() {
         guard plan.withLock({ p in
             guard p.holdSnapshots else { return false }
             p.heldSnapshots += 1
@@ -69,7 +69,7 @@ public final class StoreFaults: Sendable {
         plan.withLock { $0.heldSnapshots -= 1 }
     }
 
-    func shouldFail() -> Bool {
+    package func shouldFail() -> Bool {
         plan.withLock { plan in
             if plan.failNextWrite {
                 plan.failNextWrite = false

@@ -1,18 +1,18 @@
-import Foundation
+package import Foundation
 
 /// A byte-level JSON reader for the store's own records at start-up, where `JSONDecoder` cost about
 /// 14 s of CPU for a million users (bench/README.md). It reads what the store wrote; anything it
 /// does not expect makes it return nil, and the caller falls back to `JSONDecoder`, which then
 /// reports real damage with its own message.
-struct JSONReader {
-    struct Mismatch: Error {}
+package struct JSONReader {
+    package struct Mismatch: Error { package init() {} }
 
     private let bytes: UnsafeBufferPointer<UInt8>
     private var i = 0
 
-    init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+    package init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
-    var atEnd: Bool {
+    package var atEnd: Bool {
         mutating get {
             skipSpace()
             return i == bytes.count
@@ -36,7 +36,7 @@ struct JSONReader {
     }
 
     /// Calls `body` with each key of an object; `body` must read the key's value.
-    mutating func object(_ body: (inout JSONReader, String) throws -> Void) throws {
+    package mutating func object(_ body: (inout JSONReader, String) throws -> Void) throws {
         try expect(UInt8(ascii: "{"))
         if try peek() == UInt8(ascii: "}") {
             i += 1
@@ -56,7 +56,7 @@ struct JSONReader {
     }
 
     /// Calls `body` for each element of an array; `body` must read the element.
-    mutating func array(_ body: (inout JSONReader) throws -> Void) throws {
+    package mutating func array(_ body: (inout JSONReader) throws -> Void) throws {
         try expect(UInt8(ascii: "["))
         if try peek() == UInt8(ascii: "]") {
             i += 1
@@ -74,7 +74,7 @@ struct JSONReader {
     }
 
     /// Whether the next value is `null` (consumed if so).
-    mutating func null() throws -> Bool {
+    package mutating func null() throws -> Bool {
         guard try peek() == UInt8(ascii: "n") else { return false }
         guard i + 4 <= bytes.count, bytes[i + 1] == UInt8(ascii: "u"), bytes[i + 2] == UInt8(ascii: "l"), bytes[i + 3] == UInt8(ascii: "l") else {
             throw Mismatch()
@@ -83,7 +83,7 @@ struct JSONReader {
         return true
     }
 
-    mutating func bool() throws -> Bool {
+    package mutating func bool() throws -> Bool {
         let c = try peek()
         if c == UInt8(ascii: "t"), i + 4 <= bytes.count, bytes[i + 1] == UInt8(ascii: "r"), bytes[i + 2] == UInt8(ascii: "u"), bytes[i + 3] == UInt8(ascii: "e") {
             i += 4
@@ -98,7 +98,7 @@ struct JSONReader {
         throw Mismatch()
     }
 
-    mutating func number() throws -> Double {
+    package mutating func number() throws -> Double {
         skipSpace()
         let start = i
         while i < bytes.count {
@@ -113,7 +113,7 @@ struct JSONReader {
         return value
     }
 
-    mutating func string() throws -> String {
+    package mutating func string() throws -> String {
         try expect(UInt8(ascii: "\""))
         let start = i
         // Fast path: no escapes.
@@ -185,7 +185,7 @@ struct JSONReader {
     }
 
     /// Any value, for the parts of records whose shape varies (provider secrets, payloads).
-    mutating func value() throws -> JSONValue {
+    package mutating func value() throws -> JSONValue {
         switch try peek() {
         case UInt8(ascii: "{"):
             var o: [String: JSONValue] = [:]
@@ -204,17 +204,17 @@ struct JSONReader {
         }
     }
 
-    mutating func date() throws -> Date { Date(timeIntervalSince1970: try number()) }
+    package mutating func date() throws -> Date { Date(timeIntervalSince1970: try number()) }
 
-    mutating func uuid() throws -> UUID {
+    package mutating func uuid() throws -> UUID {
         guard let id = UUID(text: try string()) else { throw Mismatch() }
         return id
     }
 
-    mutating func optionalString() throws -> String? { try null() ? nil : try string() }
+    package mutating func optionalString() throws -> String? { try null() ? nil : try string() }
 
     /// An array of strings.
-    mutating func strings() throws -> [String] {
+    package mutating func strings() throws -> [String] {
         var list: [String] = []
         try array { list.append(try $0.string()) }
         return list
@@ -224,7 +224,7 @@ struct JSONReader {
 extension StoreChange {
     /// A user or session record, its deletion or a session's rotation, read by ``JSONReader``; nil for any other record,
     /// or anything unexpected (the caller then uses `JSONDecoder`).
-    static func fastDecode(_ bytes: UnsafeBufferPointer<UInt8>) -> StoreChange? {
+    package static func fastDecode(_ bytes: UnsafeBufferPointer<UInt8>) -> StoreChange? {
         var reader = JSONReader(bytes)
         guard let change = try? read(&reader), reader.atEnd else { return nil }
         return change
@@ -232,7 +232,7 @@ extension StoreChange {
 
     /// Reads one change object at the reader's position; throws ``JSONReader/Mismatch`` for any
     /// record without a hand-written form.
-    static func read(_ r: inout JSONReader) throws -> StoreChange {
+    package static func read(_ r: inout JSONReader) throws -> StoreChange {
         var op: String?
         var user: UserRecord?
         var session: SessionRecord?
@@ -260,36 +260,9 @@ extension StoreChange {
     }
 }
 
-extension JournalLine {
-    /// A journal line of user and session changes (nearly every line) read by ``JSONReader``: replaying
-    /// a long journal after a crash went through `JSONDecoder` line by line. Nil for anything else.
-    static func fastDecode(_ bytes: UnsafeBufferPointer<UInt8>) -> JournalLine? {
-        var reader = JSONReader(bytes)
-        var seq: UInt64?
-        var changes: [StoreChange]?
-        do {
-            try reader.object { r, key in
-                switch key {
-                case "seq":
-                    guard let n = UInt64(exactly: try r.number()) else { throw JSONReader.Mismatch() }
-                    seq = n
-                case "changes":
-                    var list: [StoreChange] = []
-                    try r.array { list.append(try StoreChange.read(&$0)) }
-                    changes = list
-                default: throw JSONReader.Mismatch()
-                }
-            }
-            guard reader.atEnd, let seq, let changes else { return nil }
-            return JournalLine(seq: seq, changes: changes)
-        } catch {
-            return nil
-        }
-    }
-}
 
 extension UserRecord {
-    static func read(_ r: inout JSONReader) throws -> UserRecord {
+    package static func read(_ r: inout JSONReader) throws -> UserRecord {
         var id: UUID?, created: Date?, updated: Date?
         // A placeholder id until the record's own is read: the default draws a random one, and that
         // getrandom(2) per user was 5 % of a million-user start-up.
@@ -339,7 +312,7 @@ extension UserRecord {
 }
 
 extension SessionRecord {
-    static func read(_ r: inout JSONReader) throws -> SessionRecord {
+    package static func read(_ r: inout JSONReader) throws -> SessionRecord {
         var id: UUID?, userID: UUID?, created: Date?, lastUsed: Date?, expires: Date?
         var deviceName: String?, platform: String?, amr: [String]?, hashes: [String]?, retired: [RetiredRefreshToken]?
         try r.object { r, key in
@@ -383,7 +356,7 @@ extension SessionRecord {
 }
 
 extension SessionRotation {
-    static func read(_ r: inout JSONReader) throws -> SessionRotation {
+    package static func read(_ r: inout JSONReader) throws -> SessionRotation {
         var id: UUID?, dropped: Int?, retiredAt: Date?, hashes: [String]?, lastUsed: Date?, expires: Date?
         try r.object { r, key in
             switch key {

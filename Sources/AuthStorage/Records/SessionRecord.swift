@@ -41,7 +41,7 @@ public struct SessionRecord: Codable, Sendable, Equatable {
         self.retired = []
     }
 
-    enum CodingKeys: String, CodingKey {
+    package enum CodingKeys: String, CodingKey {
         case id, userID = "user_id", deviceName = "device_name", platform, amr, createdAt = "created_at"
         case lastUsedAt = "last_used_at", expiresAt = "expires_at", refreshHashes = "refresh_hashes", retired
     }
@@ -60,5 +60,5 @@ public struct RetiredRefreshToken: Codable, Sendable, Equatable {
         self.retiredAt = retiredAt
     }
 
-    enum CodingKeys: String, CodingKey { case hash, retiredAt = "retired_at" }
+    package enum CodingKeys: String, CodingKey { case hash, retiredAt = "retired_at" }
 }

@@ -1,10 +1,10 @@
 /// Lower-case hexadecimal encoding.
 public enum Hex {
-    static let digits = Array("0123456789abcdef".utf8)
-    static let upperDigits = Array("0123456789ABCDEF".utf8)
+    package static let digits = Array("0123456789abcdef".utf8)
+    package static let upperDigits = Array("0123456789ABCDEF".utf8)
 
     /// The value of one hex digit in either case; nil for anything else.
-    static func nibble(_ c: UInt8) -> UInt8? {
+    package static func nibble(_ c: UInt8) -> UInt8? {
         switch c {
         case 0x30...0x39: c - 0x30
         case 0x61...0x66: c - 0x61 + 10

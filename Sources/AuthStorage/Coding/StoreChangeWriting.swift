@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 // The journal's and the snapshot's JSON for the records nearly every write touches, written by
 // hand: keys sorted, dates as Unix seconds and absent optionals omitted, as `StoreCoding.encoder()`
@@ -6,7 +6,7 @@ import Foundation
 
 extension StoreChange {
     /// Writes the change as one JSON object; records without a hand-written form go through `fallback`.
-    func write(to w: inout JSONWriter, fallback: JSONEncoder) throws {
+    package func write(to w: inout JSONWriter, fallback: JSONEncoder) throws {
         switch self {
         case .putUser(let u): Self.write(.putUser, "user", to: &w) { u.write(storedTo: &$0) }
         case .putSession(let s): Self.write(.putSession, "session", to: &w) { s.write(to: &$0) }
@@ -34,7 +34,7 @@ extension StoreChange {
 
 extension UserRecord {
     /// The stored form, secrets included (``UserResponse`` is the public one).
-    func write(storedTo w: inout JSONWriter) {
+    package func write(storedTo w: inout JSONWriter) {
         w.beginObject()
         w.key("created_at"); w.double(createdAt.timeIntervalSince1970)
         if credentialVersion != 0 { w.key("credential_version"); w.int(credentialVersion) }
@@ -62,7 +62,7 @@ extension UserRecord {
 
 extension SessionRecord {
     /// Writes the stored form.
-    func write(to w: inout JSONWriter) {
+    package func write(to w: inout JSONWriter) {
         w.beginObject()
         w.key("amr"); w.strings(amr)
         w.key("created_at"); w.double(createdAt.timeIntervalSince1970)
@@ -88,7 +88,7 @@ extension SessionRecord {
 
 extension SessionRotation {
     /// Writes the stored form.
-    func write(to w: inout JSONWriter) {
+    package func write(to w: inout JSONWriter) {
         w.beginObject()
         w.key("dropped"); w.int(dropped)
         w.key("expires_at"); w.double(expiresAt.timeIntervalSince1970)
@@ -102,7 +102,7 @@ extension SessionRotation {
 
 extension JSONValue {
     /// Writes the value with object keys sorted; whole numbers as integers, as its `Codable` form does.
-    func write(to w: inout JSONWriter) {
+    package func write(to w: inout JSONWriter) {
         switch self {
         case .null: w.string(nil)
         case .bool(let b): w.bool(b)

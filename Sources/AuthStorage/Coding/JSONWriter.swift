@@ -1,6 +1,4 @@
 public import Foundation
-public import Hummingbird
-import NIOCore
 
 /// Writes JSON bytes directly, for the hottest answers (`GET /me`, `POST /refresh`): Foundation's
 /// `JSONEncoder` was the largest cost of those requests in the profile (bench/README.md).
@@ -155,11 +153,6 @@ public struct JSONWriter: Sendable {
         for v in values { string(v) }
         bytes.append(UInt8(ascii: "]"))
         needsComma = true
-    }
-
-    /// A `200 application/json` response with the bytes written.
-    public func response(status: HTTPResponse.Status = .ok) -> Response {
-        Response(status: status, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
     private mutating func comma() {

@@ -1,3 +1,4 @@
+public import AuthStorage
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -107,11 +108,11 @@ public actor JournalStore {
     }
 
     /// Journal space reserved at a time (``DurableFile/preallocate(_:from:length:)``).
-    static let preallocationChunk = 1 << 20
+    package static let preallocationChunk = 1 << 20
     /// At start-up, how far from the end of the last segment a torn line may be followed by whole
     /// lines and still be taken for a batch a crash cut short (its pages reached the disk out of
     /// order). Batches here are kilobytes; one larger than this, cut so, stops start-up as damage.
-    static let crashTailLimit = 1 << 20
+    package static let crashTailLimit = 1 << 20
 
     /// What start-up found on disk.
     public struct LoadReport: Sendable {
@@ -497,7 +498,7 @@ public actor JournalStore {
 
     /// Runs `body` on the snapshot thread with the current state and its sequence number (every
     /// acknowledged write is in it); writes go on meanwhile. The state is freed on that thread.
-    func withSnapshot<R: Sendable>(_ body: @escaping @Sendable (StoreState, UInt64) throws -> R) async throws -> R {
+    package func withSnapshot<R: Sendable>(_ body: @escaping @Sendable (StoreState, UInt64) throws -> R) async throws -> R {
         let (source, seq) = core.withLock { (StateHandoff($0.state), $0.seq) }
         let failuresAtHandoff = failedWrites
         // Only durable lines may be in a backup: wait for the last ones, and give up if they failed.
@@ -596,7 +597,7 @@ public actor JournalStore {
         try DurableFile.syncDirectory(folder)
     }
 
-    static func writeSnapshot(_ state: StoreState, seq: UInt64, folder: String, inBackground: Bool = false) throws {
+    package static func writeSnapshot(_ state: StoreState, seq: UInt64, folder: String, inBackground: Bool = false) throws {
         try DurableFile.replace(folder + "/snapshot.json") { write in
             try SnapshotFile.write(state, seq: seq, inBackground: inBackground, to: write)
         }
@@ -770,28 +771,28 @@ public actor JournalStore {
 final class StateHandoff: @unchecked Sendable {
     private var state: StoreState?
 
-    init(_ state: StoreState) { self.state = state }
+    package init(_ state: StoreState) { self.state = state }
 
     /// The state, leaving the box empty, so that the caller's copy is the last reference. Called
     /// once, on the thread that is to free it.
-    func take() -> StoreState {
+    package func take() -> StoreState {
         defer { state = nil }
         return state!
     }
 
     /// Drops the state unused (if ``take()`` has not taken it).
-    func release() { state = nil }
+    package func release() { state = nil }
 }
 
 /// The store's metrics: `authd_store_fsync_seconds`, `authd_store_snapshot_seconds`, `authd_store_journal_bytes`.
 enum StoreMetrics {
-    static let fsync = Timer(label: "authd_store_fsync_seconds")
-    static let snapshot = Timer(label: "authd_store_snapshot_seconds")
-    static let journalBytes = Gauge(label: "authd_store_journal_bytes")
+    package static let fsync = Timer(label: "authd_store_fsync_seconds")
+    package static let snapshot = Timer(label: "authd_store_snapshot_seconds")
+    package static let journalBytes = Gauge(label: "authd_store_journal_bytes")
 }
 
 extension Timer {
-    func recordInterval(since start: ContinuousClock.Instant) {
+    package func recordInterval(since start: ContinuousClock.Instant) {
         let elapsed = ContinuousClock.now - start
         recordNanoseconds(Int64(elapsed.components.seconds) * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
     }

@@ -1,11 +1,11 @@
 import Foundation
 
 /// How a purge walks the store's tables.
-enum StorePurge {
+package enum StorePurge {
     /// Shard ranges to scan, one write each: sixteen parts for the file store (its writes hold the
     /// lock every read takes, and a million sessions at once held it for tens of milliseconds),
     /// one for a database, whose key selects the rows.
-    static func parts(_ store: any AuthStore) -> [Range<Int>] {
+    package static func parts(_ store: any AuthStore) -> [Range<Int>] {
         let shards = ShardedTable<UUID, SessionRecord>.shardCount
         guard !store.isShared else { return [0..<shards] }
         let count = 16

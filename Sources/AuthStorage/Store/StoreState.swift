@@ -25,7 +25,7 @@ public struct StoreState: Sendable {
     private var approvalsByUser = ShardedTable<UUID, Set<String>>()
 
     /// Changes applied since the store last took them.
-    var pending: [StoreChange] = []
+    package var pending: [StoreChange] = []
 
     /// An empty store.
     public init() {}
@@ -165,7 +165,7 @@ public struct StoreState: Sendable {
     /// and index built on its own thread: applying a million users one by one took 4 s of start-up
     /// on one core. A snapshot holds only puts of distinct records; anything else (a delete, an id
     /// twice) is applied in order instead. The records come in chunks, as ``SnapshotFile`` decodes them.
-    static func loading(snapshot chunks: [[StoreChange]]) -> StoreState {
+    package static func loading(snapshot chunks: [[StoreChange]]) -> StoreState {
         var userCount = 0, sessionCount = 0, hashCount = 0
         var rest: [StoreChange] = []
         for chunk in chunks {
@@ -257,7 +257,7 @@ public struct StoreState: Sendable {
     /// Parts per user table when loading a snapshot (``loading(snapshot:)``). Measured at a million
     /// users on 2 cores (medians of six opens): whole tables 1.18 s, two parts 0.98 s, three 1.29 s
     /// (each part reads every record, and three jobs a table no longer divide evenly between the cores).
-    static let loadingRanges = 2
+    package static let loadingRanges = 2
 
     private static func applyingInOrder(_ chunks: [[StoreChange]]) -> StoreState {
         var state = StoreState()
@@ -279,7 +279,7 @@ public struct StoreState: Sendable {
     // MARK: Applying changes (journal replay and writes)
 
     /// Applies one change and updates the indexes; does not record it.
-    mutating func apply(_ change: StoreChange) {
+    package mutating func apply(_ change: StoreChange) {
         switch change {
         case .putUser(let user):
             if let old = users[user.id] { unindex(old) }
