@@ -13,6 +13,10 @@ let package = Package(
     platforms: [.macOS(.v14), .iOS(.v16)],
     products: [
         .executable(name: "authd", targets: ["authd"]),
+        // The server and its command line, for a server of your own: `Authd.main(providers:)`.
+        .library(name: "AuthdServer", targets: ["AuthdServer"]),
+        // Measurements bench/run makes inside the process; not part of the production binary.
+        .executable(name: "authd-bench", targets: ["authd-bench"]),
         .library(name: "AuthKernel", targets: ["AuthKernel"]),
         // For apps and devices: Foundation only, no server code.
         .library(name: "AuthClient", targets: ["AuthClient"]),
@@ -70,7 +74,6 @@ let package = Package(
             dependencies: [
                 "CSodium",
                 "AuthStorage",
-                "FileStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -144,23 +147,45 @@ let package = Package(
             path: "Sources/Storage/Postgres",
             swiftSettings: swiftSettings
         ),
-        .executableTarget(
-            name: "authd",
+        .target(
+            name: "AuthdServer",
             dependencies: [
+                "AuthKernel",
                 "AuthStorage",
                 "FileStore",
-                "AuthKernel",
                 "PostgresStore",
                 "EmailProvider",
                 "PINProvider",
                 "PasswordProvider",
                 "AppleProvider",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "authd",
+            dependencies: ["AuthdServer"],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "authd-bench",
+            dependencies: [
+                "AuthKernel",
+                "AuthStorage",
+                "FileStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -174,7 +199,7 @@ let package = Package(
         // Shared by the test targets: a server on a temporary folder with a manual clock, log capture, JSON helpers.
         .target(
             name: "AuthTestSupport",
-            dependencies: [
+            dependencies: ["AuthdServer", 
                 "AuthStorage",
                 "FileStore",
                 "AuthKernel",
@@ -187,7 +212,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AuthKernelTests",
-            dependencies: [
+            dependencies: ["AuthdServer", 
                 "AuthStorage",
                 "FileStore",
                 "AuthKernel",
@@ -199,7 +224,7 @@ let package = Package(
         // One suite, both backends: the file store always, PostgreSQL when AUTHD_TEST_POSTGRES_URL names a server.
         .testTarget(
             name: "StoreTests",
-            dependencies: [
+            dependencies: ["AuthdServer", 
                 "AuthStorage",
                 "AuthKernel",
                 "PostgresStore",
@@ -259,12 +284,12 @@ let package = Package(
         ),
         .testTarget(
             name: "SpecTests",
-            dependencies: ["AuthKernel", "EmailProvider", "PINProvider", "PasswordProvider", "AppleProvider", "AuthTestSupport"],
+            dependencies: ["AuthdServer", "AuthKernel", "EmailProvider", "PINProvider", "PasswordProvider", "AppleProvider", "AuthTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CustomProviderTests",
-            dependencies: [
+            dependencies: ["AuthdServer", 
                 "AuthKernel",
                 "InviteCodeProvider",
                 "AuthTestSupport",

@@ -274,6 +274,11 @@ def fsync_rate(folder, seconds):
     return round(n / (time.perf_counter() - t0))
 
 
+def bench_binary(args):
+    """`authd-bench`, built beside `authd`: the measurements made inside the process."""
+    return os.path.join(os.path.dirname(args.binary), "authd-bench")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--binary", required=True)
@@ -294,7 +299,7 @@ def main():
                "build": args.build, "quick": args.quick, "seconds_per_scenario": secs, "scenarios": [], "limits": {},
                "backend": "postgres" if args.postgres else "file"}
     try:
-        crypto = json.loads(subprocess.run([args.binary, "bench", "crypto", "--seconds", "0.5" if args.quick else "2"],
+        crypto = json.loads(subprocess.run([bench_binary(args), "crypto", "--seconds", "0.5" if args.quick else "2"],
                                            capture_output=True, text=True, check=True).stdout)
         results["limits"].update(crypto)
         results["limits"]["fsync_per_s"] = fsync_rate(folder, 0.5 if args.quick else 2)
@@ -365,7 +370,7 @@ def main():
             server.stop()
 
         if not args.postgres:  # (g) measures the journal store itself
-            out = subprocess.run([args.binary, "bench", "store", "--folder", folder, "--seconds", "1" if args.quick else "3", "--users", sizes],
+            out = subprocess.run([bench_binary(args), "store", "--folder", folder, "--seconds", "1" if args.quick else "3", "--users", sizes],
                                  capture_output=True, text=True, check=True).stdout
             for line in out.splitlines():
                 row = json.loads(line)

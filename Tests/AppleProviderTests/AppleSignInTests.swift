@@ -1,3 +1,4 @@
+import AuthdServer
 import AppleProvider
 import AuthKernel
 import AuthTestSupport

@@ -1,3 +1,4 @@
+@testable import AuthdServer
 @testable import FileStore
 @testable import AuthStorage
 @testable import AuthKernel

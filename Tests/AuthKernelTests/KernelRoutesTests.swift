@@ -1,3 +1,4 @@
+import AuthdServer
 @testable import AuthStorage
 import AuthKernel
 import FileStore

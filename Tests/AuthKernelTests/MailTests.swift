@@ -1,3 +1,4 @@
+import AuthdServer
 @testable import AuthKernel
 import AuthTestSupport
 import Foundation

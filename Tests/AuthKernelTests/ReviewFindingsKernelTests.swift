@@ -1,3 +1,4 @@
+import AuthdServer
 @testable import AuthStorage
 @testable import AuthKernel
 import AuthTestSupport

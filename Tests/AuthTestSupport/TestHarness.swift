@@ -1,3 +1,4 @@
+public import AuthdServer
 public import FileStore
 public import AuthStorage
 public import AuthKernel

@@ -1,3 +1,4 @@
+import AuthdServer
 import AuthKernel
 import AuthTestSupport
 import Foundation

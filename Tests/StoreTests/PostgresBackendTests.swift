@@ -1,3 +1,4 @@
+import AuthdServer
 import AuthStorage
 import AuthKernel
 import AuthTestSupport

@@ -9,10 +9,10 @@ public struct AuthRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The client's IP address, for per-IP rate limits, logs and audit events: the peer's, or what a
     /// trusted proxy forwarded (see ``RequestInfoMiddleware``).
-    public internal(set) var clientIP: String
+    public package(set) var clientIP: String
     /// What per-client rate limits count under: the IPv4 address, or the /64 of an IPv6 address
     /// (one subscriber's network), written `2001:db8:0:1::/64`.
-    public internal(set) var clientKey: String
+    public package(set) var clientKey: String
     /// The signed-in user and session, when the request carried a valid Bearer token.
     public var principal: Principal?
 

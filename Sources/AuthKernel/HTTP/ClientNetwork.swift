@@ -2,8 +2,8 @@
 ///
 /// One IPv6 subscriber usually holds a whole /64 (2^64 addresses), so a limit per IPv6 address is
 /// no limit at all: each request could come from a fresh one.
-enum ClientNetwork {
-    static func key(for address: String) -> String {
+package enum ClientNetwork {
+    package static func key(for address: String) -> String {
         guard let bytes = TrustedProxies.parse(address) else { return address.count <= 64 ? address : String(address.prefix(64)) }
         if bytes.count == 4 { return bytes.map(String.init).joined(separator: ".") }
         let groups = stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }

@@ -9,6 +9,12 @@ public struct RequestInfo: Sendable {
     /// The client's IP address (the peer, or what a trusted proxy forwarded).
     public var clientIP: String
 
+    /// Creates the information for one request.
+    package init(id: String, clientIP: String) {
+        self.id = id
+        self.clientIP = clientIP
+    }
+
     /// The request being handled by the current task, if any.
     @TaskLocal public static var current: RequestInfo?
 

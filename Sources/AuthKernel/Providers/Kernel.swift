@@ -2,8 +2,6 @@ public import Logging
 
 /// The kernel services a provider may use: a small, stable, public set.
 public struct Kernel: Sendable {
-    /// The parsed configuration.
-    public let config: AuthConfig
     /// Users and identities.
     public let users: UserService
     /// Sessions and tokens.
@@ -27,12 +25,42 @@ public struct Kernel: Sendable {
     /// `DATA/audit.jsonl`: record security events (sign-in failures, changes of credentials) with
     /// ``AuditLog/record(_:provider:user:account:device:reason:)``.
     public let audit: AuditLog
+
+    /// The whole configuration; a provider gets only its own section.
+    package let config: AuthConfig
     /// Where decoy accounts live when several instances share the store; nil keeps them in memory.
-    /// Providers get theirs from ``decoys(_:)``.
-    public let decoyRecords: (any DecoyRecordStore)?
-    /// The server's keys, for secrets a provider needs (e.g. a pepper): ``ServerKeys/loadOrCreateSecret(named:logger:)``.
-    /// `DATA/keys/` with the file backend; sealed in the database with PostgreSQL.
-    public let keys: any ServerKeys
+    package let decoyRecords: (any DecoyRecordStore)?
+    /// The server's keys and secrets.
+    package let keys: any ServerKeys
+
+    /// Assembles the kernel (the server does).
+    package init(
+        config: AuthConfig, users: UserService, sessions: SessionService, codes: OneTimeCodeService, approvals: ApprovalService,
+        jobs: JobQueue, accountDeletion: AccountDeletionHooks, rateLimiter: RateLimiter, mailer: Mailer, clock: any AuthClock,
+        logger: Logger, audit: AuditLog, decoyRecords: (any DecoyRecordStore)?, keys: any ServerKeys
+    ) {
+        self.config = config
+        self.users = users
+        self.sessions = sessions
+        self.codes = codes
+        self.approvals = approvals
+        self.jobs = jobs
+        self.accountDeletion = accountDeletion
+        self.rateLimiter = rateLimiter
+        self.mailer = mailer
+        self.clock = clock
+        self.logger = logger
+        self.audit = audit
+        self.decoyRecords = decoyRecords
+        self.keys = keys
+    }
+
+    /// A secret of the server's (32 random bytes, e.g. a pepper), made on first use and the same
+    /// on every later start and every instance: `DATA/keys/NAME.key` with the file store, sealed in
+    /// the database with PostgreSQL.
+    public func secret(named name: String) throws -> [UInt8] {
+        try keys.loadOrCreateSecret(named: name, logger: logger)
+    }
 
     /// Decoy accounts for a provider (see ``DecoyAccounts``): in memory, or shared by every instance.
     public func decoys<Record: Codable & Sendable>(_ namespace: String, as type: Record.Type = Record.self) -> DecoyAccounts<Record> {

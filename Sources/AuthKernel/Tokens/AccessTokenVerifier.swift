@@ -51,7 +51,7 @@ public struct AccessTokenVerifier: Sendable {
     }
 
     /// Creates a verifier whose issuer may be named later (a server on port 0).
-    init(keyRing: SigningKeyRing, issuer: IssuerName, audience: String, clockSkew: Int) {
+    package init(keyRing: SigningKeyRing, issuer: IssuerName, audience: String, clockSkew: Int) {
         self.keyRing = keyRing
         self.issuerName = issuer
         self.audience = audience

@@ -12,5 +12,5 @@ public final class IssuerName: Sendable {
     public var value: String { name.withLock { $0 } }
 
     /// Replaces the name (before the first token is issued).
-    func set(_ value: String) { name.withLock { $0 = value } }
+    package func set(_ value: String) { name.withLock { $0 = value } }
 }

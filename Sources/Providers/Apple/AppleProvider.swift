@@ -27,7 +27,7 @@ public struct AppleProvider: AuthProvider {
         settings = try AppleSettings(&config)
         keySet = AppleKeySet(url: settings.jwksURL, refetchInterval: settings.jwksRefetchInterval, clock: kernel.clock, logger: kernel.logger)
         verifier = AppleTokenVerifier(keySet: keySet, settings: settings)
-        box = try SecretBox(key: try kernel.keys.loadOrCreateSecret(named: "apple-secretbox", logger: kernel.logger))
+        box = try SecretBox(key: try kernel.secret(named: "apple-secretbox"))
         if let revocation = settings.revocation {
             let secret: AppleClientSecret
             do { secret = try AppleClientSecret(revocation) } catch {

@@ -24,7 +24,7 @@ public struct PINProvider: AuthProvider {
     public init(kernel: Kernel, config: inout ConfigSection) throws {
         self.kernel = kernel
         self.settings = try PINSettings(&config)
-        self.pepper = try kernel.keys.loadOrCreateSecret(named: "pin-pepper", logger: kernel.logger)
+        self.pepper = try kernel.secret(named: "pin-pepper")
         self.decoys = kernel.decoys(Self.id)
         // A PIN set with a stolen session must not survive the owner's password reset.
         kernel.users.recovery.register { user in

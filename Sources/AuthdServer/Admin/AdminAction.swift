@@ -1,0 +1,48 @@
+public import AuthKernel
+/// One operator command. The CLI parses it, then sends it to a running server over the admin socket
+/// or, with no server running, runs it on the data folder itself: the same ``AdminOperations`` run
+/// it either way, so the output is the same.
+public enum AdminAction: Codable, Sendable, Equatable {
+    /// Every user, as a table or JSON.
+    case listUsers(json: Bool)
+    /// One user by id, email or username.
+    case showUser(String, json: Bool)
+    /// Disables (and ends every session of) or enables a user.
+    case setDisabled(String, Bool)
+    /// Deletes a user with its identities, sessions and codes.
+    case deleteUser(String)
+    /// A user's sessions.
+    case listSessions(String, json: Bool)
+    /// Ends one session by id.
+    case revokeSession(String)
+    /// Ends every session of a user.
+    case revokeAllSessions(String)
+    /// The signing keys and their state.
+    case listKeys(json: Bool)
+    /// A new signing key; the old one verifies until its tokens have expired.
+    case rotateKey
+    /// A consistent copy of the store and the keys, written to a file.
+    case backup(to: String)
+    /// What the server serves: configuration, store and keys.
+    case check
+    /// Every record, key and secret, from any backend, written to a file in the backup format.
+    case export(to: String)
+    /// An export or backup loaded into an empty store (a database backend).
+    case importBundle(from: String)
+}
+
+/// What a command printed, and how the process should exit.
+public struct AdminOutput: Codable, Sendable, Equatable {
+    /// Text for standard output (a table, JSON, or a sentence).
+    public var text: String
+    /// 0 on success, 1 when the command failed (then `text` says why).
+    public var exitCode: Int32
+
+    /// Creates an output.
+    public init(text: String, exitCode: Int32 = 0) {
+        self.text = text
+        self.exitCode = exitCode
+    }
+
+    enum CodingKeys: String, CodingKey { case text, exitCode = "exit_code" }
+}

@@ -1,0 +1,175 @@
+public import AuthKernel
+public import FileStore
+public import AuthStorage
+public import Foundation
+import Logging
+
+/// Runs ``AdminAction``s on a server's kernel, store and keys: inside a running `authd serve`
+/// (reached over the admin socket) or on a data folder opened by the CLI under its lock.
+public struct AdminOperations: Sendable {
+    let kernel: Kernel
+    let store: any AuthStore
+    let keyRing: SigningKeyRing
+    let cluster: (any ClusterEvents)?
+    let dataFolder: String
+    /// Who runs the command, for the log: "admin socket" or "admin cli".
+    let via: String
+
+    /// Creates the operations over a built server (the CLI's direct mode).
+    public init(server: AuthServer, dataFolder: String) throws {
+        try self.init(
+            kernel: server.kernel, store: server.store, keyRing: server.keyRing, cluster: server.cluster, dataFolder: dataFolder, via: "admin cli")
+    }
+
+    init(kernel: Kernel, store: any AuthStore, keyRing: SigningKeyRing, cluster: (any ClusterEvents)?, dataFolder: String, via: String) throws {
+        self.cluster = cluster
+        self.kernel = kernel
+        self.store = store
+        self.keyRing = keyRing
+        self.dataFolder = dataFolder
+        self.via = via
+    }
+
+    /// Runs one action; failures come back as output with exit code 1, never as a thrown error.
+    public func run(_ action: AdminAction) async -> AdminOutput {
+        do {
+            return try await perform(action)
+        } catch let error as AdminError {
+            return AdminOutput(text: error.message + "\n", exitCode: 1)
+        } catch let error as AuthError {
+            return AdminOutput(text: error.message + "\n", exitCode: 1)
+        } catch {
+            return AdminOutput(text: "\(error)\n", exitCode: 1)
+        }
+    }
+
+    private func perform(_ action: AdminAction) async throws -> AdminOutput {
+        let now = kernel.clock.now()
+        switch action {
+        case .listUsers(let json):
+            let users = try await store.read([.allUsers, .allSessions]) { state in
+                state.users.values.sorted { $0.createdAt < $1.createdAt }.map { AdminUserView($0, sessions: state.sessions(userID: $0.id).count) }
+            }
+            return json ? try AdminFormat.json(users) : AdminOutput(text: AdminFormat.usersTable(users))
+
+        case .showUser(let ref, let json):
+            let user = try await user(ref)
+            let view = try await store.read([.sessionsOfUser(user.id)]) { AdminUserView(user, sessions: $0.sessions(userID: user.id).count) }
+            return json ? try AdminFormat.json(view) : AdminOutput(text: AdminFormat.userDetails(view))
+
+        case .setDisabled(let ref, let disabled):
+            let user = try await user(ref)
+            _ = try await kernel.users.update(user.id) { $0.disabledAt = disabled ? ($0.disabledAt ?? now) : nil }
+            if disabled { try await kernel.sessions.revokeAll(of: user.id) }
+            await audit(disabled ? "user disabled; every session ended" : "user enabled", user: user.id, command: disabled ? "users disable" : "users enable")
+            return AdminOutput(text: "user \(user.id.lowercased) \(disabled ? "disabled; its sessions have ended" : "enabled")\n")
+
+        case .deleteUser(let ref):
+            let user = try await user(ref)
+            await kernel.accountDeletion.run(for: user)
+            try await kernel.users.delete(user.id)
+            await audit("user deleted", user: user.id, command: "users delete")
+            await kernel.audit.record("account_deleted", user: user.id)
+            return AdminOutput(text: "user \(user.id.lowercased) deleted with its identities, sessions and codes\n")
+
+        case .listSessions(let ref, let json):
+            let user = try await user(ref)
+            let sessions = try await kernel.sessions.sessions(of: user.id).map(AdminSessionView.init)
+            return json ? try AdminFormat.json(sessions) : AdminOutput(text: AdminFormat.sessionsTable(sessions))
+
+        case .revokeSession(let ref):
+            guard let id = UUID(uuidString: ref), let session = try await store.read([.session(id)], { $0.session(id: id) }) else {
+                throw AdminError("no session \(ref)")
+            }
+            try await kernel.sessions.revoke(session.id, of: session.userID)
+            await audit("session revoked", user: session.userID, command: "sessions revoke")
+            return AdminOutput(text: "session \(session.id.lowercased) of user \(session.userID.lowercased) ended\n")
+
+        case .revokeAllSessions(let ref):
+            let user = try await user(ref)
+            let count = try await kernel.sessions.sessions(of: user.id).count
+            try await kernel.sessions.revokeAll(of: user.id)
+            await audit("every session revoked", user: user.id, command: "sessions revoke --all-for")
+            return AdminOutput(text: "\(count) session\(count == 1 ? "" : "s") of user \(user.id.lowercased) ended\n")
+
+        case .listKeys(let json):
+            let published = Set(keyRing.verificationKeys(now: now).map(\.kid))
+            let keys = keyRing.all.map { AdminKeyView($0, active: $0.kid == keyRing.active.kid, published: published.contains($0.kid)) }
+            return json ? try AdminFormat.json(keys) : AdminOutput(text: AdminFormat.keysTable(keys))
+
+        case .rotateKey:
+            let fresh = SigningKey(keyPair: Ed25519KeyPair(), createdAt: now)
+            // The new key's file first: a crash before the old one's retirement is saved leaves two
+            // active keys, of which the newer signs and both verify.
+            try await kernel.keys.save(fresh)
+            let retired = keyRing.rotate(to: fresh, now: now)
+            try await kernel.keys.save(retired)
+            await cluster?.publishKeysChanged()
+            kernel.logger.notice("signing key rotated", metadata: ["key.kid": "\(fresh.kid)", "key.retired": "\(retired.kid)", "via": "\(via)"])
+            await kernel.audit.record("admin", reason: "keys rotate")
+            return AdminOutput(
+                text: "new signing key \(fresh.kid)\nold key \(retired.kid) stays in the JWKS until the tokens it signed have expired\n"
+            )
+
+        case .backup(let path):
+            guard let journal = store as? JournalStore else {
+                throw AdminError("backup copies a data folder's store; with storage.backend = postgres back up the database (pg_dump) and the key-encryption key")
+            }
+            let summary = try await AdminBackup.write(to: path, store: journal, keyFolder: try KeyFolder(dataFolder: dataFolder))
+            kernel.logger.notice("backup written", metadata: ["file": "\(path)", "via": "\(via)"])
+            await kernel.audit.record("admin", reason: "backup")
+            return AdminOutput(text: "backup written to \(path): \(summary)\n")
+
+        case .export(let path):
+            let summary = try await AdminBackup.export(to: path, store: store, keys: kernel.keys)
+            kernel.logger.notice("export written", metadata: ["file": "\(path)", "via": "\(via)"])
+            await kernel.audit.record("admin", reason: "export")
+            return AdminOutput(text: "exported to \(path): \(summary)\n")
+
+        case .importBundle(let path):
+            let summary = try await AdminBackup.importBundle(from: path, store: store, keys: kernel.keys, logger: kernel.logger)
+            await cluster?.publishKeysChanged()
+            kernel.logger.notice("export imported", metadata: ["file": "\(path)", "via": "\(via)"])
+            await kernel.audit.record("admin", reason: "import")
+            return AdminOutput(text: summary + "\n")
+
+        case .check:
+            let counts = try await store.counts()
+            let (users, sessions) = (counts.users, counts.sessions)
+            let config = kernel.config
+            return AdminOutput(
+                text: """
+                    data folder   \(dataFolder)
+                    issuer        \(config.issuer)
+                    audience      \(config.audience)
+                    providers     \(config.providers.joined(separator: ", "))
+                    mail          \(config.mail.transport)
+                    store         \(config.storage.backend): \(users) users, \(sessions) sessions, \(await store.isWritable ? "writable" : "NOT WRITABLE")
+                    signing key   \(keyRing.active.kid)
+                    served by     \(via == "admin socket" ? "a running authd (answered on the admin socket)" : "no running server; the folder opened directly")
+
+                    """
+            )
+        }
+    }
+
+    private func user(_ ref: String) async throws -> UserRecord {
+        let found: UserRecord? =
+            if let id = UUID(uuidString: ref) { try await kernel.users.user(id: id) }
+            else if let email = EmailAddress(ref) { try await kernel.users.user(email: email.value) }
+            else { try await kernel.users.user(username: ref) }
+        guard let found else { throw AdminError("no user \(ref) (give an id, an email or a username)") }
+        return found
+    }
+
+    private func audit(_ message: Logger.Message, user: UUID, command: String) async {
+        kernel.logger.notice(message, metadata: ["user.id": "\(user.lowercased)", "via": "\(via)"])
+        await kernel.audit.record("admin", user: user, reason: command)
+    }
+}
+
+/// A command that cannot be done, with a sentence saying why.
+struct AdminError: Error {
+    let message: String
+    init(_ message: String) { self.message = message }
+}

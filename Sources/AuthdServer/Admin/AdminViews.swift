@@ -1,0 +1,126 @@
+public import AuthKernel
+public import AuthStorage
+import Foundation
+
+/// A user as the admin commands show it: the API's user object (never a secret) plus its number of
+/// sessions and when it was disabled.
+struct AdminUserView: Encodable, Sendable {
+    var user: UserResponse
+    var sessions: Int
+    var disabledAt: String?
+
+    init(_ user: UserRecord, sessions: Int) {
+        self.user = UserResponse(user)
+        self.sessions = sessions
+        disabledAt = user.disabledAt.map(Timestamp.string)
+    }
+
+    private enum CodingKeys: String, CodingKey { case sessions, disabledAt = "disabled_at" }
+
+    func encode(to encoder: any Encoder) throws {
+        try user.encode(to: encoder)
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(sessions, forKey: .sessions)
+        try c.encode(disabledAt, forKey: .disabledAt)
+    }
+}
+
+/// A session as the admin commands show it: never a token or its hash.
+struct AdminSessionView: Codable, Sendable {
+    var id: String
+    var deviceName: String?
+    var platform: String?
+    var amr: [String]
+    var createdAt: String
+    var lastUsedAt: String
+    var expiresAt: String
+
+    init(_ s: SessionRecord) {
+        id = s.id.lowercased
+        deviceName = s.deviceName
+        platform = s.platform
+        amr = s.amr
+        createdAt = Timestamp.string(s.createdAt)
+        lastUsedAt = Timestamp.string(s.lastUsedAt)
+        expiresAt = Timestamp.string(s.expiresAt)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, deviceName = "device_name", platform, amr, createdAt = "created_at", lastUsedAt = "last_used_at", expiresAt = "expires_at"
+    }
+}
+
+/// A signing key as the admin commands show it: its public id, never its seed.
+struct AdminKeyView: Codable, Sendable {
+    var kid: String
+    var createdAt: String
+    var retiredAt: String?
+    /// `signing`, `verifying` (retired, still in the JWKS) or `expired` (retired, out of the JWKS).
+    var state: String
+
+    init(_ key: SigningKey, active: Bool, published: Bool) {
+        kid = key.kid
+        createdAt = Timestamp.string(key.createdAt)
+        retiredAt = key.retiredAt.map(Timestamp.string)
+        state = active ? "signing" : published ? "verifying" : "expired"
+    }
+
+    enum CodingKeys: String, CodingKey { case kid, createdAt = "created_at", retiredAt = "retired_at", state }
+}
+
+/// Tables and JSON for the admin commands.
+enum AdminFormat {
+    static func json(_ value: some Encodable) throws -> AdminOutput {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return AdminOutput(text: String(decoding: try encoder.encode(value), as: UTF8.self) + "\n")
+    }
+
+    static func table(_ header: [String], _ rows: [[String]]) -> String {
+        var widths = header.map(\.count)
+        for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
+        func line(_ cells: [String]) -> String {
+            cells.enumerated().map { i, c in i == cells.count - 1 ? c : c.padding(toLength: widths[i], withPad: " ", startingAt: 0) }
+                .joined(separator: "  ")
+        }
+        return ([line(header)] + rows.map(line)).joined(separator: "\n") + "\n"
+    }
+
+    static func usersTable(_ users: [AdminUserView]) -> String {
+        table(
+            ["ID", "EMAIL", "USERNAME", "PROVIDERS", "SESSIONS", "CREATED", "STATUS"],
+            users.map {
+                [$0.user.id, $0.user.email ?? "-", $0.user.username ?? "-", $0.user.authProviders.joined(separator: ",").ifEmpty("-"),
+                 String($0.sessions), $0.user.createdAt, $0.disabledAt == nil ? "active" : "disabled"]
+            }
+        ) + "\(users.count) user\(users.count == 1 ? "" : "s")\n"
+    }
+
+    static func userDetails(_ view: AdminUserView) -> String {
+        let u = view.user
+        return table(
+            ["FIELD", "VALUE"],
+            [
+                ["id", u.id], ["email", u.email ?? "-"], ["email verified", u.emailVerified ? "yes" : "no"],
+                ["username", u.username ?? "-"], ["display name", u.displayName ?? "-"], ["anonymous", u.isAnonymous ? "yes" : "no"],
+                ["providers", u.authProviders.joined(separator: ", ").ifEmpty("-")], ["sessions", String(view.sessions)],
+                ["created", u.createdAt], ["updated", u.updatedAt], ["disabled", view.disabledAt ?? "no"],
+            ]
+        )
+    }
+
+    static func sessionsTable(_ sessions: [AdminSessionView]) -> String {
+        table(
+            ["ID", "DEVICE", "PLATFORM", "VIA", "CREATED", "LAST USED", "EXPIRES"],
+            sessions.map { [$0.id, $0.deviceName ?? "-", $0.platform ?? "-", $0.amr.joined(separator: ","), $0.createdAt, $0.lastUsedAt, $0.expiresAt] }
+        ) + "\(sessions.count) session\(sessions.count == 1 ? "" : "s")\n"
+    }
+
+    static func keysTable(_ keys: [AdminKeyView]) -> String {
+        table(["KID", "CREATED", "RETIRED", "STATE"], keys.map { [$0.kid, $0.createdAt, $0.retiredAt ?? "-", $0.state] })
+    }
+}
+
+extension String {
+    fileprivate func ifEmpty(_ replacement: String) -> String { isEmpty ? replacement : self }
+}

@@ -1,0 +1,41 @@
+public import AuthKernel
+import AppleProvider
+import ArgumentParser
+import EmailProvider
+import PINProvider
+import PasswordProvider
+import Synchronization
+
+/// The `authd` command line (`serve` and the admin commands) for a chosen set of providers.
+///
+/// A server with a provider of your own is a ten-line executable:
+///
+/// ```swift
+/// import AuthdServer
+/// import InviteCodeProvider
+///
+/// @main struct MyAuthd {
+///     static func main() async {
+///         await Authd.main(providers: Authd.builtInProviders + [InviteCodeProvider.self])
+///     }
+/// }
+/// ```
+public enum Authd {
+    /// The providers that come with authd, in the default order of `providers`: email codes, PINs
+    /// (with anonymous sign-in and user names), passwords, Sign in with Apple (started only when
+    /// listed, as it needs `apple.audiences`).
+    public static let builtInProviders: [any AuthProvider.Type] = [EmailProvider.self, PINProvider.self, PasswordProvider.self, AppleProvider.self]
+
+    /// Parses the process's arguments and runs the command (`authd serve`, `authd users list`, …)
+    /// with `providers` available to the configuration's `providers` list; exits when it is done.
+    public static func main(providers: [any AuthProvider.Type]) async {
+        registry.withLock { $0 = ProviderRegistry(providers) }
+        await AuthdCommand.main()
+    }
+
+    /// The providers this process was started with.
+    static let registry = Mutex(ProviderRegistry(builtInProviders))
+
+    /// ``registry``'s current value.
+    static var providers: ProviderRegistry { registry.withLock { $0 } }
+}

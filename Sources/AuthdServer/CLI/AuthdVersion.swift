@@ -1,0 +1,5 @@
+public import AuthKernel
+/// The version `authd --version` prints.
+enum AuthdVersion {
+    static let current = "0.1.0"
+}

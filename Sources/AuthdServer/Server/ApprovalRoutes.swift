@@ -1,0 +1,146 @@
+public import AuthKernel
+public import AuthStorage
+import Foundation
+public import Hummingbird
+import NIOCore
+import HTTPTypes
+import ServiceLifecycle
+
+/// The approvals endpoints (contract §3): list, approve with the match code, deny, and a
+/// Server-Sent Events stream of new requests for headless devices.
+public struct ApprovalRoutes: Sendable {
+    let kernel: Kernel
+    /// Seconds between keep-alive comments on the event stream.
+    let keepAlive: Duration
+    /// Longest an event stream stays open; clients reconnect.
+    let maxStreamDuration: Duration
+
+    /// Creates the routes.
+    public init(kernel: Kernel, keepAlive: Duration = .seconds(15), maxStreamDuration: Duration = .seconds(1800)) {
+        self.kernel = kernel
+        self.keepAlive = keepAlive
+        self.maxStreamDuration = maxStreamDuration
+    }
+
+    /// A pending request as listed: never the match code, never the payload.
+    struct Item: Codable {
+        var id: String
+        var kind: String
+        var createdAt: String
+        var expiresAt: String
+        var deviceName: String?
+        enum CodingKeys: String, CodingKey { case id, kind, createdAt = "created_at", expiresAt = "expires_at", deviceName = "device_name" }
+
+        init(_ a: ApprovalRecord) {
+            id = a.id
+            kind = a.kind
+            createdAt = Timestamp.string(a.createdAt)
+            expiresAt = Timestamp.string(a.expiresAt)
+            deviceName = a.deviceName
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(id, forKey: .id)
+            try c.encode(kind, forKey: .kind)
+            try c.encode(createdAt, forKey: .createdAt)
+            try c.encode(expiresAt, forKey: .expiresAt)
+            try c.encode(deviceName, forKey: .deviceName)
+        }
+    }
+    struct List: ResponseEncodable { var approvals: [Item] }
+    struct ApproveBody: Decodable {
+        var matchCode: String
+        enum CodingKeys: String, CodingKey { case matchCode = "match_code" }
+    }
+
+    enum StreamEvent: Sendable {
+        case approval(ApprovalRecord)
+        case keepAlive
+        case end
+    }
+
+    /// Adds the routes to the `/api/v1/auth` group.
+    /// `reset_approved` / `reset_denied` for password resets, `approval_approved` / `approval_denied` otherwise.
+    static func auditEvent(_ kind: String?, _ outcome: String) -> String {
+        kind == "password_reset" ? "reset_\(outcome)" : "approval_\(outcome)"
+    }
+
+    public func add(to api: RouterGroup<AuthRequestContext>) {
+        let kernel = self.kernel
+        api.get("approvals") { _, context -> List in
+            let principal = try context.requirePrincipal()
+            return List(approvals: try await kernel.approvals.pending(userID: principal.user.id).map(Item.init))
+        }
+        api.post("approvals/{id}/approve") { request, context -> Response in
+            let principal = try context.requirePrincipal()
+            let body = try await request.decodeJSON(as: ApproveBody.self, context: context)
+            let id = try context.parameters.require("id")
+            let kind = try await kernel.approvals.pending(userID: principal.user.id).first { $0.id == id }?.kind
+            try await kernel.approvals.approve(id: id, userID: principal.user.id, matchCode: body.matchCode)
+            await kernel.audit.record(Self.auditEvent(kind, "approved"), user: principal.user.id, device: principal.session.deviceName, reason: kind)
+            return Response(status: .noContent)
+        }
+        api.post("approvals/{id}/deny") { _, context -> Response in
+            let principal = try context.requirePrincipal()
+            let id = try context.parameters.require("id")
+            let kind = try await kernel.approvals.pending(userID: principal.user.id).first { $0.id == id }?.kind
+            try await kernel.approvals.deny(id: id, userID: principal.user.id)
+            await kernel.audit.record(Self.auditEvent(kind, "denied"), user: principal.user.id, device: principal.session.deviceName, reason: kind)
+            return Response(status: .noContent)
+        }
+        api.get("approvals/stream") { _, context -> Response in
+            let principal = try context.requirePrincipal()
+            return Response(
+                status: .ok,
+                headers: [.contentType: "text/event-stream", .cacheControl: "no-cache", HTTPField.Name("X-Accel-Buffering")!: "no"],
+                body: try eventStream(for: principal.user.id, session: principal.session.id)
+            )
+        }
+    }
+
+    /// `event: approval` with the listed shape for each new request; `: keep-alive` comments between.
+    /// The session is checked again before each event: once it has ended (logout, revocation, a
+    /// password reset) the stream closes instead of writing.
+    func eventStream(for userID: UUID, session sessionID: UUID) throws(AuthError) -> ResponseBody {
+        let approvals = try kernel.approvals.subscribe(userID: userID)
+        let keepAlive = self.keepAlive, maxDuration = self.maxStreamDuration
+        let sessions = kernel.sessions
+        return ResponseBody { writer in
+            let (events, feed) = AsyncStream.makeStream(of: StreamEvent.self)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await approval in approvals { feed.yield(.approval(approval)) }
+                    feed.yield(.end)
+                }
+                group.addTask {
+                    let deadline = ContinuousClock.now + maxDuration
+                    while ContinuousClock.now < deadline {
+                        try await Task.sleep(for: keepAlive)
+                        feed.yield(.keepAlive)
+                    }
+                    feed.yield(.end)
+                }
+                try await writer.write(ByteBuffer(string: "retry: 5000\n: connected\n\n"))
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+                loop: for await event in events.cancelOnGracefulShutdown() {
+                    if case .end = event { break loop }
+                    guard await sessions.isLive(sessionID, of: userID) else { break loop }
+                    switch event {
+                    case .approval(let approval):
+                        let data = String(decoding: try encoder.encode(Item(approval)), as: UTF8.self)
+                        try await writer.write(ByteBuffer(string: "event: approval\nid: \(approval.id)\ndata: \(data)\n\n"))
+                    case .keepAlive:
+                        try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
+                    case .end:
+                        break loop
+                    }
+                }
+                group.cancelAll()
+                feed.finish()
+            }
+            try await writer.finish(nil)
+        }
+    }
+}

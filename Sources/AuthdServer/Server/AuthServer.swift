@@ -1,0 +1,347 @@
+public import AuthKernel
+public import FileStore
+public import AuthStorage
+public import Foundation
+public import Hummingbird
+import HummingbirdCore
+public import Logging
+public import NIOCore
+public import ServiceLifecycle
+import UnixSignals
+
+/// A ready-to-run authd: the store opened, keys loaded, kernel services and providers wired, routes mounted.
+///
+/// ```swift
+/// let server = try await AuthServer.make(options, registry: ProviderRegistry([EmailProvider.self]))
+/// try await server.run()   // until SIGINT/SIGTERM; then the store is flushed and closed
+/// ```
+public final class AuthServer: Sendable {
+    /// Everything `make` needs.
+    public struct Options: Sendable {
+        /// The data folder.
+        public var dataFolder: String
+        /// Listen address.
+        public var host: String
+        /// Listen port (0 picks a free one).
+        public var port: Int
+        /// Parsed configuration.
+        public var config: AuthConfig
+        /// Time source.
+        public var clock: any AuthClock = SystemClock()
+        /// Server logger.
+        public var logger: Logger
+        /// A store opened by the caller (a database backend); nil opens the data folder's ``JournalStore``.
+        /// The server owns it from here: it closes it when it stops, or when `make` fails.
+        public var store: (any AuthStore)?
+        /// Where rate-limit counters live; nil keeps them in memory (one instance).
+        public var rateLimitCounters: (any RateLimitCounters)?
+        /// Where the signing keys and server secrets live; nil uses `DATA/keys/`.
+        public var keys: (any ServerKeys)?
+        /// Where decoy accounts live; nil keeps them in memory (one instance).
+        public var decoyRecords: (any DecoyRecordStore)?
+        /// News from other instances sharing the store (new approval requests, rotated keys); nil when alone.
+        public var cluster: (any ClusterEvents)?
+        /// Disk fault injection, for tests.
+        public var faults: StoreFaults?
+        /// Whether to serve admin commands on `DATA/admin.sock` (off when the CLI opens the folder itself).
+        public var adminSocket = true
+        /// More services to run with the server (the executable's SIGHUP handler).
+        public var extraServices: [any Service] = []
+        /// Renders the metrics in Prometheus text format, served at `metrics.listen`; the executable
+        /// sets it after bootstrapping swift-metrics with a Prometheus backend.
+        public var metricsExposition: (@Sendable () -> [UInt8])?
+        /// Called once the server listens, with the API's bound address as a URL (`http://127.0.0.1:8080`):
+        /// after every listener (the API, and the metrics listener and admin socket when on) accepts connections.
+        public var onServerRunning: @Sendable (_ url: String) async -> Void = { _ in }
+
+        /// Creates options.
+        public init(dataFolder: String, host: String = "127.0.0.1", port: Int = 8080, config: AuthConfig, logger: Logger) {
+            self.dataFolder = dataFolder
+            self.host = host
+            self.port = port
+            self.config = config
+            self.logger = logger
+        }
+    }
+
+    /// The kernel services.
+    public let kernel: Kernel
+    /// The store.
+    public let store: any AuthStore
+    /// The signing keys.
+    public let keyRing: SigningKeyRing
+    /// The other instances sharing the store, if any.
+    public let cluster: (any ClusterEvents)?
+    /// The Hummingbird application.
+    public let application: Application<RouterResponder<AuthRequestContext>>
+    /// Every route served, as `METHOD /path` (the spec test compares them with docs/openapi.yaml).
+    public let routes: [String]
+
+    private init(
+        kernel: Kernel, store: any AuthStore, keyRing: SigningKeyRing, cluster: (any ClusterEvents)?, application: Application<RouterResponder<AuthRequestContext>>, routes: [String]
+    ) {
+        self.kernel = kernel
+        self.store = store
+        self.keyRing = keyRing
+        self.cluster = cluster
+        self.application = application
+        self.routes = routes
+    }
+
+    /// Opens the data folder and builds the server.
+    /// - Throws: ``StoreError`` (folder locked, corrupt journal), ``ConfigError`` (bad provider settings, bad key files).
+    public static func make(_ options: Options, registry: ProviderRegistry) async throws -> AuthServer {
+        let logger = options.logger
+        let config = options.config
+        let clock = options.clock
+        let store: any AuthStore
+        if let given = options.store {
+            store = given
+        } else {
+            let journal = try await JournalStore.open(
+                folder: options.dataFolder, compactAfterBytes: config.storage.compactAfterBytes, faults: options.faults, logger: logger
+            )
+            if journal.loadReport.replayedLines > 0 || journal.loadReport.droppedTornLine {
+                logger.info("store recovered from journal", metadata: ["store.replayed": "\(journal.loadReport.replayedLines)"])
+            }
+            store = journal
+        }
+        do {
+            // Private whatever the backend: with PostgreSQL nothing else creates it, and the admin
+            // socket, the audit log and the outbox live here.
+            try DurableFile.makeDirectory(options.dataFolder, mode: 0o700)
+            let keys: any ServerKeys = try options.keys ?? KeyFolder(dataFolder: options.dataFolder)
+            // A retired key verifies until its last token has expired, clock skew included.
+            let keyRing = SigningKeyRing(
+                keys: try await keys.loadOrCreateSigningKeys(now: clock.now(), logger: logger), accessTTL: config.tokens.accessTTL + config.tokens.clockSkew
+            )
+            let codeSecret = try keys.loadOrCreateSecret(named: "code-secret", logger: logger)
+
+            let rateLimiter = RateLimiter(clock: clock, counters: options.rateLimitCounters ?? MemoryRateLimitCounters())
+            let transport = Self.transport(config.mail, dataFolder: options.dataFolder, logger: logger)
+            let jobs = JobQueue(store: store, clock: clock, logger: logger)
+            let mailer = Mailer(
+                transport: transport, from: config.mail.from,
+                templates: MailTemplates(folder: options.dataFolder + "/templates", productName: config.mail.productName), jobs: jobs,
+                box: try SecretBox(key: try keys.loadOrCreateSecret(named: "mail-queue", logger: logger)),
+                retry: .init(maxAttempts: config.mail.maxAttempts, baseDelay: config.mail.retryDelay),
+                waitForDelivery: .milliseconds(Int64(config.mail.waitForDelivery * 1000)), logger: logger
+            )
+            let audit = AuditLog(folder: options.dataFolder, settings: config.audit, clock: clock, logger: logger)
+            let issuerName = IssuerName(config.issuer)
+            let sessions = SessionService(
+                store: store, issuer: AccessTokenIssuer(keyRing: keyRing),
+                verifier: AccessTokenVerifier(keyRing: keyRing, issuer: issuerName, audience: config.audience, clockSkew: config.tokens.clockSkew),
+                settings: config.tokens, rateLimiter: rateLimiter, clock: clock, logger: logger, audit: audit, freshAuth: config.freshAuth
+            )
+            let notices = SignInMethodNotices(mailer: mailer, clock: clock, logger: logger, names: registry.methodNames)
+            let kernel = Kernel(
+                config: config, users: UserService(store: store, clock: clock, logger: logger, notices: notices), sessions: sessions,
+                codes: OneTimeCodeService(store: store, secret: codeSecret, clock: clock),
+                approvals: ApprovalService(store: store, secret: codeSecret, clock: clock, logger: logger, cluster: options.cluster),
+                jobs: jobs, accountDeletion: AccountDeletionHooks(), rateLimiter: rateLimiter,
+                mailer: mailer, clock: clock, logger: logger,
+                audit: audit, decoyRecords: options.decoyRecords, keys: keys
+            )
+            let providers = try registry.instantiate(kernel: kernel)
+
+            let router = Router(context: AuthRequestContext.self)
+            let routeTable = RouteTable()
+            router.add(middleware: RequestInfoMiddleware(proxies: config.trustedProxies))
+            let metrics = config.metricsListen.flatMap { listen in options.metricsExposition.map { (listen, $0) } }
+            // Requests by route and status, and their latency; only when someone collects them.
+            if metrics != nil { router.add(middleware: MetricsMiddleware()) }
+            router.add(middleware: ErrorRenderingMiddleware(routes: routeTable))
+            // Per-request lines at debug: at thousands of requests a second an info line each is the bottleneck.
+            router.add(middleware: LogRequestsMiddleware(.debug, includeHeaders: .none))
+            let api = router.group("api/v1/auth").add(middleware: BearerAuthenticator(sessions: sessions))
+            KernelRoutes(kernel: kernel, keyRing: keyRing, providerIDs: config.providers).add(to: router, api: api)
+            ApprovalRoutes(kernel: kernel).add(to: api)
+            for provider in providers { api.addRoutes(provider.routes()) }
+
+            // Order matters at shutdown: services stop in reverse, so the store closes after the HTTP
+            // server has finished its in-flight requests.
+            var services: [any Service] =
+                [StoreClosingService(store: store, audit: audit), ExpiryPurgeService(kernel: kernel), JobRunner(jobs: kernel.jobs, interval: .seconds(1))] + providers.flatMap(\.services)
+            services += options.extraServices
+            if let cluster = options.cluster {
+                services.append(
+                    ClusterEventService(events: cluster, approvals: kernel.approvals, keys: keys, keyRing: keyRing, clock: clock, logger: logger))
+            }
+            let readiness = ListenerReadiness(announce: options.onServerRunning)
+            readiness.expect()  // the API
+            if let (listen, exposition) = metrics {
+                readiness.expect()
+                services.append(
+                    MetricsEndpoint.service(host: listen.host, port: listen.port, exposition: exposition, logger: logger) {
+                        await readiness.listening()
+                    })
+            }
+            if options.adminSocket {
+                let operations = try AdminOperations(
+                    kernel: kernel, store: store, keyRing: keyRing, cluster: options.cluster, dataFolder: options.dataFolder, via: "admin socket")
+                // Last, so it stops first, before the store closes.
+                if let admin = AdminSocket.service(
+                    dataFolder: options.dataFolder, operations: operations, logger: logger, onRunning: { await readiness.listening() })
+                {
+                    readiness.expect()
+                    services.append(admin)
+                }
+            }
+            let application = Application(
+                router: router,
+                // Without these an idle, half-sent or trickled request would hold its connection forever (slow-loris).
+                server: .http1(
+                    configuration: .init(
+                        additionalChannelHandlers: [RequestDeadlineHandler(timeout: .seconds(Int64(config.requestTimeout)))],
+                        idleTimeout: .seconds(Int64(config.idleTimeout)))),
+                // Beyond `http.max_connections`, new connections wait in the listen backlog; established ones go on.
+                configuration: .init(
+                    address: .hostname(options.host, port: options.port), serverName: "authd",
+                    availableConnectionsDelegate: MaximumAvailableConnections(config.maxConnections)),
+                services: services,
+                onServerRunning: { channel in
+                    // One accept per wake-up, so the connection limit is exact (NIO accepts up to 4 at a time).
+                    try? await channel.setOption(ChannelOptions.maxMessagesPerRead, value: 1)
+                    let ip = channel.localAddress?.ipAddress ?? options.host
+                    let port = channel.localAddress?.port ?? options.port
+                    // `--port 0`: the default issuer names the port actually bound, not 0.
+                    if config.issuerIsDefault, options.port != port {
+                        issuerName.set("http://\(options.host.contains(":") ? "[\(options.host)]" : options.host):\(port)")
+                    }
+                    await readiness.listening(apiURL: "http://\(ip.contains(":") ? "[\(ip)]" : ip):\(port)")
+                },
+                logger: logger
+            )
+            routeTable.set(router.routes.map { (method: $0.method.rawValue, path: "\($0.path)") })
+            let routes = router.routes.map { "\($0.method.rawValue) \($0.path)" }.sorted()
+            return AuthServer(kernel: kernel, store: store, keyRing: keyRing, cluster: options.cluster, application: application, routes: routes)
+        } catch {
+            await store.close()
+            throw error
+        }
+    }
+
+    /// Serves until SIGINT or SIGTERM, then finishes in-flight requests and flushes the store.
+    public func run() async throws {
+        var configuration = ServiceGroupConfiguration(
+            services: [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: kernel.logger
+        )
+        // In-flight requests get this long to finish (an event stream would wait forever), then are cancelled.
+        configuration.maximumGracefulShutdownDuration = .seconds(kernel.config.shutdownTimeout)
+        configuration.maximumCancellationDuration = .seconds(5)
+        try await ServiceGroup(configuration: configuration).run()
+        await store.close()
+        await kernel.audit.close()
+    }
+
+    /// The mail transport `settings` name.
+    static func transport(_ settings: AuthConfig.MailSettings, dataFolder: String, logger: Logger) -> any MailTransport {
+        switch settings.transport {
+        case "outbox": OutboxMailTransport(path: dataFolder + "/outbox.jsonl")
+        case "smtp": SMTPTransport(settings: settings.smtp!)
+        case "sendmail": SendmailTransport(path: settings.sendmailPath)
+        default: LogMailTransport(logger: logger)
+        }
+    }
+
+    /// What a reload changed, and what changed in the file but waits for a restart.
+    public struct ReloadReport: Sendable, Equatable {
+        /// Applied now.
+        public var reloaded: [String]
+        /// Changed in the file, not applied: top-level keys (`issuer`, `tokens`, a provider's section…).
+        public var needRestart: [String]
+    }
+
+    /// Applies a re-read configuration file (SIGHUP): mail settings and every rate limit at once
+    /// (templates are read at each send anyway); other changes are reported as needing a restart.
+    /// - Parameters:
+    ///   - config: the new file, parsed and checked.
+    ///   - root: its JSON; `previous`: the JSON it replaces.
+    public func reload(config: AuthConfig, root: [String: JSONValue], previous: [String: JSONValue], dataFolder: String) async -> ReloadReport {
+        var reloaded: [String] = []
+        if root["mail"] != previous["mail"] {
+            kernel.mailer.reconfigure(
+                transport: Self.transport(config.mail, dataFolder: dataFolder, logger: kernel.logger), from: config.mail.from,
+                retry: .init(maxAttempts: config.mail.maxAttempts, baseDelay: config.mail.retryDelay),
+                waitForDelivery: .milliseconds(Int64(config.mail.waitForDelivery * 1000))
+            )
+            reloaded.append("mail")
+        }
+        let limitsChanged = Self.rateLimits(.object(root), path: "") != Self.rateLimits(.object(previous), path: "")
+        await kernel.rateLimiter.reload(root: root, clearCounters: limitsChanged)
+        if limitsChanged { reloaded.append("rate limits") }
+        let keys = Set(root.keys).union(previous.keys).subtracting(["mail", "log"])
+        let needRestart = keys.filter { Self.withoutRateLimits(root[$0] ?? .null) != Self.withoutRateLimits(previous[$0] ?? .null) }.sorted()
+        return ReloadReport(reloaded: reloaded, needRestart: needRestart)
+    }
+
+    /// Paths of objects that look like rate-limit rules (they have `limit` or `window`) but are not
+    /// valid ones; a reload refuses a file with any.
+    public static func invalidRateLimits(_ root: [String: JSONValue]) -> [String] {
+        func walk(_ value: JSONValue, _ path: String) -> [String] {
+            guard case .object(let o) = value else { return [] }
+            if o["limit"] != nil || o["window"] != nil { return RateLimitRule.parse(value) == nil ? [path] : [] }
+            return o.flatMap { walk($0.value, path.isEmpty ? $0.key : "\(path).\($0.key)") }
+        }
+        return walk(.object(root), "").sorted()
+    }
+
+    /// The value with every rate-limit rule (`{"limit", "window"}`) taken out.
+    static func withoutRateLimits(_ value: JSONValue) -> JSONValue {
+        guard case .object(let o) = value else { return value }
+        return .object(o.filter { RateLimitRule.parse($0.value) == nil }.mapValues(withoutRateLimits))
+    }
+
+    /// Every rate-limit rule in the value, by path.
+    static func rateLimits(_ value: JSONValue, path: String) -> [String: JSONValue] {
+        guard case .object(let o) = value else { return [:] }
+        var found: [String: JSONValue] = [:]
+        for (key, v) in o {
+            let p = path.isEmpty ? key : "\(path).\(key)"
+            if RateLimitRule.parse(v) != nil { found[p] = v } else { found.merge(rateLimits(v, path: p)) { a, _ in a } }
+        }
+        return found
+    }
+
+    /// Closes the store (idempotent); for tests that drive ``application`` themselves.
+    public func close() async {
+        await store.close()
+        await kernel.audit.close()
+    }
+}
+
+/// Closes the store when the service group shuts down.
+struct StoreClosingService: Service {
+    let store: any AuthStore
+    let audit: AuditLog
+    func run() async throws {
+        try? await gracefulShutdown()
+        await store.close()
+        await audit.close()
+    }
+}
+
+/// Deletes expired one-time codes and long-ended approval requests every minute, and expired
+/// sessions every ten (a scan of every session, done in parts).
+struct ExpiryPurgeService: Service {
+    let kernel: Kernel
+    func run() async throws {
+        var round = 0
+        while !Task.isShuttingDownGracefully, !Task.isCancelled {
+            do {
+                try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(60)) }
+            } catch { return }
+            round += 1
+            do {
+                try await kernel.codes.purgeExpired()
+                try await kernel.approvals.purgeExpired()
+                try await kernel.rateLimiter.purge()
+                try await kernel.decoyRecords?.purge(untouchedSince: kernel.clock.now().addingTimeInterval(-2 * 86_400))
+                if round % 10 == 1 { try await kernel.sessions.purgeExpired() }
+            } catch {
+                kernel.logger.warning("could not purge expired codes, approvals and sessions", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+}

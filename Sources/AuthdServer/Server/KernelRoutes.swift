@@ -1,0 +1,140 @@
+public import AuthKernel
+public import AuthStorage
+import Foundation
+public import Hummingbird
+
+/// The kernel's endpoints (contract §3): health, JWKS, providers, refresh, logout, me, account, sessions.
+public struct KernelRoutes: Sendable {
+    let kernel: Kernel
+    let keyRing: SigningKeyRing
+    let providerIDs: [String]
+
+    /// Creates the routes.
+    public init(kernel: Kernel, keyRing: SigningKeyRing, providerIDs: [String]) {
+        self.kernel = kernel
+        self.keyRing = keyRing
+        self.providerIDs = providerIDs
+    }
+
+    struct Health: ResponseEncodable { var status = "ok" }
+    struct Providers: ResponseEncodable { var providers: [String] }
+    struct JWKS: ResponseEncodable { var keys: [[String: String]] }
+    struct RefreshBody: FlatJSONDecodable {
+        var refreshToken: String
+        enum CodingKeys: String, CodingKey { case refreshToken = "refresh_token" }
+        init?(flat: FlatJSONObject) {
+            guard let token = flat["refresh_token"] else { return nil }
+            refreshToken = token
+        }
+    }
+    struct ProfileBody: Decodable {
+        var displayName: String?
+        enum CodingKeys: String, CodingKey { case displayName = "display_name" }
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            // Required but nullable: null clears the name, a missing key is a mistake.
+            guard c.contains(.displayName) else {
+                throw DecodingError.keyNotFound(CodingKeys.displayName, .init(codingPath: [], debugDescription: ""))
+            }
+            displayName = try c.decodeIfPresent(String.self, forKey: .displayName)
+        }
+    }
+    struct SessionList: ResponseEncodable {
+        struct Item: Encodable {
+            var id: String
+            var deviceName: String?
+            var platform: String?
+            var createdAt: String
+            var lastUsedAt: String
+            var current: Bool
+            enum CodingKeys: String, CodingKey { case id, deviceName = "device_name", platform, createdAt = "created_at", lastUsedAt = "last_used_at", current }
+            func encode(to encoder: any Encoder) throws {
+                var c = encoder.container(keyedBy: CodingKeys.self)
+                try c.encode(id, forKey: .id)
+                try c.encode(deviceName, forKey: .deviceName)
+                try c.encode(platform, forKey: .platform)
+                try c.encode(createdAt, forKey: .createdAt)
+                try c.encode(lastUsedAt, forKey: .lastUsedAt)
+                try c.encode(current, forKey: .current)
+            }
+        }
+        var sessions: [Item]
+    }
+
+    /// Adds the routes: the public ones at the root, the `/api/v1/auth` ones to `api`.
+    public func add(to router: Router<AuthRequestContext>, api: RouterGroup<AuthRequestContext>) {
+        let kernel = self.kernel
+        let keyRing = self.keyRing
+        let providerIDs = self.providerIDs
+
+        router.get("health") { _, _ in Health() }
+        router.get("openapi.yaml") { _, _ -> Response in
+            Response(status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
+        }
+        router.get(".well-known/jwks.json") { _, _ -> Response in
+            let data = try JSONEncoder().encode(JWKS(keys: keyRing.jwks(now: kernel.clock.now())["keys"] ?? []))
+            return Response(
+                status: .ok,
+                headers: [.contentType: "application/json", .cacheControl: "public, max-age=300"],
+                body: .init(byteBuffer: ByteBuffer(bytes: data))
+            )
+        }
+
+        api.get("providers") { _, _ in Providers(providers: providerIDs) }
+
+        api.post("refresh") { request, context -> SessionResponse in
+            let body = try await request.decodeJSON(as: RefreshBody.self, context: context)
+            return try await kernel.sessions.refresh(body.refreshToken)
+        }
+
+        api.post("logout") { _, context -> Response in
+            let principal = try context.requirePrincipal()
+            try await kernel.sessions.revoke(principal.session.id, of: principal.user.id)
+            await kernel.audit.record("logout", user: principal.user.id)
+            return Response(status: .noContent)
+        }
+
+        api.get("me") { _, context -> UserResponse in
+            UserResponse(try context.requirePrincipal().user)
+        }
+
+        api.patch("me") { request, context -> UserResponse in
+            let principal = try context.requirePrincipal()
+            let body = try await request.decodeJSON(as: ProfileBody.self, context: context)
+            let name = try DisplayName.validate(body.displayName)
+            let user = try await kernel.users.update(principal.user.id) { $0.displayName = name }
+            return UserResponse(user)
+        }
+
+        api.delete("account") { _, context -> Response in
+            let principal = try context.requirePrincipal()
+            await kernel.accountDeletion.run(for: principal.user)
+            try await kernel.users.delete(principal.user.id)
+            await kernel.audit.record("account_deleted", user: principal.user.id)
+            return Response(status: .noContent)
+        }
+
+        api.get("sessions") { _, context -> SessionList in
+            let principal = try context.requirePrincipal()
+            let sessions = try await kernel.sessions.sessions(of: principal.user.id)
+            return SessionList(
+                sessions: sessions.map {
+                    .init(
+                        id: $0.id.lowercased, deviceName: $0.deviceName, platform: $0.platform,
+                        createdAt: Timestamp.string($0.createdAt), lastUsedAt: Timestamp.string($0.lastUsedAt),
+                        current: $0.id == principal.session.id
+                    )
+                }
+            )
+        }
+
+        api.delete("sessions/{id}") { _, context -> Response in
+            let principal = try context.requirePrincipal()
+            guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else {
+                throw AuthError.notFound("No such session.")
+            }
+            try await kernel.sessions.revoke(id, of: principal.user.id)
+            return Response(status: .noContent)
+        }
+    }
+}

@@ -1,4 +1,0 @@
-/// The version `authd --version` prints.
-enum AuthdVersion {
-    static let current = "0.1.0"
-}
