@@ -23,7 +23,7 @@ BIG = {"limit": 1000000, "window": 1}
 CONFIG = {
     "mail": {"transport": "outbox"},
     "tokens": {"refresh_rate": BIG},
-    "email": {"sends_per_ip": BIG, "verifies_per_ip": BIG, "resend_interval": 0},
+    "email": {"sends_per_ip": BIG, "verifies_per_ip": BIG, "attempts_per_client": BIG, "resend_interval": 0},
     "pin": {"anonymous_per_ip": BIG},
     "password": {"login_per_ip": BIG, "login_per_email": BIG, "register_per_ip": BIG, "lockout_after": 1000},
 }

@@ -42,7 +42,7 @@ public struct InviteCodeProvider: AuthProvider {
 
             var user = try await kernel.users.signIn(
                 .init(identity: Identity(provider: Self.id, subject: name.lowercased()), email: nil, emailVerified: false),
-                linkingTo: context.principal?.user.id
+                linkingTo: context.principal
             )
             if user.displayName == nil {
                 user = try await kernel.users.update(user.id) { $0.displayName = name }

@@ -76,15 +76,18 @@ struct ChangeAndResetTests {
     }
 
     @Test func resetsPerEmailAreLimitedAlikeForKnownAndUnknown() async throws {
-        let h = try await T.harness(#"{"mail":{"transport":"outbox"},"password":{"resets_per_email":{"limit":1,"window":600}}}"#)
+        let h = try await T.harness(#"{"mail":{"transport":"outbox"},"password":{"resets_per_email":{"limit":1,"window":600},"resets_per_ip":{"limit":100,"window":600}}}"#)
         try await h.test { client async throws in
             _ = try await T.registered(client, h, email: "k@x.io")
             for email in ["k@x.io", "u@x.io"] {
-                #expect(try await client.send(.post, "/api/v1/auth/password/reset/email/initiate", json: ["email": email]).status == .ok)
+                // A client's first request for an email is its own; its next ones meet the email's ceiling.
+                for _ in 0..<2 { #expect(try await client.send(.post, "/api/v1/auth/password/reset/email/initiate", json: ["email": email]).status == .ok) }
                 let again = try await client.send(.post, "/api/v1/auth/password/reset/email/initiate", json: ["email": email])
                 #expect(again.status == .tooManyRequests && again.retryAfter == 600)
                 // Device resets (which mail nothing) have a budget of their own.
-                #expect(try await client.send(.post, "/api/v1/auth/password/reset/device/initiate", json: ["email": email, "new_password": Self.newPassword]).status == .accepted)
+                for _ in 0..<2 {
+                    #expect(try await client.send(.post, "/api/v1/auth/password/reset/device/initiate", json: ["email": email, "new_password": Self.newPassword]).status == .accepted)
+                }
                 let device = try await client.send(.post, "/api/v1/auth/password/reset/device/initiate", json: ["email": email, "new_password": Self.newPassword])
                 #expect(device.status == .tooManyRequests && device.retryAfter == 600)
             }

@@ -5,7 +5,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import PINProvider
-import PasswordProvider
+@testable import PasswordProvider
 import Testing
 
 /// Attacks an outside security review ran against the password provider (issue #24), each replayed
@@ -206,6 +206,63 @@ struct ReviewFindingsPasswordTests {
         }
     }
 
+    // MARK: 2, second pass: linking is adding a way in
+
+    @Test func reviewFindingAStaleStolenTokenCannotLinkAPasswordOrAnEmailToTheAccount() async throws {
+        let h = try await harness()
+        try await h.test { client async throws in
+            let stolen = try await T.registered(client, h, email: Self.owner, password: Self.ownerPassword)
+            h.clock.advance(by: 601)
+            // A password for the attacker's own address, which would have replaced the owner's...
+            let register = try await client.send(
+                .post, "/api/v1/auth/password/register", json: ["email": "me@attacker.example", "password": Self.attackerPassword],
+                bearer: stolen.accessToken)
+            #expect(register.status == .forbidden && register.errorCode == "REAUTH_REQUIRED")
+            // ...and an email sign-in, whose new session would have been fresh.
+            _ = try await client.send(.post, "/api/v1/auth/email/send-code", json: ["email": "me@attacker.example"])
+            let code = try #require(try T.lastCode(h, to: "me@attacker.example"))
+            let link = try await client.send(
+                .post, "/api/v1/auth/email/verify", json: ["email": "me@attacker.example", "code": code], bearer: stolen.accessToken)
+            #expect(link.status == .forbidden && link.errorCode == "REAUTH_REQUIRED")
+            #expect(try await T.login(client, Self.owner, Self.ownerPassword).status == .ok)
+        }
+    }
+
+    @Test func reviewFindingALinkNeverReplacesTheAccountsPassword() async throws {
+        let h = try await harness()
+        try await h.test { client async throws in
+            let fresh = try await T.registered(client, h, email: Self.owner, password: Self.ownerPassword)
+            let register = try await client.send(
+                .post, "/api/v1/auth/password/register", json: ["email": "second@x.io", "password": Self.attackerPassword],
+                bearer: fresh.accessToken)
+            #expect(register.status == .conflict && register.errorCode == "INVALID_STATE")
+            #expect(try await T.login(client, Self.owner, Self.ownerPassword).status == .ok)
+            #expect(try await T.login(client, Self.owner, Self.attackerPassword).errorCode == "INVALID_CREDENTIALS")
+        }
+    }
+
+    @Test func reviewFindingAResetOfAnAccountNobodyVerifiedRemovesWhatTheSquatterAttached() async throws {
+        let h = try await harness(#"{"mail":{"transport":"outbox"},"password":{"require_email_verification":false}}"#)
+        try await h.test { client async throws in
+            try await register(client, Self.attackerPassword, name: "Squatter")
+            let squatted = try #require(try await h.kernel.users.user(email: Self.owner))
+            // The squatter links a way back in (as an Apple ID would be) and a user name.
+            _ = try await h.kernel.users.update(squatted.id) {
+                $0.identities.append(Identity(provider: "test", subject: "squatter"))
+                $0.username = "squatter"
+            }
+            _ = try await client.send(.post, "/api/v1/auth/password/reset/email/initiate", json: ["email": Self.owner])
+            let code = try #require(try await T.waitForMail(h, count: 2).last?["code"] as? String)
+            let reset = try await client.send(
+                .post, "/api/v1/auth/password/reset/email/verify", json: ["email": Self.owner, "code": code, "new_password": Self.ownerPassword])
+            #expect(reset.status == .ok)
+            let owned = try #require(try await h.kernel.users.user(id: squatted.id))
+            #expect(owned.emailVerified && owned.username == nil)
+            #expect(owned.identities == [Identity(provider: "password", subject: Self.owner)])
+            #expect(try await h.kernel.users.user(identity: Identity(provider: "test", subject: "squatter")) == nil)
+        }
+    }
+
     // MARK: 5. Squatted identities
 
     @Test func reviewFindingAPasswordSquattedOnAnUnverifiedAddressBlocksTheOwnersPassword() async throws {
@@ -236,6 +293,20 @@ struct ReviewFindingsPasswordTests {
             }
             #expect(try await client.send(.post, "/api/v1/auth/password/reset/email/initiate", json: ["email": Self.owner]).status == .ok)
         }
+    }
+
+    @Test func pendingRegistrationsOfOneClientPushOutOnlyTheirOwnAndExpire() {
+        typealias P = PasswordProvider.PendingRegistration
+        func entry(_ client: String, at t: Double) -> P { P(passwordHash: "h-\(client)-\(t)", displayName: nil, linkUserID: nil, createdAt: t, client: client) }
+        let owner = entry("owner", at: 100)
+        var list = [owner]
+        for i in 1...8 {
+            list = P.all(in: P.payload(list, adding: entry("stranger", at: 100 + Double(i)), ttl: 900))
+        }
+        #expect(list.count == PasswordSettings.maxPendingRegistrations && list.contains(owner))
+        // Past the code's lifetime a registration is gone whoever comes next.
+        list = P.all(in: P.payload(list, adding: entry("late", at: 2000), ttl: 900))
+        #expect(list.map(\.client) == ["late"])
     }
 
     // MARK: 12. Sign-in racing a reset

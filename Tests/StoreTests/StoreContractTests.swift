@@ -45,7 +45,7 @@ struct StoreContractTests {
         await #expect(throws: AuthError.identityInUse) {
             _ = try await h.kernel.users.update(b.id) { $0.identities.append(Identity(provider: "test", subject: "a")) }
         }
-        await #expect(throws: AuthError.identityInUse) { _ = try await h.kernel.users.signIn(claim("a"), linkingTo: b.id) }
+        await #expect(throws: AuthError.identityInUse) { _ = try await h.kernel.users.signIn(claim("a"), linkingToUser: b.id) }
         // Nothing of the refused changes stuck.
         let stored = try #require(try await h.kernel.users.user(id: b.id))
         #expect(stored.username == nil && stored.email == "b@example.com" && stored.identities.count == 1)

@@ -138,7 +138,7 @@ def test_key_rotation_while_serving():
 
 
 def test_a_backup_under_write_load_restores_every_write_acknowledged_before_it():
-    config = {"email": {"sends_per_ip": {"limit": 1000000, "window": 1}, "verifies_per_ip": {"limit": 1000000, "window": 1}}}
+    config = {"email": {"sends_per_ip": {"limit": 1000000, "window": 1}, "verifies_per_ip": {"limit": 1000000, "window": 1}, "attempts_per_client": {"limit": 1000000, "window": 1}}}
     with running_server(config) as server, tempfile.TemporaryDirectory() as elsewhere:
         acknowledged = []  # (time the answer arrived, email, refresh token)
         failures = []  # a worker that dies would only thin the load: the test checks for it

@@ -154,7 +154,7 @@ def test_audit_tail_filters_and_follows():
 
 
 def test_the_audit_log_rotates_by_size():
-    config = {"audit": {"max_bytes": 4096, "keep": 2}, "email": {"sends_per_ip": BIG, "verifies_per_ip": BIG}}
+    config = {"audit": {"max_bytes": 4096, "keep": 2}, "email": {"sends_per_ip": BIG, "verifies_per_ip": BIG, "attempts_per_client": BIG}}
     with running_server(config) as server:
         for n in range(60):
             server.call("POST", "/api/v1/auth/email/verify", {"email": f"guess{n}@example.com", "code": "000000"})

@@ -49,7 +49,7 @@ def codes(results):
 
 
 def test_100_concurrent_verifies_of_one_code_make_exactly_one_session():
-    with running_server({"email": {"verifies_per_ip": BIG}}) as server:
+    with running_server({"email": {"verifies_per_ip": BIG, "attempts_per_client": BIG}}) as server:
         server.call("POST", "/api/v1/auth/email/send-code", {"email": "race@example.com"})
         code = server.last_code()
         results = concurrently(server, [("POST", "/api/v1/auth/email/verify", {"email": "race@example.com", "code": code}, None)] * 100)
@@ -91,8 +91,9 @@ def test_100_concurrent_refreshes_after_the_grace_revoke_the_session():
 
 def test_50_concurrent_registrations_of_one_email_make_exactly_one_account():
     # Enough tries that the 49 superseded codes racing the live one cannot kill it first.
-    config = {"password": {"register_per_ip": BIG, "resend_interval": 0, "max_attempts": 100, "max_failures": 1000}}
-    with running_server({**config, "email": {"verifies_per_ip": BIG}}) as server:
+    config = {"password": {"register_per_ip": BIG, "resend_interval": 0, "max_attempts": 100, "max_failures": 1000,
+                           "verifies_per_ip": BIG, "attempts_per_client": BIG}}
+    with running_server({**config, "email": {"verifies_per_ip": BIG, "attempts_per_client": BIG}}) as server:
         email = "twins@example.com"
         registered = concurrently(server, [
             ("POST", "/api/v1/auth/password/register", {"email": email, "password": f"password number {i}", "display_name": f"Twin {i}"}, None)

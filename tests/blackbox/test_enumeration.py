@@ -22,9 +22,10 @@ from conftest import running_server
 
 BIG = {"limit": 1000000, "window": 1}
 CONFIG = {
-    "email": {"sends_per_ip": BIG, "verifies_per_ip": BIG, "resend_interval": 0, "max_failures": 10000, "max_attempts": 100},
+    "email": {"sends_per_ip": BIG, "verifies_per_ip": BIG, "attempts_per_client": BIG, "resend_interval": 0, "max_failures": 10000, "max_attempts": 100},
     "pin": {"attempts_per_ip": BIG, "anonymous_per_ip": BIG, "max_attempts": 100},
     "password": {"login_per_ip": BIG, "login_per_email": BIG, "register_per_ip": BIG, "resend_interval": 0,
+                 "verifies_per_ip": BIG, "attempts_per_client": BIG, "resets_per_email_ip": BIG, "resends_per_ip": BIG,
                  "lockout_after": 1000, "resets_per_email": BIG, "resets_per_ip": BIG, "max_pending_resets": 20,
                  "max_failures": 10000, "max_attempts": 100},
 }

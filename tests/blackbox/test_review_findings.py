@@ -142,13 +142,41 @@ def test_a_stranger_cannot_spend_the_owners_reset_budget():
     config = {"http": {"trusted_proxies": ["127.0.0.1"]}}
     with running_server(config) as server:
         server.sign_in("owner@example.com")
-        for _ in range(3):
-            call_from(server, "203.0.113.5", "/api/v1/auth/password/reset/device/initiate",
-                      {"email": "owner@example.com", "new_password": "a stranger's choice"})
-            call_from(server, "203.0.113.5", "/api/v1/auth/password/reset/email/initiate", {"email": "owner@example.com"})
-        assert call_from(server, "203.0.113.5", "/api/v1/auth/password/reset/email/initiate", {"email": "owner@example.com"}) == 429
+        # From four networks, until every one of them is refused.
+        for network in ["203.0.113.5", "203.0.113.6", "2001:db8:7::1", "2001:db8:8::1"]:
+            for _ in range(4):
+                call_from(server, network, "/api/v1/auth/password/reset/device/initiate",
+                          {"email": "owner@example.com", "new_password": "a stranger's choice"})
+                call_from(server, network, "/api/v1/auth/password/reset/email/initiate", {"email": "owner@example.com"})
+            assert call_from(server, network, "/api/v1/auth/password/reset/email/initiate", {"email": "owner@example.com"}) == 429
         # The owner, from their own address, still gets a reset code.
         assert call_from(server, "198.51.100.9", "/api/v1/auth/password/reset/email/initiate", {"email": "owner@example.com"}) == 200
+
+
+def test_wrong_reset_codes_from_a_stranger_do_not_lock_the_owner_out():
+    config = {"http": {"trusted_proxies": ["127.0.0.1"]}, "password": {"resend_interval": 0}}
+    with running_server(config) as server:
+        server.sign_in("owner@example.com")
+        assert call_from(server, "198.51.100.9", "/api/v1/auth/password/reset/email/initiate", {"email": "owner@example.com"}) == 200
+        deadline = time.time() + 5
+        while time.time() < deadline and not any(json.loads(m)["to"] == "owner@example.com" and "reset" in json.loads(m)["subject"]
+                                                 for m in server.outbox()):
+            time.sleep(0.05)
+        code = server.code_for("owner@example.com")
+        wrong = "000000" if code != "000000" else "111111"
+        body = {"email": "owner@example.com", "code": wrong, "new_password": "a stranger's choice"}
+        statuses = [call_from(server, "203.0.113.5", "/api/v1/auth/password/reset/email/verify", body) for _ in range(12)]
+        assert statuses[-1] == 429, statuses  # the stranger's own budget runs out...
+        # ...before the email's: the owner asks for a new code (their first was killed by the wrong
+        # tries, as any code is after max_attempts) and it works.
+        mails = len(server.outbox())
+        assert call_from(server, "198.51.100.9", "/api/v1/auth/password/reset/email/initiate", {"email": "owner@example.com"}) == 200
+        deadline = time.time() + 5
+        while time.time() < deadline and len(server.outbox()) == mails:
+            time.sleep(0.05)
+        ok = call_from(server, "198.51.100.9", "/api/v1/auth/password/reset/email/verify",
+                       {"email": "owner@example.com", "code": server.code_for("owner@example.com"), "new_password": "the owner's new secret"})
+        assert ok == 200
 
 
 # 9. Timing reveals a pending registration
@@ -225,6 +253,8 @@ def test_a_body_trickled_a_byte_at_a_time_is_cut_at_the_request_timeout():
         assert closed_after is not None, "the trickled request stayed open"
         assert closed_after < 7, closed_after
         assert answer == b"" or answer.startswith(b"HTTP/1.1 408"), answer[:100]
+        if answer:
+            assert json.loads(answer.split(b"\r\n\r\n", 1)[1])["error"]["code"] == "REQUEST_TIMEOUT"
         # The server still serves others.
         assert server.call("GET", "/health")[0] == 200
 
@@ -276,6 +306,31 @@ def test_the_approvals_stream_closes_instead_of_delivering_once_its_session_ende
     conn.close()
     assert b"event: approval" not in rest, rest
     assert closed, "the stream stayed open after logout"
+
+
+def test_one_client_cannot_take_every_connection():
+    with running_server({"http": {"max_connections_per_client": 4}}) as server:
+        url = urllib.parse.urlparse(server.url)
+        held = [socket.create_connection((url.hostname, url.port), timeout=10) for _ in range(4)]
+        time.sleep(0.3)
+        request = b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n"
+        extra = socket.create_connection((url.hostname, url.port), timeout=10)
+        try:
+            extra.sendall(request)
+            answer = extra.recv(4096)
+        except ConnectionResetError:
+            answer = b""
+        assert answer == b""  # closed at once
+        extra.close()
+        # Another client (another loopback address) is served, and so are the ones held.
+        other = socket.create_connection((url.hostname, url.port), timeout=10, source_address=("127.0.0.2", 0))
+        other.sendall(request)
+        assert other.recv(4096).startswith(b"HTTP/1.1 200")
+        other.close()
+        held[0].sendall(request)
+        assert held[0].recv(4096).startswith(b"HTTP/1.1 200")
+        for s in held:
+            s.close()
 
 
 # 15. SMTP reply injection

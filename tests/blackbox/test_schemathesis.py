@@ -26,10 +26,10 @@ BIG = {"limit": 1000000, "window": 1}
 CONFIG = {
     "providers": ["email", "pin", "password", "apple"],
     "tokens": {"refresh_rate": BIG},
-    "email": {"sends_per_ip": BIG, "verifies_per_ip": BIG, "resend_interval": 0},
+    "email": {"sends_per_ip": BIG, "verifies_per_ip": BIG, "attempts_per_client": BIG, "resend_interval": 0},
     "pin": {"attempts_per_ip": BIG, "anonymous_per_ip": BIG},
     "password": {"login_per_ip": BIG, "login_per_email": BIG, "register_per_ip": BIG, "resets_per_ip": BIG, "resets_per_email": BIG,
-                 "resets_per_email_ip": BIG, "verifies_per_ip": BIG, "resends_per_ip": BIG},
+                 "resets_per_email_ip": BIG, "verifies_per_ip": BIG, "resends_per_ip": BIG, "attempts_per_client": BIG},
 }
 SESSION_ENDING = ["/api/v1/auth/logout", "/api/v1/auth/account", "/api/v1/auth/sessions/{id}"]
 

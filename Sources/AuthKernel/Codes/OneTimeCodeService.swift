@@ -108,6 +108,10 @@ public struct OneTimeCodeService: Sendable {
         let checked = try await store.write([.code(purpose: purpose, key: key)], durability: .eventual) { state -> Checked in
             var record = try Self.liveRecord(state, purpose: purpose, key: key, now: now, policy: policy)
             if ConstantTime.equals(presented, Hex.decode(record.digest) ?? []) {
+                // A right code counts as a try until it is used up: checks racing each other get
+                // no more than `maxAttempts` guesses at what the caller checks next.
+                record.attempts += 1
+                state.put(record)
                 return Checked(purpose: purpose, key: key, payload: record.payload ?? [:], digest: record.digest)
             }
             Self.countFailure(&record, now: now, policy: policy)
@@ -135,7 +139,10 @@ public struct OneTimeCodeService: Sendable {
         let now = clock.now()
         try await store.write([.code(purpose: checked.purpose, key: checked.key)], durability: .eventual) { state in
             guard var record = state.code(purpose: checked.purpose, key: checked.key), record.digest == checked.digest else { return }
-            Self.countFailure(&record, now: now, policy: policy)
+            // The try was counted by the check; here it becomes a failure.
+            let windowStart = now.addingTimeInterval(-TimeInterval(policy.failureWindow))
+            record.failures = record.failures.filter { $0 > windowStart } + [now]
+            if record.attempts >= policy.maxAttempts { record.digest = "" }
             state.put(record)
         }
     }

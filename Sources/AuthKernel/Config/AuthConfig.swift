@@ -29,6 +29,8 @@ public struct AuthConfig: Sendable {
     public var requestTimeout: Int = 30
     /// Connections served at once; beyond it new ones wait to be accepted (`http.max_connections`).
     public var maxConnections: Int = 4096
+    /// Connections one client network may hold at once (`http.max_connections_per_client`).
+    public var maxConnectionsPerClient: Int = 256
     /// Seconds after an interactive sign-in during which a session may add or change credentials (`auth.fresh_auth`).
     public var freshAuth: Int = 600
     /// Reverse proxies whose `X-Forwarded-For` is believed (`http.trusted_proxies`; default none).
@@ -266,6 +268,7 @@ public struct AuthConfig: Sendable {
         let requestTimeout = try http.seconds("request_timeout", default: 30, max: 3600)
         guard requestTimeout >= 1 else { throw ConfigError("http.request_timeout must be at least 1 second") }
         let maxConnections = try http.int("max_connections", default: 4096, in: 1...1_000_000)
+        let maxConnectionsPerClient = try http.int("max_connections_per_client", default: 256, in: 1...1_000_000)
         try http.rejectUnknownKeys()
 
         var auth = try top.section("auth")
@@ -315,6 +318,7 @@ public struct AuthConfig: Sendable {
         config.idleTimeout = idleTimeout
         config.requestTimeout = requestTimeout
         config.maxConnections = maxConnections
+        config.maxConnectionsPerClient = maxConnectionsPerClient
         config.freshAuth = freshAuth
         config.trustedProxies = trustedProxies
         config.shutdownTimeout = shutdownTimeout

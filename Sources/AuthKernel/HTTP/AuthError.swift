@@ -33,7 +33,7 @@ public struct AuthError: Error, HTTPResponseError, Sendable, Equatable {
 
     /// `{"error":{"code","details"?,"message"}}`, keys sorted, written directly: through
     /// `JSONEncoder` the body was a tenth of a rejected request's cost (bench/README.md).
-    var body: [UInt8] {
+    package var body: [UInt8] {
         var w = JSONWriter(capacity: 256)
         w.beginObject()
         w.key("error")

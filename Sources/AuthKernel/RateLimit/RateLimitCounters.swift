@@ -48,7 +48,7 @@ public final class MemoryRateLimitCounters: RateLimitCounters {
     public let capacity: Int
 
     /// Creates empty counters holding at most `capacity` keys.
-    public init(capacity: Int = 1_000_000, shards: Int = 16) {
+    public init(capacity: Int = 250_000, shards: Int = 16) {
         self.capacity = capacity
         self.shards = (0..<max(1, shards)).map { _ in Lock() }
         perShard = max(16, capacity / max(1, shards))

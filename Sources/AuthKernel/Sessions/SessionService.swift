@@ -40,7 +40,11 @@ public struct SessionService: Sendable {
     /// is refused with 401 `INVALID_CREDENTIALS`, in the same write that would have started it.
     /// - Parameters:
     ///   - amr: providers used, e.g. `["email"]`.
-    public func signIn(_ user: UserRecord, amr: [String], device: DeviceInfo) async throws -> SessionResponse {
+    ///   - requireUnchangedCredentials: false for a sign-in that checked nothing stored on the user
+    ///     (an emailed code, an Apple token), which a reset does not make wrong.
+    public func signIn(
+        _ user: UserRecord, amr: [String], device: DeviceInfo, requireUnchangedCredentials: Bool = true
+    ) async throws -> SessionResponse {
         let now = clock.now()
         let token = RefreshToken.generate()
         let session = SessionRecord(
@@ -51,7 +55,7 @@ public struct SessionService: Sendable {
             // The user may have been deleted while the caller was deciding to sign it in.
             guard let current = state.user(id: user.id) else { throw AuthError.unauthorized }
             guard current.disabledAt == nil else { throw AuthError.accountDisabled }
-            guard current.credentialVersion == user.credentialVersion else { throw AuthError.invalidCredentials }
+            guard !requireUnchangedCredentials || current.credentialVersion == user.credentialVersion else { throw AuthError.invalidCredentials }
             state.put(session)
             return current
         }
@@ -169,7 +173,8 @@ public struct SessionService: Sendable {
     /// can start a session afterwards.
     public func revokeAll(of userID: UUID, except keep: UUID? = nil) async throws {
         let now = clock.now()
-        try await store.write([.sessionsOfUser(userID), .user(userID)]) { state in
+        // The user first, then its sessions: the order account deletion locks them in.
+        try await store.write([.user(userID), .sessionsOfUser(userID)]) { state in
             for session in state.sessions(userID: userID) where session.id != keep {
                 state.deleteSession(id: session.id)
             }
@@ -188,11 +193,8 @@ public struct SessionService: Sendable {
     @discardableResult
     public func purgeExpired() async throws -> Int {
         let now = clock.now()
-        var deleted = 0
-        // The file store scans memory under its lock: a sixteenth of the table at a time, so reads
-        // never wait long. A database selects the expired rows itself.
-        for part in StorePurge.parts(store) {
-            deleted += try await store.write([.sessionsExpired(before: now)]) { state -> Int in
+        let deleted = try await StorePurge.run(store) { part in
+            try await store.write([.sessionsExpired(before: now)]) { state -> Int in
                 var expired: [UUID] = []
                 state.sessions.forEachValue(inShards: part) { session in
                     guard session.expiresAt <= now else { return }
@@ -210,14 +212,13 @@ public struct SessionService: Sendable {
     /// Whether the principal's session began with an interactive sign-in at most `auth.fresh_auth`
     /// seconds ago, as adding or changing a credential needs.
     public func isFresh(_ principal: Principal) -> Bool {
-        clock.now().timeIntervalSince(principal.session.createdAt) <= TimeInterval(freshAuth)
+        FreshSession.isFresh(principal, now: clock.now(), within: freshAuth)
     }
 
     /// Throws 403 `REAUTH_REQUIRED` unless the session is fresh (``isFresh(_:)``). A user with no
     /// credential at all (anonymous, nothing linked) cannot sign in again, and is let through.
     public func requireFresh(_ principal: Principal) throws(AuthError) {
-        if principal.user.isAnonymous, principal.user.identities.isEmpty { return }
-        guard isFresh(principal) else { throw AuthError.reauthRequired }
+        try FreshSession.require(principal, now: clock.now(), within: freshAuth)
     }
 
     private func response(user: UserRecord, session: SessionRecord, refreshToken: String, now: Date) throws -> SessionResponse {

@@ -8,15 +8,18 @@ public struct UserService: Sendable {
     let clock: any AuthClock
     let logger: Logger
     let notices: SignInMethodNotices?
+    /// `auth.fresh_auth`: linking needs a session this fresh.
+    let freshAuth: Int
     /// What providers take away when an account is recovered.
     public let recovery: AccountRecoveryHooks
 
     /// Creates the service.
     /// - Parameter notices: mails the owner when a sign-in method is added to an account; nil mails nothing.
-    public init(
+    package init(
         store: any AuthStore, clock: any AuthClock, logger: Logger, notices: SignInMethodNotices? = nil,
-        recovery: AccountRecoveryHooks = AccountRecoveryHooks()
+        recovery: AccountRecoveryHooks = AccountRecoveryHooks(), freshAuth: Int = 600
     ) {
+        self.freshAuth = freshAuth
         self.store = store
         self.clock = clock
         self.logger = logger
@@ -62,8 +65,16 @@ public struct UserService: Sendable {
     /// one: a user holding the address unverified loses it to the new user (no pre-registered squatting).
     /// An unverified claim on an address another user holds creates the new user without the email.
     /// With `linkingTo` (the caller's Bearer session): the identity is added to that user, which
-    /// stops being anonymous; 409 `IDENTITY_IN_USE` if the identity or its email belongs to someone else.
-    public func signIn(_ claim: Claim, linkingTo linkUserID: UUID?) async throws -> UserRecord {
+    /// stops being anonymous; 409 `IDENTITY_IN_USE` if the identity or its email belongs to someone else;
+    /// 403 `REAUTH_REQUIRED` unless the session is fresh (linking adds a way in, which a stolen
+    /// access token must not be enough for).
+    public func signIn(_ claim: Claim, linkingTo principal: Principal?) async throws -> UserRecord {
+        if let principal { try FreshSession.require(principal, now: clock.now(), within: freshAuth) }
+        return try await signIn(claim, linkingToUser: principal?.user.id)
+    }
+
+    /// ``signIn(_:linkingTo:)`` with the user to link to named by id, without the freshness check.
+    package func signIn(_ claim: Claim, linkingToUser linkUserID: UUID?) async throws -> UserRecord {
         let now = clock.now()
         var keys: [StoreKey] = [.userByIdentity(claim.identity)]
         if let email = claim.email { keys.append(.userByEmail(email)) }
@@ -73,8 +84,11 @@ public struct UserService: Sendable {
             if let linkUserID {
                 guard var user = state.user(id: linkUserID) else { throw AuthError.unauthorized }
                 if let owner, owner.id != user.id { throw AuthError.identityInUse }
-                if let email = claim.email, let emailOwner = state.user(email: email), emailOwner.id != user.id {
-                    throw AuthError.identityInUse
+                if let email = claim.email, var emailOwner = state.user(email: email), emailOwner.id != user.id {
+                    // A verified claim takes the address from a holder who never proved it, as a sign-in does.
+                    guard claim.emailVerified, !emailOwner.emailVerified else { throw AuthError.identityInUse }
+                    Self.takeEmail(email, from: &emailOwner, now: now)
+                    state.put(emailOwner)
                 }
                 let before = user
                 Self.link(claim, to: &user, now: now)
@@ -98,17 +112,7 @@ public struct UserService: Sendable {
                     return (emailOwner, false, before)
                 }
                 if claim.emailVerified {
-                    // The unverified holder loses the address, and with it every identity keyed by
-                    // the address and its credential (a password squatted on it): left behind, they
-                    // would block the owner's password with 409.
-                    emailOwner.email = nil
-                    emailOwner.emailVerified = false
-                    let squatted = emailOwner.identities.filter { $0.subject == address }
-                    emailOwner.identities.removeAll { $0.subject == address }
-                    for identity in squatted where !emailOwner.identities.contains(where: { $0.provider == identity.provider }) {
-                        emailOwner.secrets[identity.provider] = nil
-                    }
-                    emailOwner.updatedAt = now
+                    Self.takeEmail(address, from: &emailOwner, now: now)
                     state.put(emailOwner)
                 } else {
                     email = nil
@@ -124,6 +128,20 @@ public struct UserService: Sendable {
         if created { logger.info("user created", metadata: ["user.id": "\(user.id.lowercased)", "provider": "\(claim.identity.provider)"]) }
         if let before = linkedTo { await notices?.notify(before: before, added: user.identities.filter { !before.identities.contains($0) }) }
         return user
+    }
+
+    /// The unverified holder of `address` loses it, and with it every identity keyed by the address
+    /// and its credential (a password squatted on it): left behind, they would block the owner's
+    /// password with 409.
+    private static func takeEmail(_ address: String, from holder: inout UserRecord, now: Date) {
+        holder.email = nil
+        holder.emailVerified = false
+        let squatted = holder.identities.filter { $0.subject == address }
+        holder.identities.removeAll { $0.subject == address }
+        for identity in squatted where !holder.identities.contains(where: { $0.provider == identity.provider }) {
+            holder.secrets[identity.provider] = nil
+        }
+        holder.updatedAt = now
     }
 
     private static func link(_ claim: UserService.Claim, to user: inout UserRecord, now: Date) {
@@ -200,9 +218,8 @@ public struct UserService: Sendable {
     @discardableResult
     public func purgeAnonymous(idleFor seconds: Int) async throws -> Int {
         let cutoff = clock.now().addingTimeInterval(-TimeInterval(seconds))
-        var deleted = 0
-        for part in StorePurge.parts(store) {
-            deleted += try await store.write([.anonymousUsersIdle(before: cutoff)]) { state -> Int in
+        let deleted = try await StorePurge.run(store) { part in
+            try await store.write([.anonymousUsersIdle(before: cutoff)]) { state -> Int in
                 var idle: [UUID] = []
                 state.users.forEachValue(inShards: part) { user in
                     guard user.isAnonymous, user.identities.isEmpty, user.updatedAt < cutoff,

@@ -8,7 +8,16 @@ import NIOHTTPTypes
 /// instead of ending early (Hummingbird's body iterator takes a finished stream for `.end`).
 struct RequestTimeoutError: HTTPResponseError {
     var status: HTTPResponse.Status { .requestTimeout }
-    func response(from request: Request, context: some RequestContext) throws -> Response { Response(status: .requestTimeout) }
+
+    /// The contract's error shape, with authd's own code for this status.
+    static let error = AuthError(
+        status: .requestTimeout, code: "REQUEST_TIMEOUT", message: "The request took longer than http.request_timeout to arrive."
+    )
+    static let body = error.body
+
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        try Self.error.response(from: request, context: context)
+    }
 }
 
 /// `http.request_timeout`: bounds how long one request's head and body may take to arrive, from its
@@ -113,8 +122,13 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
         // 408 only when this request's head was parsed and every earlier response is complete and this one
         // has not begun; a half-sent head (slow-loris), an early reply, or a pipelined backlog just closes.
         if self.sawHead, self.unanswered == 1, !self.responding {
-            let head = HTTPResponse(status: .requestTimeout, headerFields: [.connection: "close", .contentLength: "0"])
+            let body = ByteBuffer(bytes: RequestTimeoutError.body)
+            let head = HTTPResponse(
+                status: .requestTimeout,
+                headerFields: [.connection: "close", .contentType: "application/json; charset=utf-8", .contentLength: String(body.readableBytes)]
+            )
             context.write(Self.wrapOutboundOut(.head(head)), promise: nil)
+            context.write(Self.wrapOutboundOut(.body(body)), promise: nil)
             context.writeAndFlush(Self.wrapOutboundOut(.end(nil)), promise: nil)
         }
         context.fireErrorCaught(RequestTimeoutError())

@@ -188,12 +188,15 @@ public final class AuthServer: Sendable {
                     services.append(admin)
                 }
             }
+            let connectionsPerClient = ConnectionsPerClient(limit: config.maxConnectionsPerClient, proxies: config.trustedProxies)
             let application = Application(
                 router: router,
                 // Without these an idle, half-sent or trickled request would hold its connection forever (slow-loris).
                 server: .http1(
                     configuration: .init(
-                        additionalChannelHandlers: [RequestDeadlineHandler(timeout: .seconds(Int64(config.requestTimeout)))],
+                        additionalChannelHandlers: [
+                            connectionsPerClient.handler(), RequestDeadlineHandler(timeout: .seconds(Int64(config.requestTimeout))),
+                        ],
                         idleTimeout: .seconds(Int64(config.idleTimeout)))),
                 // Beyond `http.max_connections`, new connections wait in the listen backlog; established ones go on.
                 configuration: .init(

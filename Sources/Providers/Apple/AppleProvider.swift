@@ -87,7 +87,7 @@ public struct AppleProvider: AuthProvider {
             let email = claims.email.flatMap(EmailAddress.init)?.value
             var user = try await kernel.users.signIn(
                 .init(identity: Identity(provider: Self.id, subject: claims.sub), email: email, emailVerified: email != nil && claims.emailVerified == true),
-                linkingTo: context.principal?.user.id
+                linkingTo: context.principal
             )
             if user.displayName == nil, let name {
                 user = try await kernel.users.update(user.id) { if $0.displayName == nil { $0.displayName = name } }
@@ -95,7 +95,7 @@ public struct AppleProvider: AuthProvider {
             if let code = body.authorizationCode, let tokenClient {
                 user = await storeRefreshToken(code: code, client: tokenClient, user: user)
             }
-            return try await kernel.sessions.signIn(user, amr: [Self.id], device: device)
+            return try await kernel.sessions.signIn(user, amr: [Self.id], device: device, requireUnchangedCredentials: false)
         }
         return routes
     }

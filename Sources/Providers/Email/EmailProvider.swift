@@ -50,6 +50,7 @@ public struct EmailProvider: AuthProvider {
             // A request refused by the per-IP limit is not an attempt worth an audit line (each is an
             // fsync, and a flood of them would rotate real events out).
             try await kernel.rateLimiter.consume(settings.verifiesPerIP, key: "email.verify.ip:\(context.clientKey)")
+            try await kernel.rateLimiter.consume(settings.attemptsPerClient, key: "email.verify.client:\(context.clientKey):\(email.value)")
             do {
                 try await kernel.codes.verify(purpose: Self.purpose, key: email.value, code: body.code, policy: settings.codes)
             } catch let error as AuthError {
@@ -58,9 +59,9 @@ public struct EmailProvider: AuthProvider {
             }
             let user = try await kernel.users.signIn(
                 .init(identity: Identity(provider: Self.id, subject: email.value), email: email.value, emailVerified: true),
-                linkingTo: context.principal?.user.id
+                linkingTo: context.principal
             )
-            return try await kernel.sessions.signIn(user, amr: [Self.id], device: device)
+            return try await kernel.sessions.signIn(user, amr: [Self.id], device: device, requireUnchangedCredentials: false)
         }
         return routes
     }

@@ -18,6 +18,10 @@ public struct PasswordPolicy: Sendable {
     /// Returns the normalised password or throws 400 `WEAK_PASSWORD` with `details.reason`:
     /// `too_short`, `too_long`, `matches_email` or `too_common`.
     public func check(_ password: String, email: String?) throws(AuthError) -> String {
+        // Far past any length that could pass, before NFKC spends time on up to 64 KiB.
+        if password.unicodeScalars.count > PasswordSettings.maxLength * 4 {
+            throw Self.weak("too_long", "Use at most \(PasswordSettings.maxLength) characters.")
+        }
         let normalized = Self.normalize(password)
         let length = normalized.unicodeScalars.count
         if length < minLength {

@@ -125,19 +125,24 @@ public struct PasswordProvider: AuthProvider {
         var displayName: String?
         var linkUserID: UUID?
         var createdAt: Double
+        /// Which client made it (a hash of its network), so that one client's registrations push
+        /// out only its own when the list is full.
+        var client: String?
 
         var json: JSONValue {
             var o: [String: JSONValue] = ["password_hash": .string(passwordHash), "created_at": .number(createdAt)]
             if let displayName { o["display_name"] = .string(displayName) }
             if let linkUserID { o["link_user_id"] = .string(linkUserID.lowercased) }
+            if let client { o["client"] = .string(client) }
             return .object(o)
         }
 
-        init(passwordHash: String, displayName: String?, linkUserID: UUID?, createdAt: Double) {
+        init(passwordHash: String, displayName: String?, linkUserID: UUID?, createdAt: Double, client: String?) {
             self.passwordHash = passwordHash
             self.displayName = displayName
             self.linkUserID = linkUserID
             self.createdAt = createdAt
+            self.client = client
         }
 
         init?(_ value: JSONValue) {
@@ -146,6 +151,7 @@ public struct PasswordProvider: AuthProvider {
             if case .string(let name) = o["display_name"] { displayName = name }
             if case .string(let id) = o["link_user_id"] { linkUserID = UUID(uuidString: id) }
             if case .number(let t) = o["created_at"] { createdAt = t } else { createdAt = 0 }
+            if case .string(let c) = o["client"] { client = c }
         }
 
         /// The registrations in a code's payload, oldest first (a payload from before several were
@@ -157,10 +163,15 @@ public struct PasswordProvider: AuthProvider {
         }
 
         /// `list` with `new` added, as a payload: a registration never replaces another one's
-        /// password, name or link target; only the oldest is dropped once the list is full.
-        static func payload(_ list: [PendingRegistration], adding new: PendingRegistration) -> [String: JSONValue] {
-            let kept = (list + [new]).suffix(PasswordSettings.maxPendingRegistrations)
-            return ["registrations": .array(kept.map(\.json))]
+        /// password, name or link target. Registrations older than `ttl` go; when the list is still
+        /// full, the oldest of the same client's goes, else the oldest: one client cannot push out
+        /// the registrations of others.
+        static func payload(_ list: [PendingRegistration], adding new: PendingRegistration, ttl: Int) -> [String: JSONValue] {
+            var kept = list.filter { $0.createdAt > new.createdAt - Double(ttl) }
+            if kept.count >= PasswordSettings.maxPendingRegistrations {
+                kept.remove(at: kept.firstIndex { $0.client != nil && $0.client == new.client } ?? 0)
+            }
+            return ["registrations": .array((kept + [new]).suffix(PasswordSettings.maxPendingRegistrations).map(\.json))]
         }
     }
 
@@ -171,10 +182,14 @@ public struct PasswordProvider: AuthProvider {
         let displayName = try DisplayName.validate(body.displayName)
         try await kernel.rateLimiter.consume(settings.registerPerIP, key: "password.register.ip:\(context.clientKey)")
         let linkUserID = context.principal?.user.id
+        // Linking adds a way in: a stolen token must not be enough (contract 5).
+        if let principal = context.principal { try kernel.sessions.requireFresh(principal) }
         if let owner = try await kernel.users.user(email: email) {
             guard let linkUserID else { throw AuthError.accountExists }
             guard owner.id == linkUserID else { throw AuthError.identityInUse }
         }
+        // A password already on the account is changed with the current one, never replaced by a link.
+        if let principal = context.principal, principal.user.secret(Self.id, as: PasswordCredential.self) != nil { throw Self.hasPassword }
         let hash = try await hasher.hash(password)
         if settings.requireEmailVerification {
             // Nothing is created before the inbox answers: the registration waits in the code's
@@ -183,15 +198,17 @@ public struct PasswordProvider: AuthProvider {
             // so neither a registration made before theirs (pre-hijacking) nor one made after it
             // (rewriting theirs) can take the account.
             let new = PendingRegistration(
-                passwordHash: hash, displayName: displayName, linkUserID: linkUserID, createdAt: kernel.clock.now().timeIntervalSince1970
+                passwordHash: hash, displayName: displayName, linkUserID: linkUserID, createdAt: kernel.clock.now().timeIntervalSince1970,
+                client: Hex.encode(SHA256.hash(context.clientKey).prefix(8))
             )
+            let ttl = settings.codes.ttl
             let code = try await kernel.codes.issue(purpose: Self.verifyPurpose, key: email, policy: settings.codes) { earlier in
-                PendingRegistration.payload(PendingRegistration.all(in: earlier), adding: new)
+                PendingRegistration.payload(PendingRegistration.all(in: earlier), adding: new, ttl: ttl)
             }
             try await mailVerification(to: email, code: code)
         } else {
             let user = try await kernel.users.signIn(
-                .init(identity: Identity(provider: Self.id, subject: email), email: email, emailVerified: false), linkingTo: linkUserID
+                .init(identity: Identity(provider: Self.id, subject: email), email: email, emailVerified: false), linkingTo: context.principal
             )
             try await setPassword(hash: hash, for: user.id, email: email, displayName: displayName)
             let code = try await kernel.codes.issue(purpose: Self.verifyPurpose, key: email, policy: settings.codes, payload: [:])
@@ -206,6 +223,7 @@ public struct PasswordProvider: AuthProvider {
         let email = try email(body.email)
         let device = try DeviceInfo(name: body.deviceName, platform: body.platform)
         try await kernel.rateLimiter.consume(settings.verifiesPerIP, key: "password.verify.ip:\(context.clientKey)")
+        try await kernel.rateLimiter.consume(settings.attemptsPerClient, key: "password.verify.client:\(context.clientKey):\(email)")
         do {
             return try await completeRegistration(body, email: email, device: device, context)
         } catch let error as AuthError {
@@ -217,6 +235,7 @@ public struct PasswordProvider: AuthProvider {
     /// The code proves the inbox; the password says which registration it completes (or, when
     /// accounts exist before verification, that the account is the caller's).
     private func completeRegistration(_ body: CodeBody, email: String, device: DeviceInfo, _ context: AuthRequestContext) async throws -> SessionResponse {
+        guard body.password.utf8.count <= Self.maxPresentedPasswordBytes else { throw AuthError.invalidCode }
         let checked = try await kernel.codes.check(purpose: Self.verifyPurpose, key: email, code: body.code, policy: settings.codes)
         let password = PasswordPolicy.normalize(body.password)
         let pending = PendingRegistration.all(in: checked.payload)
@@ -236,14 +255,15 @@ public struct PasswordProvider: AuthProvider {
             guard chosen != nil else { try await reject(checked) }
         }
         // A Bearer sent to `register` links only when the same user's Bearer comes back here.
-        var linkUserID = context.principal?.user.id
-        if let target = chosen?.linkUserID {
-            guard target == linkUserID else { try await reject(checked) }
-            linkUserID = target
+        if let target = chosen?.linkUserID, target != context.principal?.user.id { try await reject(checked) }
+        // Checked before the code is used up: a refused link leaves the code for another try.
+        if let principal = context.principal {
+            try kernel.sessions.requireFresh(principal)
+            if chosen != nil, principal.user.secret(Self.id, as: PasswordCredential.self) != nil { throw Self.hasPassword }
         }
         try await kernel.codes.consume(checked)
         var user = try await kernel.users.signIn(
-            .init(identity: Identity(provider: Self.id, subject: email), email: email, emailVerified: true), linkingTo: linkUserID
+            .init(identity: Identity(provider: Self.id, subject: email), email: email, emailVerified: true), linkingTo: context.principal
         )
         if let chosen {
             user = try await setPassword(hash: chosen.passwordHash, for: user.id, email: email, displayName: chosen.displayName)
@@ -284,7 +304,9 @@ public struct PasswordProvider: AuthProvider {
         let unverified = (try? await kernel.users.user(email: email)).map { !$0.emailVerified && $0.secret(Self.id, as: PasswordCredential.self) != nil } ?? false
         guard pending != nil || unverified else { return }
         do {
-            let code = try await kernel.codes.issue(purpose: Self.verifyPurpose, key: email, policy: settings.codes, payload: pending ?? [:])
+            // The pending registrations stay as they are in the store (nil keeps them, in the same
+            // write): a registration made meanwhile is not lost.
+            let code = try await kernel.codes.issue(purpose: Self.verifyPurpose, key: email, policy: settings.codes, payload: pending == nil ? [:] : nil)
             try await mailVerification(to: email, code: code)
         } catch let error as AuthError where error.status == .tooManyRequests {
             // Within the resend interval: the earlier code is still on its way.
@@ -391,6 +413,9 @@ public struct PasswordProvider: AuthProvider {
         }
     }
 
+    /// 409 `INVALID_STATE`: linking a password to an account that has one.
+    static let hasPassword = AuthError.invalidState("This account already has a password: change it with /password/change.")
+
     /// Longest password checked at login, in bytes (128 code points of 4 bytes, with room to spare).
     static let maxPresentedPasswordBytes = 1024
 
@@ -416,6 +441,7 @@ public struct PasswordProvider: AuthProvider {
             guard let current = body.currentPassword else {
                 throw AuthError.invalidRequest("The field `current_password` is required.", field: "current_password")
             }
+            guard current.utf8.count <= Self.maxPresentedPasswordBytes else { throw AuthError.invalidCredentials }
             if let remaining = credential.lockRemaining(now: now) { throw Self.locked(remaining) }
             guard try await hasher.verify(PasswordPolicy.normalize(current), hash: credential.hash) else {
                 if let lock = try await recordFailure(user.id, now: now) {
@@ -475,6 +501,11 @@ public struct PasswordProvider: AuthProvider {
     func consumeResetBudget(kind: String, email: String, _ context: AuthRequestContext) async throws {
         try await kernel.rateLimiter.consume(settings.resetsPerIP, key: "password.reset.ip:\(context.clientKey)")
         try await kernel.rateLimiter.consume(settings.resetsPerEmailAndIP, key: "password.reset.\(kind).client:\(context.clientKey):\(email)")
+        // A client's first request for an email in the window always counts as its own, so the
+        // owner's first ask gets through however many networks a stranger spends the ceiling
+        // from (mail stays bounded by the codes' resend interval); further asks meet the ceiling.
+        let first = RateLimitRule(limit: 1, window: settings.resetsPerEmail.window)
+        guard try await kernel.rateLimiter.attempt(first, key: "password.reset.\(kind).first:\(context.clientKey):\(email)") != nil else { return }
         try await kernel.rateLimiter.consume(settings.resetsPerEmail, key: "password.reset.\(kind).email:\(email)")
     }
 
@@ -512,6 +543,8 @@ public struct PasswordProvider: AuthProvider {
         let body = try await request.decodeJSON(as: ResetVerifyBody.self, context: context)
         let email = try email(body.email)
         let password = try policy.check(body.newPassword, email: email)
+        try await kernel.rateLimiter.consume(settings.verifiesPerIP, key: "password.verify.ip:\(context.clientKey)")
+        try await kernel.rateLimiter.consume(settings.attemptsPerClient, key: "password.reset.verify.client:\(context.clientKey):\(email)")
         try await kernel.codes.verify(purpose: Self.resetPurpose, key: email, code: body.code, policy: settings.codes)
         guard let user = try await kernel.users.user(email: email) else { throw AuthError.invalidCode }
         let hash = try await hasher.hash(password)
@@ -530,11 +563,22 @@ public struct PasswordProvider: AuthProvider {
         let now = kernel.clock.now()
         let hooks = kernel.users.recovery
         let removed = try await kernel.users.change(userID) { user -> [String] in
+            var removed: [String] = []
+            if provesInbox, !user.emailVerified {
+                // The inbox's owner takes over an account someone made on their address without
+                // proving it: whatever that person attached to it (an Apple ID, another email, a
+                // user name) goes, so it cannot bring them back in.
+                let others = user.identities.filter { $0.subject != email }
+                for identity in others where identity.provider != Self.id { user.secrets[identity.provider] = nil }
+                user.identities.removeAll { $0.subject != email }
+                user.username = nil
+                if !others.isEmpty { removed.append("every other sign-in method of the account") }
+            }
             try user.setSecret(Self.id, PasswordCredential(hash: hash, now: now))
             let identity = Identity(provider: Self.id, subject: email)
             if !user.identities.contains(identity) { user.identities.append(identity) }
             if provesInbox { user.emailVerified = true }
-            return hooks.apply(to: &user)
+            return removed + hooks.apply(to: &user)
         }
         try await kernel.sessions.revokeAll(of: userID)
         return removed

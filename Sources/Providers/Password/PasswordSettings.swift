@@ -16,7 +16,7 @@ public struct PasswordSettings: Sendable {
     /// in the idle scheduling class, still raised that p99 by a third over leaving one core to the
     /// event loops (2 cores: 4.9-5.8 ms against 3.4-4.6 ms; bench/README.md).
     public var maxConcurrentHashes: Int
-    /// Verification and reset codes (`code_ttl` 900, `resend_interval` 60, `max_attempts` 5, `max_failures` 10, `failure_window` 3600).
+    /// Verification and reset codes (`code_ttl` 900, `resend_interval` 60, `max_attempts` 5, `max_failures` 30, `failure_window` 3600).
     public var codes: CodePolicy
     /// Login attempts per client IP (`login_per_ip`, default 30 per minute).
     public var loginPerIP: RateLimitRule
@@ -28,8 +28,11 @@ public struct PasswordSettings: Sendable {
     public var lockout: Int
     /// Registrations per client IP (`register_per_ip`, default 10 per hour).
     public var registerPerIP: RateLimitRule
-    /// Codes checked at `verify-email` per client IP (`verifies_per_ip`, default 60 per 10 minutes).
+    /// Codes checked at `verify-email` and `reset/email/verify` per client IP (`verifies_per_ip`, default 60 per 10 minutes).
     public var verifiesPerIP: RateLimitRule
+    /// Codes one client may check for one email (`attempts_per_client`, default 10 per hour): a
+    /// stranger spends this before the email's own `max_failures`, which would lock its owner out.
+    public var attemptsPerClient: RateLimitRule
     /// `resend-verification` requests per client IP (`resends_per_ip`, default 20 per hour).
     public var resendsPerIP: RateLimitRule
     /// Resets of one kind (email or device) started per email and client IP (`resets_per_email_ip`,
@@ -67,7 +70,7 @@ public struct PasswordSettings: Sendable {
             ttl: try section.seconds("code_ttl", default: 900, max: 86_400),
             resendInterval: try section.int("resend_interval", default: 60, in: 0...86_400),
             maxAttempts: try section.int("max_attempts", default: 5, in: 1...100),
-            maxFailures: try section.int("max_failures", default: 10, in: 1...10_000),
+            maxFailures: try section.int("max_failures", default: 30, in: 1...10_000),
             failureWindow: try section.seconds("failure_window", default: 3600, max: 86_400)
         )
         loginPerIP = try section.rule("login_per_ip", default: RateLimitRule(limit: 30, window: 60))
@@ -76,6 +79,7 @@ public struct PasswordSettings: Sendable {
         lockout = try section.seconds("lockout", default: 900, max: 86_400)
         registerPerIP = try section.rule("register_per_ip", default: RateLimitRule(limit: 10, window: 3600))
         verifiesPerIP = try section.rule("verifies_per_ip", default: RateLimitRule(limit: 60, window: 600))
+        attemptsPerClient = try section.rule("attempts_per_client", default: RateLimitRule(limit: 10, window: 3600))
         resendsPerIP = try section.rule("resends_per_ip", default: RateLimitRule(limit: 20, window: 3600))
         resetsPerEmailAndIP = try section.rule("resets_per_email_ip", default: RateLimitRule(limit: 3, window: 3600))
         resetsPerEmail = try section.rule("resets_per_email", default: RateLimitRule(limit: 10, window: 3600))

@@ -82,7 +82,7 @@ enum PostgresRecords {
                 SELECT 's', s.record::text FROM sessions s JOIN users u ON u.id = s.user_id
                 WHERE s.expires_at <= \(try bind(before))
                 AND NOT ((u.record->>'is_anonymous')::boolean AND jsonb_array_length(u.record->'identities') = 0)
-                LIMIT \(Self.purgeBatch)\(lock ? " FOR UPDATE OF s" : "")
+                LIMIT \(StorePurge.batch)\(lock ? " FOR UPDATE OF s SKIP LOCKED" : "")
                 """
         case .anonymousUsersIdle(let before):
             return """
@@ -90,7 +90,7 @@ enum PostgresRecords {
                 WHERE (u.record->>'is_anonymous')::boolean AND jsonb_array_length(u.record->'identities') = 0
                 AND (u.record->>'updated_at')::float8 < \(try bind(before.timeIntervalSince1970))
                 AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.user_id = u.id AND s.expires_at > \(try bind(before)))
-                LIMIT \(Self.purgeBatch)\(lock ? " FOR UPDATE OF u" : "")
+                LIMIT \(StorePurge.batch)\(lock ? " FOR UPDATE OF u SKIP LOCKED" : "")
                 """
         case .code(let purpose, let key):
             return "SELECT 'c', record::text FROM verification_codes WHERE id = \(try bind(CodeRecord.id(purpose: purpose, key: key)))\(forUpdate)"
@@ -112,9 +112,6 @@ enum PostgresRecords {
             return "SELECT 'j', record::text FROM jobs"
         }
     }
-
-    /// Rows a purge loads at once; the next round takes the rest.
-    static let purgeBatch = 5000
 
     // MARK: Writing
 
