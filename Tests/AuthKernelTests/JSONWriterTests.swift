@@ -42,7 +42,7 @@ struct JSONWriterTests {
             Array(try encoder.encode(EncodedError(error: .init(code: error.code, message: error.message, details: error.details))))
         }
         // Plain errors: the same bytes as before.
-        let plain: [AuthError] = [.unauthorized, .invalidRequest("Missing field.", field: "email"), .rateLimited(retryAfter: 17), .weakPassword(reason: "too_short", message: "Too short.")]
+        let plain: [AuthError] = [.unauthorized, .invalidRequest("Missing field.", field: "email"), .rateLimited(retryAfter: 17), AuthError(status: .badRequest, code: "WEAK_PASSWORD", message: "Too short.", details: ["reason": .string("too_short")])]
         for error in plain { #expect(try error.body == encoded(error), "\(error.code)") }
         // Any details and awkward strings: the same JSON.
         var errors = plain

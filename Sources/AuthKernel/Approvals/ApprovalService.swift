@@ -14,6 +14,7 @@ public final class ApprovalService: Sendable {
     let clock: any AuthClock
     let logger: Logger
     private let subscribers = Mutex<[UUID: [UUID: AsyncStream<ApprovalRecord>.Continuation]]>([:])
+    private let auditNames = Mutex<[String: String]>([:])
     /// Other instances sharing the store, told about each new request; nil when alone.
     let cluster: (any ClusterEvents)?
 
@@ -69,6 +70,18 @@ public final class ApprovalService: Sendable {
         guard subscribers.withLock({ $0[userID] != nil }) else { return }
         guard let approval = try? await approval(id: id), approval.userID == userID else { return }
         yield(approval, to: userID)
+    }
+
+    /// Names the audit events of a kind of request: `PREFIX_approved` and `PREFIX_denied` (by
+    /// default `approval_approved` and `approval_denied`).
+    public func setAuditPrefix(_ prefix: String, for kind: String) {
+        auditNames.withLock { $0[kind] = prefix }
+    }
+
+    /// The audit event for a request of `kind` being approved or denied (`outcome`).
+    package func auditEvent(kind: String?, outcome: String) -> String {
+        let prefix = kind.flatMap { kind in auditNames.withLock { $0[kind] } } ?? "approval"
+        return "\(prefix)_\(outcome)"
     }
 
     /// The request with this id, if any.

@@ -69,12 +69,6 @@ extension AuthError {
     }
     /// 400 `INVALID_EMAIL`.
     public static let invalidEmail = AuthError(status: .badRequest, code: "INVALID_EMAIL", message: "That is not a valid email address.")
-    /// 400 `INVALID_PIN`: not 4 to 8 digits.
-    public static let invalidPIN = AuthError(status: .badRequest, code: "INVALID_PIN", message: "A PIN is 4 to 8 digits.")
-    /// 400 `WEAK_PASSWORD` with `details.reason` naming the rule that failed.
-    public static func weakPassword(reason: String, message: String) -> AuthError {
-        AuthError(status: .badRequest, code: "WEAK_PASSWORD", message: message, details: ["reason": .string(reason)])
-    }
     /// 403 `ACCOUNT_DISABLED`: an operator disabled the account (an addition to the contract's codes).
     public static let accountDisabled = AuthError(status: .forbidden, code: "ACCOUNT_DISABLED", message: "This account has been disabled. Contact the operator of this service.")
     /// 403 `REAUTH_REQUIRED`: adding or changing a credential needs a session signed in within `auth.fresh_auth`.
@@ -83,8 +77,6 @@ extension AuthError {
     )
     /// 403 `FORBIDDEN`: this session may not do this.
     public static let forbidden = AuthError(status: .forbidden, code: "FORBIDDEN", message: "This session is not allowed to do this.")
-    /// 403 `EMAIL_NOT_VERIFIED`.
-    public static let emailNotVerified = AuthError(status: .forbidden, code: "EMAIL_NOT_VERIFIED", message: "Confirm your email address first: we sent a code to it.")
     /// 401 `UNAUTHORIZED`: missing, malformed, expired or forged token, or an ended session.
     public static let unauthorized = AuthError(status: .unauthorized, code: "UNAUTHORIZED", message: "Sign in to continue: the access token is missing, invalid or expired, or its session has ended.")
     /// 401 `INVALID_CODE`.
@@ -93,8 +85,6 @@ extension AuthError {
     public static let wrongMatchCode = AuthError(status: .unauthorized, code: "INVALID_CODE", message: "The match code is wrong. Type the code shown on the device that made the request.")
     /// 401 `INVALID_CREDENTIALS`.
     public static let invalidCredentials = AuthError(status: .unauthorized, code: "INVALID_CREDENTIALS", message: "The credentials are not correct.")
-    /// 401 `INVALID_APPLE_TOKEN`: the response never says which check failed (the log does).
-    public static let invalidAppleToken = AuthError(status: .unauthorized, code: "INVALID_APPLE_TOKEN", message: "The Apple sign-in could not be verified. Try again.")
     /// 401 `INVALID_REFRESH_TOKEN`.
     public static let invalidRefreshToken = AuthError(status: .unauthorized, code: "INVALID_REFRESH_TOKEN", message: "The refresh token is not valid. Sign in again.")
     /// 401 `REFRESH_TOKEN_REUSED`: an already-rotated token came back; its session has been ended.
@@ -105,8 +95,6 @@ extension AuthError {
     }
     /// 409 `IDENTITY_IN_USE`: the identity belongs to another user.
     public static let identityInUse = AuthError(status: .conflict, code: "IDENTITY_IN_USE", message: "This sign-in method already belongs to another account.")
-    /// 409 `ACCOUNT_EXISTS`.
-    public static let accountExists = AuthError(status: .conflict, code: "ACCOUNT_EXISTS", message: "An account with this email already exists.")
     /// 409 `USERNAME_TAKEN`.
     public static let usernameTaken = AuthError(status: .conflict, code: "USERNAME_TAKEN", message: "This user name is taken.")
     /// 409 `INVALID_STATE`.

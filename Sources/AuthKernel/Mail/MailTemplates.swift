@@ -3,6 +3,16 @@ import Synchronization
 
 /// One mail's wording: subject, text and HTML, with `{{name}}` placeholders.
 public struct MailTemplate: Sendable {
+    /// A mail that carries a code: `lead` then the code (`{{code}}`) then `tail`, as text and as
+    /// HTML with the code set large. Placeholders work in all three parts.
+    ///
+    /// ```swift
+    /// MailTemplate.code(subject: "Your {{product_name}} code: {{code}}", lead: "Your code is", tail: "It expires in {{lifetime}}.")
+    /// ```
+    public static func code(subject: String, lead: String, tail: String) -> MailTemplate {
+        MailTemplate(subject: subject, text: "\(lead) {{code}}.\n\n\(tail)", html: MailTemplates.codeHTML(lead, tail))
+    }
+
     /// Subject line.
     public var subject: String
     /// Plain-text body.
@@ -21,9 +31,8 @@ public struct MailTemplate: Sendable {
 /// The mails authd sends, by name, with defaults built in and per-file overrides in
 /// `DATA/templates/NAME.subject`, `NAME.txt`, `NAME.html` (read at each send, so edits need no restart).
 ///
-/// Every template gets `{{product_name}}`; the code mails also get `{{code}}` and `{{lifetime}}`
-/// ("5 minutes"); `password_changed` gets `{{when}}`, `{{how}}`, `{{device}}` and `{{removed}}` (what a
-/// reset took away, as a sentence, or nothing); `sign_in_method_added` gets `{{method}}` and `{{when}}`.
+/// Every template gets `{{product_name}}`; the kernel's own, `sign_in_method_added`, gets `{{method}}`
+/// and `{{when}}`. Providers register theirs at start-up (``Mailer/register(_:_:)``).
 public final class MailTemplates: Sendable {
     /// The folder of overrides.
     public let folder: String?
@@ -88,6 +97,7 @@ public final class MailTemplates: Sendable {
         return "\(seconds) seconds"
     }
 
+    /// The HTML of a code mail: a lead sentence, the code large, a closing sentence.
     static func codeHTML(_ lead: String, _ tail: String) -> String {
         """
         <!doctype html><html><body style="font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;color:#222">
@@ -100,47 +110,6 @@ public final class MailTemplates: Sendable {
     }
 
     static let builtIn: [String: MailTemplate] = [
-        "sign_in_code": MailTemplate(
-            subject: "Your {{product_name}} sign-in code: {{code}}",
-            text: """
-                Your {{product_name}} sign-in code is {{code}}.
-
-                It works once and expires in {{lifetime}}. If you did not try to sign in, you can ignore this email.
-                """,
-            html: codeHTML("Your {{product_name}} sign-in code is", "It works once and expires in {{lifetime}}. If you did not try to sign in, you can ignore this email.")
-        ),
-        "email_verification": MailTemplate(
-            subject: "Confirm your email for {{product_name}}: {{code}}",
-            text: """
-                Your code to confirm this email address for {{product_name}} is {{code}}.
-
-                It works once and expires in {{lifetime}}. If you did not create an account, you can ignore this email.
-                """,
-            html: codeHTML("Your code to confirm this email address for {{product_name}} is", "It works once and expires in {{lifetime}}. If you did not create an account, you can ignore this email.")
-        ),
-        "password_reset": MailTemplate(
-            subject: "Your {{product_name}} password reset code: {{code}}",
-            text: """
-                Your code to reset your {{product_name}} password is {{code}}.
-
-                It works once and expires in {{lifetime}}. If you did not ask to reset your password, ignore this email: your password stays as it is.
-                """,
-            html: codeHTML("Your code to reset your {{product_name}} password is", "It works once and expires in {{lifetime}}. If you did not ask to reset your password, ignore this email: your password stays as it is.")
-        ),
-        "password_changed": MailTemplate(
-            subject: "Your {{product_name}} password was changed",
-            text: """
-                The password of your {{product_name}} account was changed ({{how}}) at {{when}}{{device}}, and every other session was signed out.{{removed}}
-
-                If this was not you, reset your password now and check your account's sessions.
-                """,
-            html: """
-                <!doctype html><html><body style="font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;color:#222">
-                <p>The password of your {{product_name}} account was changed ({{how}}) at {{when}}{{device}}, and every other session was signed out.{{removed}}</p>
-                <p><strong>If this was not you</strong>, reset your password now and check your account's sessions.</p>
-                </body></html>
-                """
-        ),
         "sign_in_method_added": MailTemplate(
             subject: "A new way to sign in to your {{product_name}} account",
             text: """

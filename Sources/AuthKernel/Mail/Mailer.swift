@@ -64,6 +64,12 @@ public final class Mailer: Sendable {
         }
     }
 
+    /// Adds a template (a provider's own mail) under `name`; an operator's files in
+    /// `DATA/templates/NAME.subject|txt|html` still override its parts.
+    public func register(_ name: String, _ template: MailTemplate) {
+        templates.register(name, template)
+    }
+
     /// Renders a template and sends it (see ``MailTemplates``).
     /// - Parameter waitForDelivery: false returns once the message is queued (durably), without
     ///   waiting for the first attempt (notices that no one is waiting for).

@@ -61,11 +61,6 @@ public struct ApprovalRoutes: Sendable {
     }
 
     /// Adds the routes to the `/api/v1/auth` group.
-    /// `reset_approved` / `reset_denied` for password resets, `approval_approved` / `approval_denied` otherwise.
-    static func auditEvent(_ kind: String?, _ outcome: String) -> String {
-        kind == "password_reset" ? "reset_\(outcome)" : "approval_\(outcome)"
-    }
-
     public func add(to api: RouterGroup<AuthRequestContext>) {
         let kernel = self.kernel
         api.get("approvals") { _, context -> List in
@@ -78,7 +73,7 @@ public struct ApprovalRoutes: Sendable {
             let id = try context.parameters.require("id")
             let kind = try await kernel.approvals.pending(userID: principal.user.id).first { $0.id == id }?.kind
             try await kernel.approvals.approve(id: id, userID: principal.user.id, matchCode: body.matchCode)
-            await kernel.audit.record(Self.auditEvent(kind, "approved"), user: principal.user.id, device: principal.session.deviceName, reason: kind)
+            await kernel.audit.record(kernel.approvals.auditEvent(kind: kind, outcome: "approved"), user: principal.user.id, device: principal.session.deviceName, reason: kind)
             return Response(status: .noContent)
         }
         api.post("approvals/{id}/deny") { _, context -> Response in
@@ -86,7 +81,7 @@ public struct ApprovalRoutes: Sendable {
             let id = try context.parameters.require("id")
             let kind = try await kernel.approvals.pending(userID: principal.user.id).first { $0.id == id }?.kind
             try await kernel.approvals.deny(id: id, userID: principal.user.id)
-            await kernel.audit.record(Self.auditEvent(kind, "denied"), user: principal.user.id, device: principal.session.deviceName, reason: kind)
+            await kernel.audit.record(kernel.approvals.auditEvent(kind: kind, outcome: "denied"), user: principal.user.id, device: principal.session.deviceName, reason: kind)
             return Response(status: .noContent)
         }
         api.get("approvals/stream") { _, context -> Response in

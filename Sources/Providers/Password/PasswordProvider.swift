@@ -26,6 +26,8 @@ public struct PasswordProvider: AuthProvider {
         policy = PasswordPolicy(minLength: settings.minLength)
         hasher = try PasswordHasher(parameters: settings.argon2, threads: settings.maxConcurrentHashes)
         decoys = kernel.decoys(Self.id)
+        PasswordMail.register(on: kernel.mailer)
+        kernel.approvals.setAuditPrefix("reset", for: Self.approvalKind)
     }
 
     public var services: [any Service] { [HasherShutdownService(hasher: hasher)] }
@@ -474,7 +476,7 @@ public struct PasswordProvider: AuthProvider {
 
     func mailVerification(to email: String, code: String) async throws {
         try await kernel.mailer.send(
-            template: "email_verification", to: email, values: ["code": code, "lifetime": MailTemplates.lifetime(settings.codes.ttl)], code: code
+            template: PasswordMail.verification, to: email, values: ["code": code, "lifetime": MailTemplates.lifetime(settings.codes.ttl)], code: code
         )
     }
 
@@ -482,7 +484,7 @@ public struct PasswordProvider: AuthProvider {
         let removedText = removed.isEmpty ? "" : " Also removed, as after every reset: \(removed.joined(separator: ", "))."
         do {
             try await kernel.mailer.send(
-                template: "password_changed", to: email,
+                template: PasswordMail.changed, to: email,
                 values: [
                     "when": Timestamp.string(kernel.clock.now()), "how": how, "device": device.map { " from \"\($0)\"" } ?? "",
                     "removed": removedText,
@@ -530,7 +532,7 @@ public struct PasswordProvider: AuthProvider {
             let code = try await kernel.codes.issue(purpose: Self.resetPurpose, key: email, policy: settings.codes)
             guard try await kernel.users.user(email: email) != nil else { return }
             try await kernel.mailer.send(
-                template: "password_reset", to: email, values: ["code": code, "lifetime": MailTemplates.lifetime(settings.codes.ttl)], code: code
+                template: PasswordMail.reset, to: email, values: ["code": code, "lifetime": MailTemplates.lifetime(settings.codes.ttl)], code: code
             )
         } catch let error as AuthError where error.status == .tooManyRequests {
             // The previous code is still fresh.

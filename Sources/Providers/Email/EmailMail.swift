@@ -1,0 +1,15 @@
+public import AuthKernel
+
+/// The email provider's mail.
+enum EmailMail {
+    /// `sign_in_code`: `{{code}}`, `{{lifetime}}`, `{{product_name}}`.
+    static let signInCode = "sign_in_code"
+
+    static func register(on mailer: Mailer) {
+        mailer.register(
+            signInCode,
+            .code(
+                subject: "Your {{product_name}} sign-in code: {{code}}", lead: "Your {{product_name}} sign-in code is",
+                tail: "It works once and expires in {{lifetime}}. If you did not try to sign in, you can ignore this email."))
+    }
+}

@@ -1,0 +1,41 @@
+public import AuthKernel
+
+/// The password provider's mail.
+enum PasswordMail {
+    /// `email_verification`: the registration code (`{{code}}`, `{{lifetime}}`).
+    static let verification = "email_verification"
+    /// `password_reset`: the reset code (`{{code}}`, `{{lifetime}}`).
+    static let reset = "password_reset"
+    /// `password_changed`: `{{how}}`, `{{when}}`, `{{device}}` and `{{removed}}` (what a reset took
+    /// away, as a sentence, or nothing).
+    static let changed = "password_changed"
+
+    static func register(on mailer: Mailer) {
+        mailer.register(
+            verification,
+            .code(
+                subject: "Confirm your email for {{product_name}}: {{code}}",
+                lead: "Your code to confirm this email address for {{product_name}} is",
+                tail: "It works once and expires in {{lifetime}}. If you did not create an account, you can ignore this email."))
+        mailer.register(
+            reset,
+            .code(
+                subject: "Your {{product_name}} password reset code: {{code}}", lead: "Your code to reset your {{product_name}} password is",
+                tail: "It works once and expires in {{lifetime}}. If you did not ask to reset your password, ignore this email: your password stays as it is."))
+        mailer.register(
+            changed,
+            MailTemplate(
+                subject: "Your {{product_name}} password was changed",
+                text: """
+                    The password of your {{product_name}} account was changed ({{how}}) at {{when}}{{device}}, and every other session was signed out.{{removed}}
+
+                    If this was not you, reset your password now and check your account's sessions.
+                    """,
+                html: """
+                    <!doctype html><html><body style="font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;color:#222">
+                    <p>The password of your {{product_name}} account was changed ({{how}}) at {{when}}{{device}}, and every other session was signed out.{{removed}}</p>
+                    <p><strong>If this was not you</strong>, reset your password now and check your account's sessions.</p>
+                    </body></html>
+                    """))
+    }
+}
