@@ -1,30 +1,30 @@
 import Foundation
-public import Logging
+package import Logging
 import Synchronization
 
 /// Collects every log line (message and metadata) in memory, so tests can assert what was never logged.
-public final class LogCapture: Sendable {
+package final class LogCapture: Sendable {
     private let lines = Mutex<[String]>([])
 
     /// Creates an empty capture.
-    public init() {}
+    package init() {}
 
     /// A logger at trace level writing here.
-    public func logger(label: String = "authd-test") -> Logger {
+    package func logger(label: String = "authd-test") -> Logger {
         var logger = Logger(label: label) { _ in Handler(capture: self) }
         logger.logLevel = .trace
         return logger
     }
 
     /// Everything captured so far.
-    public var all: [String] { lines.withLock { $0 } }
+    package var all: [String] { lines.withLock { $0 } }
 
     /// Whether any line contains `text`.
-    public func contains(_ text: String) -> Bool { all.contains { $0.contains(text) } }
+    package func contains(_ text: String) -> Bool { all.contains { $0.contains(text) } }
 
     /// Whether a line containing `text` is logged within `timeout` (for lines logged after the
     /// answer that prompted them, by another task).
-    public func eventuallyContains(_ text: String, within timeout: Duration = .seconds(2)) async -> Bool {
+    package func eventuallyContains(_ text: String, within timeout: Duration = .seconds(2)) async -> Bool {
         let deadline = ContinuousClock.now + timeout
         while !contains(text) {
             guard ContinuousClock.now < deadline else { return false }

@@ -1,13 +1,13 @@
 import Foundation
-public import HTTPTypes
-public import Hummingbird
-public import HummingbirdTesting
-public import NIOCore
+package import HTTPTypes
+package import Hummingbird
+package import HummingbirdTesting
+package import NIOCore
 
 extension TestClientProtocol {
     /// Sends a request with an optional JSON body (a dictionary, or raw text) and Bearer token.
     @discardableResult
-    public func send(
+    package func send(
         _ method: HTTPRequest.Method, _ uri: String, json: [String: Any]? = nil, raw: String? = nil, bearer: String? = nil
     ) async throws -> TestResponse {
         var headers: HTTPFields = [:]
@@ -26,18 +26,18 @@ extension TestClientProtocol {
 
 extension TestResponse {
     /// The body as a JSON object (empty when it is not one).
-    public var json: [String: Any] {
+    package var json: [String: Any] {
         (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView))) as? [String: Any] ?? [:]
     }
 
     /// `error.code` of a contract error body.
-    public var errorCode: String? { (json["error"] as? [String: Any])?["code"] as? String }
+    package var errorCode: String? { (json["error"] as? [String: Any])?["code"] as? String }
 
     /// `error.details.retry_after` of a 429.
-    public var retryAfter: Int? { ((json["error"] as? [String: Any])?["details"] as? [String: Any])?["retry_after"] as? Int }
+    package var retryAfter: Int? { ((json["error"] as? [String: Any])?["details"] as? [String: Any])?["retry_after"] as? Int }
 
     /// The body decoded as `T`.
-    public func decode<T: Decodable>(_ type: T.Type) throws -> T {
+    package func decode<T: Decodable>(_ type: T.Type) throws -> T {
         try JSONDecoder().decode(T.self, from: Data(body.readableBytesView))
     }
 }

@@ -1,31 +1,31 @@
-public import AuthdServer
-public import FileStore
-public import AuthStorage
-public import AuthKernel
+package import AuthdServer
+package import FileStore
+package import AuthStorage
+package import AuthKernel
 import Foundation
-public import Hummingbird
-public import HummingbirdTesting
+package import Hummingbird
+package import HummingbirdTesting
 import Logging
 import Synchronization
 
 /// A server on a fresh temporary data folder, with a manual clock and captured logs.
-public struct TestHarness: Sendable {
+package struct TestHarness: Sendable {
     /// The server.
-    public let server: AuthServer
+    package let server: AuthServer
     /// The clock every service reads.
-    public let clock: ManualClock
+    package let clock: ManualClock
     /// The data folder.
-    public let folder: String
+    package let folder: String
     /// Everything logged.
-    public let logs: LogCapture
+    package let logs: LogCapture
     /// Disk fault injection.
-    public let faults: StoreFaults
+    package let faults: StoreFaults
 
     /// The kernel services.
-    public var kernel: Kernel { server.kernel }
+    package var kernel: Kernel { server.kernel }
 
     /// Builds a server; `config` is the JSON configuration file's text.
-    public static func make(
+    package static func make(
         providers: [any AuthProvider.Type] = [], config: String = #"{"mail":{"transport":"outbox"}}"#, folder: String? = nil,
         clock: ManualClock = ManualClock(), store: (any AuthStore)? = nil, rateLimitCounters: (any RateLimitCounters)? = nil,
         keys: (any ServerKeys)? = nil, cluster: (any ClusterEvents)? = nil, decoyRecords: (any DecoyRecordStore)? = nil
@@ -48,7 +48,7 @@ public struct TestHarness: Sendable {
     }
 
     /// Runs `body` against the router (no sockets), then closes the store.
-    public func test<R: Sendable>(_ body: @Sendable (any TestClientProtocol) async throws -> R) async throws -> R {
+    package func test<R: Sendable>(_ body: @Sendable (any TestClientProtocol) async throws -> R) async throws -> R {
         do {
             let result = try await server.application.test(.router, body)
             await server.close()
@@ -60,7 +60,7 @@ public struct TestHarness: Sendable {
     }
 
     /// Signs a user in directly through the kernel, with identity `("test", subject)`.
-    public func signIn(_ subject: String = "someone", email: String? = nil, device: String? = nil) async throws -> SessionResponse {
+    package func signIn(_ subject: String = "someone", email: String? = nil, device: String? = nil) async throws -> SessionResponse {
         let user = try await kernel.users.signIn(
             .init(identity: Identity(provider: "test", subject: subject), email: email, emailVerified: email != nil), linkingTo: nil
         )
@@ -68,7 +68,7 @@ public struct TestHarness: Sendable {
     }
 
     /// Lines of `DATA/outbox.jsonl`, decoded.
-    public func outbox() throws -> [[String: Any]] {
+    package func outbox() throws -> [[String: Any]] {
         guard let data = FileManager.default.contents(atPath: folder + "/outbox.jsonl") else { return [] }
         return String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
@@ -78,7 +78,7 @@ public struct TestHarness: Sendable {
 
 /// A new empty folder under the system's temporary directory, removed when the test process exits
 /// (a full run made a few hundred, data folders with keys among them, and left them all behind).
-public func temporaryFolder() -> String {
+package func temporaryFolder() -> String {
     let path = NSTemporaryDirectory() + "authd-test-" + UUID().uuidString
     try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     TemporaryFolders.made.withLock { made in

@@ -19,10 +19,10 @@ public final class ApprovalService: Sendable {
     let cluster: (any ClusterEvents)?
 
     /// Wrong match codes that deny a request.
-    public static let maxMatchAttempts = 3
+    package static let maxMatchAttempts = 3
 
     /// Creates the service; `secret` keys the match-code hashes.
-    public init(store: any AuthStore, secret: [UInt8], clock: any AuthClock, logger: Logger, cluster: (any ClusterEvents)? = nil) {
+    package init(store: any AuthStore, secret: [UInt8], clock: any AuthClock, logger: Logger, cluster: (any ClusterEvents)? = nil) {
         self.cluster = cluster
         self.store = store
         self.secret = secret
@@ -66,7 +66,7 @@ public final class ApprovalService: Sendable {
     }
 
     /// Hands a request another instance created to this instance's subscribers of `userID`.
-    public func deliver(id: String, userID: UUID) async {
+    package func deliver(id: String, userID: UUID) async {
         guard subscribers.withLock({ $0[userID] != nil }) else { return }
         guard let approval = try? await approval(id: id), approval.userID == userID else { return }
         yield(approval, to: userID)
@@ -107,7 +107,7 @@ public final class ApprovalService: Sendable {
     /// Approves a pending request of `userID` if `matchCode` is right.
     /// - Throws: 404 `NOT_FOUND` (no such request for this user), 409 `INVALID_STATE` (not pending),
     ///   401 `INVALID_CODE` (wrong match code; the third wrong one denies the request).
-    public func approve(id: String, userID: UUID, matchCode: String) async throws {
+    package func approve(id: String, userID: UUID, matchCode: String) async throws {
         guard Self.isWellFormed(id) else { throw AuthError.notFound("No such approval request.") }
         let now = clock.now()
         let presented = digest(id: id, matchCode: matchCode)
@@ -134,7 +134,7 @@ public final class ApprovalService: Sendable {
 
     /// Denies a pending request of `userID`.
     /// - Throws: 404 `NOT_FOUND`, 409 `INVALID_STATE`.
-    public func deny(id: String, userID: UUID) async throws {
+    package func deny(id: String, userID: UUID) async throws {
         guard Self.isWellFormed(id) else { throw AuthError.notFound("No such approval request.") }
         let now = clock.now()
         try await store.write([.approval(id)]) { state in
@@ -166,11 +166,11 @@ public final class ApprovalService: Sendable {
 
     /// Streams one user may have open at once: enough for every device, not one per request a
     /// script can open.
-    public static let maxSubscriptionsPerUser = 8
+    package static let maxSubscriptionsPerUser = 8
 
     /// New requests for `userID`, as they are created. The stream ends when the caller stops iterating.
     /// - Throws: 429 when the user has ``maxSubscriptionsPerUser`` open already.
-    public func subscribe(userID: UUID) throws(AuthError) -> AsyncStream<ApprovalRecord> {
+    package func subscribe(userID: UUID) throws(AuthError) -> AsyncStream<ApprovalRecord> {
         let (stream, continuation) = AsyncStream.makeStream(of: ApprovalRecord.self, bufferingPolicy: .bufferingNewest(16))
         let token = SecureRandom.uuid()
         let added = subscribers.withLock { all -> Bool in
@@ -192,11 +192,11 @@ public final class ApprovalService: Sendable {
     }
 
     /// Number of open subscriptions (for tests and metrics).
-    public var subscriberCount: Int { subscribers.withLock { $0.values.reduce(0) { $0 + $1.count } } }
+    package var subscriberCount: Int { subscribers.withLock { $0.values.reduce(0) { $0 + $1.count } } }
 
     /// Deletes requests that ended more than `retention` seconds ago.
     @discardableResult
-    public func purgeExpired(retention: Int = 86_400) async throws -> Int {
+    package func purgeExpired(retention: Int = 86_400) async throws -> Int {
         let cutoff = clock.now().addingTimeInterval(-TimeInterval(retention))
         return try await store.write([.approvalsExpired(before: cutoff)]) { state in
             let old = state.approvals.values.filter { $0.currentExpiry < cutoff }

@@ -1,28 +1,28 @@
 /// One security event as a line of `DATA/audit.jsonl`. Identifiers only: never a token, code, PIN or password.
-public struct AuditEvent: Codable, Sendable, Equatable {
+package struct AuditEvent: Codable, Sendable, Equatable {
     /// RFC 3339 time.
-    public var time: String
+    package var time: String
     /// What happened: `sign_in`, `sign_in_failed`, `refresh_reuse`, `logout`, `password_changed`,
     /// `pin_changed`, `reset_requested`, `reset_approved`, `reset_denied`, `reset_completed`,
     /// `lockout`, `account_deleted`, `admin`.
-    public var event: String
+    package var event: String
     /// The provider involved, e.g. `email`.
-    public var provider: String?
+    package var provider: String?
     /// The user, when known.
-    public var userID: String?
+    package var userID: String?
     /// The email or username tried, when the event is about one and the user may not exist.
-    public var account: String?
+    package var account: String?
     /// The client's address.
-    public var ip: String?
+    package var ip: String?
     /// The device name the client sent.
-    public var device: String?
+    package var device: String?
     /// Why it failed (the contract's error code), or which admin command ran.
-    public var reason: String?
+    package var reason: String?
     /// The request, to find its log lines.
-    public var requestID: String?
+    package var requestID: String?
 
     /// Creates an event.
-    public init(
+    package init(
         time: String, event: String, provider: String? = nil, userID: String? = nil, account: String? = nil,
         ip: String? = nil, device: String? = nil, reason: String? = nil, requestID: String? = nil
     ) {

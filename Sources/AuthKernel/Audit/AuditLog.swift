@@ -35,7 +35,7 @@ public actor AuditLog {
     }()
 
     /// An audit log in `folder`, or one that records nothing when `folder` is nil (tests, tools).
-    public init(folder: String?, settings: AuthConfig.AuditSettings = .init(), clock: any AuthClock = SystemClock(), logger: Logger) {
+    package init(folder: String?, settings: AuthConfig.AuditSettings = .init(), clock: any AuthClock = SystemClock(), logger: Logger) {
         self.folder = folder
         self.settings = settings
         self.clock = clock
@@ -50,7 +50,7 @@ public actor AuditLog {
     }
 
     /// The file's path.
-    public nonisolated var path: String? { folder.map { $0 + "/audit.jsonl" } }
+    package nonisolated var path: String? { folder.map { $0 + "/audit.jsonl" } }
 
     /// Appends an event and returns once it is on disk.
     public func record(
@@ -131,7 +131,7 @@ public actor AuditLog {
     }
 
     /// Waits for pending events and closes the file.
-    public func close() async {
+    package func close() async {
         if flushing { await withCheckedContinuation { idleWaiters.append($0) } }
         if fd >= 0 { Glibc.close(fd) }
         fd = -1

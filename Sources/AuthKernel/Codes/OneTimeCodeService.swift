@@ -12,7 +12,7 @@ public struct OneTimeCodeService: Sendable {
     let clock: any AuthClock
 
     /// Creates the service.
-    public init(store: any AuthStore, secret: [UInt8], clock: any AuthClock) {
+    package init(store: any AuthStore, secret: [UInt8], clock: any AuthClock) {
         self.store = store
         self.secret = secret
         self.clock = clock
@@ -215,7 +215,7 @@ public struct OneTimeCodeService: Sendable {
     /// Deletes codes that have expired and whose failures have left every window.
     /// - Parameter retention: how long failures are remembered after the code expired, seconds.
     @discardableResult
-    public func purgeExpired(retention: Int = 86_400) async throws -> Int {
+    package func purgeExpired(retention: Int = 86_400) async throws -> Int {
         let now = clock.now()
         let cutoff = now.addingTimeInterval(-TimeInterval(retention))
         return try await store.write([.codesExpired(before: now)]) { state in

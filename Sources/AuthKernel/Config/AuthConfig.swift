@@ -1,147 +1,147 @@
-public import AuthStorage
-public import Foundation
+package import AuthStorage
+package import Foundation
 
 /// The kernel's settings, read from the configuration file with safe defaults for every key.
 ///
 /// Provider sections (`"email": {...}`) are kept raw in ``providerSections`` and read by the
 /// provider itself when it is registered, so a provider owns its keys and their validation.
-public struct AuthConfig: Sendable {
+package struct AuthConfig: Sendable {
     /// `iss` of access tokens. Defaults to `http://HOST:PORT`.
-    public var issuer: String
+    package var issuer: String
     /// Whether ``issuer`` is the default (not set in the file): with `--port 0` the server then names
     /// the port it actually bound.
-    public var issuerIsDefault = false
+    package var issuerIsDefault = false
     /// `aud` of access tokens.
-    public var audience: String
+    package var audience: String
     /// Provider ids registered at start-up, in order.
-    public var providers: [String]
+    package var providers: [String]
     /// Token lifetimes.
-    public var tokens: TokenSettings
+    package var tokens: TokenSettings
     /// Mail delivery.
-    public var mail: MailSettings
+    package var mail: MailSettings
     /// Store tuning.
-    public var storage: StorageSettings
+    package var storage: StorageSettings
     /// Seconds a connection may stay idle, or send a request too slowly, before it is closed (`http.idle_timeout`).
-    public var idleTimeout: Int = 60
+    package var idleTimeout: Int = 60
     /// Seconds SIGTERM waits for requests in flight before cancelling them (`http.shutdown_timeout`).
-    public var shutdownTimeout: Int = 10
+    package var shutdownTimeout: Int = 10
     /// Seconds a request's head and body may take to arrive, however steadily bytes trickle in (`http.request_timeout`).
-    public var requestTimeout: Int = 30
+    package var requestTimeout: Int = 30
     /// Connections served at once; beyond it new ones wait to be accepted (`http.max_connections`).
-    public var maxConnections: Int = 4096
+    package var maxConnections: Int = 4096
     /// Connections one client network may hold at once (`http.max_connections_per_client`).
-    public var maxConnectionsPerClient: Int = 256
+    package var maxConnectionsPerClient: Int = 256
     /// Seconds after an interactive sign-in during which a session may add or change credentials (`auth.fresh_auth`).
-    public var freshAuth: Int = 600
+    package var freshAuth: Int = 600
     /// Reverse proxies whose `X-Forwarded-For` is believed (`http.trusted_proxies`; default none).
-    public var trustedProxies = TrustedProxies.none
+    package var trustedProxies = TrustedProxies.none
     /// Logging (`log.format`, `log.level`).
-    public var log = LogSettings()
+    package var log = LogSettings()
     /// The audit log (`audit.max_bytes`, `audit.keep`).
-    public var audit = AuditSettings()
+    package var audit = AuditSettings()
     /// Where `GET /metrics` is served (`metrics.listen`, `"HOST:PORT"`); nil (the default) serves no metrics.
-    public var metricsListen: (host: String, port: Int)?
+    package var metricsListen: (host: String, port: Int)?
     /// Raw configuration sections of providers, by provider id.
-    public var providerSections: [String: ConfigSection]
+    package var providerSections: [String: ConfigSection]
 
     /// How log lines look and which are written.
-    public struct LogSettings: Sendable, Equatable {
+    package struct LogSettings: Sendable, Equatable {
         /// `text` (one readable line each) or `json` (one JSON object per line).
-        public var format: String = "text"
+        package var format: String = "text"
         /// Least severe level written; nil leaves it to `AUTHD_LOG_LEVEL` (default info).
-        public var level: String?
+        package var level: String?
         /// Creates the defaults.
-        public init() {}
+        package init() {}
     }
 
     /// When `DATA/audit.jsonl` is rotated and how many old files are kept.
-    public struct AuditSettings: Sendable, Equatable {
+    package struct AuditSettings: Sendable, Equatable {
         /// Size after which the file is renamed to `audit-N.jsonl` and a new one begun.
-        public var maxBytes: Int = 16 << 20
+        package var maxBytes: Int = 16 << 20
         /// Rotated files kept (`audit-1.jsonl` is the newest).
-        public var keep: Int = 5
+        package var keep: Int = 5
         /// Creates the defaults.
-        public init() {}
+        package init() {}
     }
 
     /// Lifetimes and limits of access and refresh tokens.
-    public struct TokenSettings: Sendable {
+    package struct TokenSettings: Sendable {
         /// Access token lifetime, seconds.
-        public var accessTTL: Int = 3600
+        package var accessTTL: Int = 3600
         /// Refresh token lifetime, seconds, counted from its issue (each rotation issues a new one).
-        public var refreshTTL: Int = 2_592_000
+        package var refreshTTL: Int = 2_592_000
         /// How long an already-rotated refresh token may still be used, seconds (concurrent refreshes).
-        public var refreshReuseGrace: Int = 10
+        package var refreshReuseGrace: Int = 10
         /// Refreshes allowed per session per `refreshRate.window`.
-        public var refreshRate = RateLimitRule(limit: 30, window: 60)
+        package var refreshRate = RateLimitRule(limit: 30, window: 60)
         /// Clock skew tolerated when checking `exp`, `nbf` and `iat`, seconds.
-        public var clockSkew: Int = 30
+        package var clockSkew: Int = 30
         /// Creates the defaults.
-        public init() {}
+        package init() {}
     }
 
     /// How mail is delivered.
-    public struct MailSettings: Sendable {
+    package struct MailSettings: Sendable {
         /// `log`, `outbox`, `smtp` or `sendmail`.
-        public var transport: String = "log"
+        package var transport: String = "log"
         /// The `From` header.
-        public var from: String = "authd <no-reply@localhost>"
+        package var from: String = "authd <no-reply@localhost>"
         /// The app's name in mail (`product_name`).
-        public var productName: String = "authd"
+        package var productName: String = "authd"
         /// `mail.smtp`, required with the `smtp` transport.
-        public var smtp: SMTPSettings?
+        package var smtp: SMTPSettings?
         /// `mail.sendmail.path`.
-        public var sendmailPath: String = "/usr/sbin/sendmail"
+        package var sendmailPath: String = "/usr/sbin/sendmail"
         /// Delivery attempts before a message is given up (`max_attempts`).
-        public var maxAttempts: Int = 5
+        package var maxAttempts: Int = 5
         /// Delay after the first failed attempt, doubling after each further one (`retry_delay`, seconds).
-        public var retryDelay: Int = 30
+        package var retryDelay: Int = 30
         /// How long an HTTP answer waits for the first delivery attempt (`wait_for_delivery`, seconds; 0 to 10).
-        public var waitForDelivery: Double = 2
+        package var waitForDelivery: Double = 2
         /// Creates the defaults.
-        public init() {}
+        package init() {}
     }
 
     /// Where the store lives: the data folder's journal (default) or a PostgreSQL database.
-    public struct StorageSettings: Sendable {
+    package struct StorageSettings: Sendable {
         /// `file` (the data folder's journal and snapshot) or `postgres`.
-        public var backend: String = "file"
+        package var backend: String = "file"
         /// Journal size in bytes past which a new snapshot is written and the journal started afresh.
-        public var compactAfterBytes: Int = 64 * 1024 * 1024
+        package var compactAfterBytes: Int = 64 * 1024 * 1024
         /// `storage.postgres`, when the backend is `postgres`.
-        public var postgres: PostgresSettings?
+        package var postgres: PostgresSettings?
         /// Creates the defaults.
-        public init() {}
+        package init() {}
     }
 
     /// `storage.postgres`: how to reach the database several instances share.
-    public struct PostgresSettings: Sendable {
+    package struct PostgresSettings: Sendable {
         /// `postgres://user:password@host:port/database`; from `url`, or read from `url_file` (so the
         /// password stays out of the configuration file).
-        public var url: String
+        package var url: String
         /// Connections per instance.
-        public var poolSize: Int = 10
+        package var poolSize: Int = 10
         /// As libpq's `sslmode`: `disable`, `prefer` (TLS when the server offers it, unverified), `require`
         /// (TLS, unverified) or `verify-full` (TLS, the certificate and host name verified).
-        public var tls: String = "prefer"
+        package var tls: String = "prefer"
         /// Extra PEM certificates to trust for the database's certificate (a private CA).
-        public var caFile: String?
+        package var caFile: String?
         /// File holding the 32-byte key-encryption key (64 hex digits) that seals the signing keys and
         /// server secrets kept in the database; every instance needs the same one. Or the
         /// `AUTHD_KEY_ENCRYPTION_KEY` environment variable.
-        public var keyEncryptionKeyFile: String?
+        package var keyEncryptionKeyFile: String?
         /// Creates settings.
-        public init(url: String) { self.url = url }
+        package init(url: String) { self.url = url }
     }
 
     /// The storage backends this build has.
-    public static let storageBackends = ["file", "postgres"]
+    package static let storageBackends = ["file", "postgres"]
 
     /// Mail transports this build can deliver with.
-    public static let mailTransports = ["log", "outbox", "smtp", "sendmail"]
+    package static let mailTransports = ["log", "outbox", "smtp", "sendmail"]
 
     /// The configuration with every default, for `host:port`.
-    public static func defaults(
+    package static func defaults(
         host: String = "127.0.0.1", port: Int = 8080, availableProviders: [String], defaultProviders: [String]? = nil
     ) -> AuthConfig {
         // Empty input cannot fail to parse.
@@ -154,7 +154,7 @@ public struct AuthConfig: Sendable {
     ///   - availableProviders: ids of the providers this build contains.
     ///   - defaultProviders: the ones started when `providers` is not set (default: all available).
     /// - Throws: ``ConfigError`` naming the first bad or unknown key.
-    public static func parse(
+    package static func parse(
         _ data: Data, host: String, port: Int, availableProviders: [String], defaultProviders: [String]? = nil
     ) throws -> AuthConfig {
         let root: [String: JSONValue]
@@ -366,67 +366,3 @@ extension AuthConfig {
     }
 }
 
-/// At most `limit` events per `window` seconds.
-public struct RateLimitRule: Sendable, Equatable {
-    /// Events allowed per window.
-    public var limit: Int
-    /// Window length in seconds.
-    public var window: Int
-    /// Where the rule lives in the configuration (`email.sends_per_ip`), so a reload (SIGHUP) can
-    /// change it; nil for rules that are not configurable.
-    public var name: String?
-    /// The built-in value, which a reload goes back to when the key is removed.
-    public var builtIn: Limits?
-
-    /// A limit and window without a name.
-    public struct Limits: Sendable, Equatable {
-        /// Events allowed per window.
-        public var limit: Int
-        /// Window length in seconds.
-        public var window: Int
-        /// Creates limits.
-        public init(limit: Int, window: Int) {
-            self.limit = limit
-            self.window = window
-        }
-    }
-
-    /// Creates a rule.
-    public init(limit: Int, window: Int) {
-        self.limit = limit
-        self.window = window
-    }
-
-    /// Two rules are equal when they allow the same (where they come from does not matter).
-    public static func == (a: Self, b: Self) -> Bool { a.limit == b.limit && a.window == b.window }
-
-    /// Reads `{"limit": N, "window": SECONDS}`; nil when `value` is not a valid rule.
-    public static func parse(_ value: JSONValue?) -> Limits? {
-        guard case .object(let o) = value, case .number(let l) = o["limit"], case .number(let w) = o["window"],
-            o.count == 2, l == l.rounded(), w == w.rounded(), (1...1_000_000).contains(l), w >= 1, w <= 10 * 365 * 86_400
-        else { return nil }
-        return Limits(limit: Int(l), window: Int(w))
-    }
-}
-
-extension ConfigSection {
-    /// Reads a rate-limit rule written as `{"limit": N, "window": SECONDS}`.
-    public mutating func rule(_ key: String, default defaultValue: RateLimitRule) throws -> RateLimitRule {
-        guard contains(key) else {
-            skip(key)
-            var rule = defaultValue
-            rule.name = path.isEmpty ? key : "\(path).\(key)"
-            rule.builtIn = .init(limit: defaultValue.limit, window: defaultValue.window)
-            return rule
-        }
-        var r = try section(key)
-        var rule = RateLimitRule(
-            limit: try r.int("limit", default: defaultValue.limit, in: 1...1_000_000),
-            window: try r.seconds("window", default: defaultValue.window)
-        )
-        try r.rejectUnknownKeys()
-        rule.name = path.isEmpty ? key : "\(path).\(key)"
-        rule.builtIn = .init(limit: defaultValue.limit, window: defaultValue.window)
-        return rule
-    }
-}

@@ -1,6 +1,6 @@
 public import AuthStorage
 internal import CSodium
-public import NIOPosix
+package import NIOPosix
 
 /// Argon2id password hashing (`crypto_pwhash_str*`), producing standard PHC strings.
 ///
@@ -8,12 +8,12 @@ public import NIOPosix
 /// NIO's blocking thread pool: the event loops keep serving other requests meanwhile.
 public struct Argon2id: Sendable, Equatable {
     /// Number of passes (`t`).
-    public var opsLimit: Int
+    package var opsLimit: Int
     /// Memory in bytes (`m`).
-    public var memLimit: Int
+    package var memLimit: Int
 
     /// OWASP's minimum for Argon2id: m = 19 MiB, t = 2, p = 1.
-    public static let owaspMinimum = Argon2id(opsLimit: 2, memLimit: 19 * 1024 * 1024)
+    package static let owaspMinimum = Argon2id(opsLimit: 2, memLimit: 19 * 1024 * 1024)
 
     /// Creates parameters; libsodium always uses one lane (p = 1).
     public init(opsLimit: Int, memLimit: Int) {
@@ -52,12 +52,12 @@ public struct Argon2id: Sendable, Equatable {
     }
 
     /// ``hash(_:)`` on the blocking thread pool.
-    public func hash(_ password: String, on pool: NIOThreadPool) async throws -> String {
+    package func hash(_ password: String, on pool: NIOThreadPool) async throws -> String {
         try await pool.runIfActive { try self.hash(password) }
     }
 
     /// ``verify(_:hash:)`` on the blocking thread pool.
-    public static func verify(_ password: String, hash: String, on pool: NIOThreadPool) async throws -> Bool {
+    package static func verify(_ password: String, hash: String, on pool: NIOThreadPool) async throws -> Bool {
         try await pool.runIfActive { verify(password, hash: hash) }
     }
 }

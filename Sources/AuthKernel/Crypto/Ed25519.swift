@@ -1,22 +1,22 @@
-public import AuthStorage
+package import AuthStorage
 internal import CSodium
 
 /// Ed25519 signatures (RFC 8032) from libsodium.
-public struct Ed25519KeyPair: Sendable {
+package struct Ed25519KeyPair: Sendable {
     /// The 32-byte seed the key pair is derived from; this is the secret to keep.
-    public let seed: [UInt8]
+    package let seed: [UInt8]
     /// The 32-byte public key.
-    public let publicKey: [UInt8]
+    package let publicKey: [UInt8]
     private let secretKey: [UInt8]
 
     /// Creates a fresh random key pair.
-    public init() {
+    package init() {
         self.init(seedUnchecked: SecureRandom.bytes(Int(crypto_sign_SEEDBYTES)))
     }
 
     /// Derives the key pair from a 32-byte seed.
     /// - Throws: ``CryptoError/invalidKey`` when the seed is not 32 bytes.
-    public init(seed: [UInt8]) throws {
+    package init(seed: [UInt8]) throws {
         guard seed.count == Int(crypto_sign_SEEDBYTES) else { throw CryptoError.invalidKey }
         self.init(seedUnchecked: seed)
     }
@@ -32,7 +32,7 @@ public struct Ed25519KeyPair: Sendable {
     }
 
     /// Returns the 64-byte detached signature of `message`.
-    public func sign(_ message: some Collection<UInt8>) -> [UInt8] {
+    package func sign(_ message: some Collection<UInt8>) -> [UInt8] {
         let input = Array(message)
         var sig = [UInt8](repeating: 0, count: Int(crypto_sign_BYTES))
         _ = crypto_sign_detached(&sig, nil, input, UInt64(input.count), secretKey)
@@ -41,9 +41,9 @@ public struct Ed25519KeyPair: Sendable {
 }
 
 /// Verification of Ed25519 signatures.
-public enum Ed25519 {
+package enum Ed25519 {
     /// Returns whether `signature` is a valid signature of `message` by `publicKey`.
-    public static func verify(signature: [UInt8], message: some Collection<UInt8>, publicKey: [UInt8]) -> Bool {
+    package static func verify(signature: [UInt8], message: some Collection<UInt8>, publicKey: [UInt8]) -> Bool {
         Sodium.ensureInitialized()
         guard signature.count == Int(crypto_sign_BYTES), publicKey.count == Int(crypto_sign_PUBLICKEYBYTES) else {
             return false

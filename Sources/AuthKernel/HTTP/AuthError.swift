@@ -82,13 +82,13 @@ extension AuthError {
     /// 401 `INVALID_CODE`.
     public static let invalidCode = AuthError(status: .unauthorized, code: "INVALID_CODE", message: "The code is wrong or has expired. Request a new code if needed.")
     /// 401 `INVALID_CODE` for an approval's match code.
-    public static let wrongMatchCode = AuthError(status: .unauthorized, code: "INVALID_CODE", message: "The match code is wrong. Type the code shown on the device that made the request.")
+    package static let wrongMatchCode = AuthError(status: .unauthorized, code: "INVALID_CODE", message: "The match code is wrong. Type the code shown on the device that made the request.")
     /// 401 `INVALID_CREDENTIALS`.
     public static let invalidCredentials = AuthError(status: .unauthorized, code: "INVALID_CREDENTIALS", message: "The credentials are not correct.")
     /// 401 `INVALID_REFRESH_TOKEN`.
-    public static let invalidRefreshToken = AuthError(status: .unauthorized, code: "INVALID_REFRESH_TOKEN", message: "The refresh token is not valid. Sign in again.")
+    package static let invalidRefreshToken = AuthError(status: .unauthorized, code: "INVALID_REFRESH_TOKEN", message: "The refresh token is not valid. Sign in again.")
     /// 401 `REFRESH_TOKEN_REUSED`: an already-rotated token came back; its session has been ended.
-    public static let refreshTokenReused = AuthError(status: .unauthorized, code: "REFRESH_TOKEN_REUSED", message: "This refresh token was already used, so the session has been ended for safety. Sign in again.")
+    package static let refreshTokenReused = AuthError(status: .unauthorized, code: "REFRESH_TOKEN_REUSED", message: "This refresh token was already used, so the session has been ended for safety. Sign in again.")
     /// 404 `NOT_FOUND`.
     public static func notFound(_ message: String = "Not found.") -> AuthError {
         AuthError(status: .notFound, code: "NOT_FOUND", message: message)
@@ -102,14 +102,14 @@ extension AuthError {
         AuthError(status: .conflict, code: "INVALID_STATE", message: message)
     }
     /// 413 `PAYLOAD_TOO_LARGE`.
-    public static let payloadTooLarge = AuthError(status: .contentTooLarge, code: "PAYLOAD_TOO_LARGE", message: "The request body is larger than 64 KiB.")
+    package static let payloadTooLarge = AuthError(status: .contentTooLarge, code: "PAYLOAD_TOO_LARGE", message: "The request body is larger than 64 KiB.")
     /// 429 `RATE_LIMIT_EXCEEDED` with the seconds to wait (at least 1).
     public static func rateLimited(retryAfter seconds: Int, message: String = "Too many requests. Try again later.") -> AuthError {
         let s = max(1, seconds)
         return AuthError(status: .tooManyRequests, code: "RATE_LIMIT_EXCEEDED", message: message, details: ["retry_after": .number(Double(s))])
     }
     /// 500 `INTERNAL`.
-    public static let `internal` = AuthError(status: .internalServerError, code: "INTERNAL", message: "Something went wrong on the server.")
+    package static let `internal` = AuthError(status: .internalServerError, code: "INTERNAL", message: "Something went wrong on the server.")
     /// 503 `UNAVAILABLE`.
     public static let unavailable = AuthError(status: .serviceUnavailable, code: "UNAVAILABLE", message: "The server cannot save changes right now. Try again later.")
 }

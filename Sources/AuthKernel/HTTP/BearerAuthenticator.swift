@@ -1,4 +1,4 @@
-public import Hummingbird
+package import Hummingbird
 
 /// Reads `Authorization: Bearer …` and puts the verified ``Principal`` in the context.
 ///
@@ -6,14 +6,14 @@ public import Hummingbird
 /// ``AuthRequestContext/requirePrincipal()``). A header that is present but wrong, or whose session
 /// has ended, is refused with 401 at once, so a sign-in that meant to link an identity never silently
 /// creates another account instead.
-public struct BearerAuthenticator: RouterMiddleware {
-    public typealias Context = AuthRequestContext
+package struct BearerAuthenticator: RouterMiddleware {
+    package typealias Context = AuthRequestContext
     let sessions: SessionService
 
     /// Creates the middleware.
-    public init(sessions: SessionService) { self.sessions = sessions }
+    package init(sessions: SessionService) { self.sessions = sessions }
 
-    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard let header = request.headers[.authorization] else { return try await next(request, context) }
         guard let token = Self.bearerToken(header) else { throw AuthError.unauthorized }
         var context = context

@@ -4,17 +4,17 @@
 /// It accepts only what it can read exactly as `JSONDecoder` would: keys and values of printable
 /// ASCII without escapes, no key twice, nothing after the object. Anything else gives nil, and the
 /// caller decodes the body the usual way, which also produces the contract's error messages.
-public struct FlatJSONObject: Sendable {
+package struct FlatJSONObject: Sendable {
     /// Most fields read this way (real bodies have one or two).
     static let maxFields = 16
     /// The fields in body order.
-    public private(set) var fields: [(key: String, value: String)] = []
+    package private(set) var fields: [(key: String, value: String)] = []
 
     /// The value of `key`, if present.
-    public subscript(key: String) -> String? { fields.first { $0.key == key }?.value }
+    package subscript(key: String) -> String? { fields.first { $0.key == key }?.value }
 
     /// Reads `bytes`, or nil when they are not of the simple shape.
-    public init?(_ bytes: some Collection<UInt8>) {
+    package init?(_ bytes: some Collection<UInt8>) {
         var i = bytes.startIndex
         func skipSpace() {
             while i != bytes.endIndex, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[i]) { i = bytes.index(after: i) }
@@ -58,7 +58,7 @@ public struct FlatJSONObject: Sendable {
 }
 
 /// A body type that can be read from a ``FlatJSONObject`` when the body has that shape.
-public protocol FlatJSONDecodable: Decodable {
+package protocol FlatJSONDecodable: Decodable {
     /// The value the fields give, or nil to decode the body the usual way (a missing or extra
     /// field's error message comes from there).
     init?(flat: FlatJSONObject)

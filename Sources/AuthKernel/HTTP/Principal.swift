@@ -6,5 +6,5 @@ public struct Principal: Sendable {
     /// The session named by the token's `sid`.
     public var session: SessionRecord
     /// The verified claims.
-    public var claims: AccessTokenClaims
+    package var claims: AccessTokenClaims
 }

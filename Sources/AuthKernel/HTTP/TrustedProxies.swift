@@ -7,7 +7,7 @@ import Darwin
 /// The reverse proxies whose `X-Forwarded-For` authd believes (`http.trusted_proxies`: addresses or
 /// CIDR ranges, IPv4 or IPv6). From anyone else the header is ignored, so a client cannot pick the
 /// address its per-IP rate limits count against.
-public struct TrustedProxies: Sendable, Equatable {
+package struct TrustedProxies: Sendable, Equatable {
     struct Range: Sendable, Equatable {
         var bytes: [UInt8]
         var prefix: Int
@@ -15,13 +15,13 @@ public struct TrustedProxies: Sendable, Equatable {
     let ranges: [Range]
 
     /// No trusted proxy: the peer's address is the client's.
-    public static let none = TrustedProxies(ranges: [])
+    package static let none = TrustedProxies(ranges: [])
 
     init(ranges: [Range]) { self.ranges = ranges }
 
     /// Parses `["127.0.0.1", "10.0.0.0/8", "::1", "fd00::/8"]`.
     /// - Throws: ``ConfigError`` naming the entry that is not an address or a range.
-    public init(_ entries: [String]) throws {
+    package init(_ entries: [String]) throws {
         ranges = try entries.map { entry in
             let parts = entry.split(separator: "/", maxSplits: 1).map(String.init)
             guard let bytes = Self.parse(parts[0]) else { throw ConfigError("http.trusted_proxies: \"\(entry)\" is not an IP address or CIDR range") }
@@ -34,7 +34,7 @@ public struct TrustedProxies: Sendable, Equatable {
     }
 
     /// Whether `address` is one of the trusted proxies.
-    public func contains(_ address: String) -> Bool {
+    package func contains(_ address: String) -> Bool {
         guard !ranges.isEmpty, let bytes = Self.parse(address) else { return false }
         return ranges.contains { range in
             guard range.bytes.count == bytes.count else { return false }
@@ -51,7 +51,7 @@ public struct TrustedProxies: Sendable, Equatable {
     /// The client's address: the peer's, unless the peer is a trusted proxy; then the right-most
     /// `X-Forwarded-For` entry that is not itself a trusted proxy (entries left of it are whatever
     /// the client claimed, and not believed).
-    public func clientAddress(peer: String, forwardedFor: String?) -> String {
+    package func clientAddress(peer: String, forwardedFor: String?) -> String {
         guard contains(peer), let forwardedFor else { return peer }
         let hops = forwardedFor.split(separator: ",").map { $0.trimmingSpaces() }.filter { !$0.isEmpty }
         for hop in hops.reversed() {

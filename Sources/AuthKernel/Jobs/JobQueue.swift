@@ -19,7 +19,7 @@ public final class JobQueue: Sendable {
         /// Twelve attempts from one minute: about a day and a half in all.
         public static let standard = RetryPolicy(maxAttempts: 12, baseDelay: 60)
         /// Creates a policy.
-        public init(maxAttempts: Int, baseDelay: Int) {
+        package init(maxAttempts: Int, baseDelay: Int) {
             self.maxAttempts = maxAttempts
             self.baseDelay = baseDelay
         }
@@ -30,7 +30,7 @@ public final class JobQueue: Sendable {
         /// Why.
         public var description: String
         /// Creates the error.
-        public init(_ description: String) { self.description = description }
+        package init(_ description: String) { self.description = description }
     }
 
     let store: any AuthStore
@@ -42,7 +42,7 @@ public final class JobQueue: Sendable {
     static let lease: TimeInterval = 300
 
     /// Creates the queue.
-    public init(store: any AuthStore, clock: any AuthClock, logger: Logger) {
+    package init(store: any AuthStore, clock: any AuthClock, logger: Logger) {
         self.store = store
         self.clock = clock
         self.logger = logger
@@ -54,7 +54,7 @@ public final class JobQueue: Sendable {
     }
 
     /// Changes the retry policy of a registered kind (a reload).
-    public func setPolicy(kind: String, _ policy: RetryPolicy) {
+    package func setPolicy(kind: String, _ policy: RetryPolicy) {
         handlers.withLock { if let h = $0[kind] { $0[kind] = (policy, h.1) } }
     }
 
@@ -68,7 +68,7 @@ public final class JobQueue: Sendable {
     }
 
     /// Jobs waiting, soonest first.
-    public func pending() async throws -> [JobRecord] {
+    package func pending() async throws -> [JobRecord] {
         try await store.read([.allJobs]) { $0.jobs.values.sorted { $0.runAfter < $1.runAfter } }
     }
 
@@ -86,7 +86,7 @@ public final class JobQueue: Sendable {
 
     /// Runs one job now unless it is already running; returns whether it succeeded (and is gone).
     @discardableResult
-    public func run(_ job: JobRecord) async -> Bool {
+    package func run(_ job: JobRecord) async -> Bool {
         guard let handler = handlers.withLock({ $0[job.kind] }) else { return false }
         guard running.withLock({ $0.insert(job.id).inserted }) else { return false }
         defer { _ = running.withLock { $0.remove(job.id) } }

@@ -1,13 +1,13 @@
 /// A mailbox as written in a header: an optional display name and an address, e.g. `authd <no-reply@example.com>`.
-public struct MailAddress: Sendable, Equatable {
+package struct MailAddress: Sendable, Equatable {
     /// The display name, if any.
-    public var name: String?
+    package var name: String?
     /// The address.
-    public var address: String
+    package var address: String
 
     /// Parses `Name <addr>` or a bare `addr`.
     /// - Throws: ``MailError/headerInjection(field:)`` for CR, LF or other control characters, or a malformed mailbox.
-    public init(parsing raw: String, field: String) throws(MailError) {
+    package init(parsing raw: String, field: String) throws(MailError) {
         guard !raw.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw .headerInjection(field: field)
         }
@@ -27,7 +27,7 @@ public struct MailAddress: Sendable, Equatable {
     }
 
     /// The domain part, for `Message-ID`.
-    public var domain: String { String(address.split(separator: "@").last ?? "localhost") }
+    package var domain: String { String(address.split(separator: "@").last ?? "localhost") }
 }
 
 import Foundation

@@ -1,13 +1,13 @@
-public import AuthStorage
-public import Foundation
+package import AuthStorage
+package import Foundation
 
 /// Writes a ``MailMessage`` as an RFC 5322 message: `Date`, `Message-ID`, `From`, `To`, `Subject`
 /// (RFC 2047 encoded when not ASCII), MIME multipart/alternative with a text and an HTML part,
 /// each UTF-8 and base64. Lines end in CRLF and stay under 78 characters.
-public enum MailComposer {
+package enum MailComposer {
     /// The whole message.
     /// - Throws: ``MailError/headerInjection(field:)`` when `from` or the recipient holds control characters.
-    public static func compose(_ message: MailMessage, from: String, date: Date = Date()) throws(MailError) -> String {
+    package static func compose(_ message: MailMessage, from: String, date: Date = Date()) throws(MailError) -> String {
         let sender = try MailAddress(parsing: from, field: "From")
         let recipient = try MailAddress(parsing: message.to, field: "To")
         guard !message.subject.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
@@ -76,7 +76,7 @@ public enum MailComposer {
     }
 
     /// Escapes text for HTML.
-    public static func escapeHTML(_ s: String) -> String {
+    package static func escapeHTML(_ s: String) -> String {
         s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
             .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
     }

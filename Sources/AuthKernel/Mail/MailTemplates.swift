@@ -3,6 +3,9 @@ import Synchronization
 
 /// One mail's wording: subject, text and HTML, with `{{name}}` placeholders.
 public struct MailTemplate: Sendable {
+    /// How long a code lives, for `{{lifetime}}`: "5 minutes", "1 minute", "90 seconds", "1 hour".
+    public static func lifetime(_ seconds: Int) -> String { MailTemplates.lifetime(seconds) }
+
     /// A mail that carries a code: `lead` then the code (`{{code}}`) then `tail`, as text and as
     /// HTML with the code set large. Placeholders work in all three parts.
     ///
@@ -33,28 +36,28 @@ public struct MailTemplate: Sendable {
 ///
 /// Every template gets `{{product_name}}`; the kernel's own, `sign_in_method_added`, gets `{{method}}`
 /// and `{{when}}`. Providers register theirs at start-up (``Mailer/register(_:_:)``).
-public final class MailTemplates: Sendable {
+package final class MailTemplates: Sendable {
     /// The folder of overrides.
-    public let folder: String?
+    package let folder: String?
     /// `mail.product_name`.
-    public let productName: String
+    package let productName: String
     private let defaults: Mutex<[String: MailTemplate]>
 
     /// Creates the set with the built-in templates.
-    public init(folder: String?, productName: String) {
+    package init(folder: String?, productName: String) {
         self.folder = folder
         self.productName = productName
         defaults = Mutex(Self.builtIn)
     }
 
     /// Adds or replaces a built-in template (a provider's own mail).
-    public func register(_ name: String, _ template: MailTemplate) {
+    package func register(_ name: String, _ template: MailTemplate) {
         defaults.withLock { $0[name] = template }
     }
 
     /// Renders a template into a message.
     /// - Precondition: `name` is a registered template.
-    public func render(_ name: String, to: String, values: [String: String], code: String? = nil) -> MailMessage {
+    package func render(_ name: String, to: String, values: [String: String], code: String? = nil) -> MailMessage {
         guard var template = defaults.withLock({ $0[name] }) else { preconditionFailure("no mail template named \(name)") }
         if let folder {
             let base = folder + "/" + name
@@ -91,7 +94,7 @@ public final class MailTemplates: Sendable {
     }
 
     /// "5 minutes", "1 minute", "90 seconds".
-    public static func lifetime(_ seconds: Int) -> String {
+    package static func lifetime(_ seconds: Int) -> String {
         if seconds % 3600 == 0 { return "\(seconds / 3600) hour\(seconds == 3600 ? "" : "s")" }
         if seconds % 60 == 0 { return "\(seconds / 60) minute\(seconds == 60 ? "" : "s")" }
         return "\(seconds) seconds"

@@ -1,5 +1,5 @@
 /// Delivers mail. authd ships `log` and `outbox`; a transport is one small type.
-public protocol MailTransport: Sendable {
+package protocol MailTransport: Sendable {
     /// Delivers one message (with the configured `From`).
     func send(_ message: MailMessage, from: String) async throws
 }

@@ -22,20 +22,20 @@ public final class Mailer: Sendable {
     }
     private let delivery: DeliveryBox
     /// The transport.
-    public var transport: any MailTransport { delivery.withLock { $0.transport } }
+    package var transport: any MailTransport { delivery.withLock { $0.transport } }
     /// The `From` header.
-    public var from: String { delivery.withLock { $0.from } }
+    package var from: String { delivery.withLock { $0.from } }
     /// The wording.
-    public let templates: MailTemplates
+    package let templates: MailTemplates
     let jobs: JobQueue
     let box: SecretBox
     let logger: Logger
 
     /// Job kind of queued mail.
-    public static let jobKind = "mail.send"
+    package static let jobKind = "mail.send"
 
     /// Creates the mailer and registers its queue handler.
-    public init(
+    package init(
         transport: any MailTransport, from: String, templates: MailTemplates, jobs: JobQueue, box: SecretBox,
         retry: JobQueue.RetryPolicy, waitForDelivery: Duration, logger: Logger
     ) {
@@ -80,7 +80,7 @@ public final class Mailer: Sendable {
     /// Queues a message and tries it at once, waiting for that attempt at most `mail.wait_for_delivery`
     /// (not at all when `waitForDelivery` is false).
     /// - Throws: ``MailError/headerInjection(field:)`` before anything is queued; store errors.
-    public func send(_ message: MailMessage, waitForDelivery: Bool = true) async throws {
+    package func send(_ message: MailMessage, waitForDelivery: Bool = true) async throws {
         _ = try MailComposer.compose(message, from: from)  // refuses control characters in any header
         let sealed = box.seal(String(decoding: try JSONEncoder().encode(message), as: UTF8.self))
         let job = try await jobs.enqueue(kind: Self.jobKind, payload: ["message": .string(sealed)])
@@ -98,7 +98,7 @@ public final class Mailer: Sendable {
 
     /// Switches transport, sender, retries and waiting (a SIGHUP reload); mail already queued is
     /// delivered with the new settings.
-    public func reconfigure(transport: any MailTransport, from: String, retry: JobQueue.RetryPolicy, waitForDelivery: Duration) {
+    package func reconfigure(transport: any MailTransport, from: String, retry: JobQueue.RetryPolicy, waitForDelivery: Duration) {
         delivery.withLock { $0 = Delivery(transport: transport, from: from, wait: waitForDelivery) }
         jobs.setPolicy(kind: Self.jobKind, retry)
     }

@@ -1,4 +1,4 @@
-public import AuthStorage
+package import AuthStorage
 import Foundation
 import NIOPosix
 #if canImport(Glibc)
@@ -7,12 +7,12 @@ import Glibc
 
 /// The `outbox` transport: appends each message as one JSON line
 /// `{"to","subject","text","code"?,"sent_at"}` to `DATA/outbox.jsonl` (mode 0600).
-public struct OutboxMailTransport: MailTransport {
+package struct OutboxMailTransport: MailTransport {
     /// Path of the outbox file.
-    public let path: String
+    package let path: String
 
     /// Creates the transport writing to `path`.
-    public init(path: String) { self.path = path }
+    package init(path: String) { self.path = path }
 
     private struct Line: Encodable {
         var to: String
@@ -23,7 +23,7 @@ public struct OutboxMailTransport: MailTransport {
         enum CodingKeys: String, CodingKey { case to, subject, text, code, sentAt = "sent_at" }
     }
 
-    public func send(_ message: MailMessage, from: String) async throws {
+    package func send(_ message: MailMessage, from: String) async throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let line = Line(to: message.to, subject: message.subject, text: message.text, code: message.code, sentAt: Timestamp.string(Date()))

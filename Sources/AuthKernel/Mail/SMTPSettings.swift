@@ -1,7 +1,7 @@
 /// `mail.smtp`: where and how to deliver.
-public struct SMTPSettings: Sendable {
+package struct SMTPSettings: Sendable {
     /// How the connection is protected.
-    public enum Security: String, Sendable {
+    package enum Security: String, Sendable {
         /// Plain connection upgraded with STARTTLS (required); port 587.
         case starttls
         /// TLS from the first byte; port 465.
@@ -11,24 +11,24 @@ public struct SMTPSettings: Sendable {
     }
 
     /// Server host name (also the name its certificate must carry).
-    public var host: String
+    package var host: String
     /// Port.
-    public var port: Int
+    package var port: Int
     /// Protection.
-    public var security: Security
+    package var security: Security
     /// User for AUTH, if any.
-    public var username: String?
+    package var username: String?
     /// Password for AUTH (from `password` or `password_file`).
-    public var password: String?
+    package var password: String?
     /// Name sent with EHLO.
-    public var helo: String
+    package var helo: String
     /// Extra PEM certificates to trust (e.g. a private CA), besides the system's.
-    public var caFile: String?
+    package var caFile: String?
     /// Limit for each step (connect, each reply), seconds.
-    public var timeout: Int
+    package var timeout: Int
 
     /// Creates settings.
-    public init(host: String, port: Int, security: Security, username: String? = nil, password: String? = nil, helo: String = "localhost", caFile: String? = nil, timeout: Int = 30) {
+    package init(host: String, port: Int, security: Security, username: String? = nil, password: String? = nil, helo: String = "localhost", caFile: String? = nil, timeout: Int = 30) {
         self.host = host
         self.port = port
         self.security = security

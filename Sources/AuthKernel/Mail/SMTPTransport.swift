@@ -1,11 +1,11 @@
 /// The `smtp` transport.
-public struct SMTPTransport: MailTransport {
+package struct SMTPTransport: MailTransport {
     let client: SMTPClient
 
     /// Creates the transport.
-    public init(settings: SMTPSettings) { client = SMTPClient(settings: settings) }
+    package init(settings: SMTPSettings) { client = SMTPClient(settings: settings) }
 
-    public func send(_ message: MailMessage, from: String) async throws {
+    package func send(_ message: MailMessage, from: String) async throws {
         let composed = try MailComposer.compose(message, from: from)
         let sender = try MailAddress(parsing: from, field: "From")
         let recipient = try MailAddress(parsing: message.to, field: "To")

@@ -2,14 +2,14 @@ import Foundation
 import NIOPosix
 
 /// The `sendmail` transport: pipes the message to `mail.sendmail.path -t -i`; a non-zero exit is a failure.
-public struct SendmailTransport: MailTransport {
+package struct SendmailTransport: MailTransport {
     /// The program.
-    public let path: String
+    package let path: String
 
     /// Creates the transport.
-    public init(path: String) { self.path = path }
+    package init(path: String) { self.path = path }
 
-    public func send(_ message: MailMessage, from: String) async throws {
+    package func send(_ message: MailMessage, from: String) async throws {
         // Local mailers take native line ends.
         let composed = try MailComposer.compose(message, from: from).replacingOccurrences(of: "\r\n", with: "\n")
         let path = self.path

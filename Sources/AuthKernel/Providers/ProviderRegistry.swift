@@ -1,26 +1,26 @@
 /// The providers a build contains, by id; the configuration chooses which of them start.
-public struct ProviderRegistry: Sendable {
+package struct ProviderRegistry: Sendable {
     /// Provider types in default order.
-    public let types: [any AuthProvider.Type]
+    package let types: [any AuthProvider.Type]
 
     /// Creates a registry. Ids must be unique.
-    public init(_ types: [any AuthProvider.Type]) {
+    package init(_ types: [any AuthProvider.Type]) {
         precondition(Set(types.map { $0.id }).count == types.count, "provider ids must be unique")
         self.types = types
     }
 
     /// Ids of the available providers.
-    public var ids: [String] { types.map { $0.id } }
+    package var ids: [String] { types.map { $0.id } }
 
     /// How each provider's way of signing in is named in mail, by id.
-    public var methodNames: [String: String] { Dictionary(uniqueKeysWithValues: types.map { ($0.id, $0.methodName) }) }
+    package var methodNames: [String: String] { Dictionary(uniqueKeysWithValues: types.map { ($0.id, $0.methodName) }) }
 
     /// Ids of the providers started when the configuration does not list `providers`.
-    public var defaultIDs: [String] { types.filter { $0.startsByDefault }.map { $0.id } }
+    package var defaultIDs: [String] { types.filter { $0.startsByDefault }.map { $0.id } }
 
     /// Creates the providers listed in `config.providers`, each with its configuration section.
     /// - Throws: ``ConfigError`` from a provider's configuration.
-    public func instantiate(kernel: Kernel) throws -> [any AuthProvider] {
+    package func instantiate(kernel: Kernel) throws -> [any AuthProvider] {
         try kernel.config.providers.map { id in
             guard let type = types.first(where: { $0.id == id }) else {
                 throw ConfigError("providers lists \"\(id)\", which this build does not have")

@@ -24,7 +24,7 @@ public final class DecoyAccounts<Record: Codable & Sendable>: Sendable {
 
     /// Creates an empty table that holds at most `capacity` decoys in memory, or that keeps them in
     /// `shared` under `namespace` (the provider's id).
-    public init(capacity: Int = 50_000, shared: (any DecoyRecordStore)? = nil, namespace: String = "") {
+    package init(capacity: Int = 50_000, shared: (any DecoyRecordStore)? = nil, namespace: String = "") {
         self.capacity = max(1, capacity)
         self.shared = shared
         self.namespace = namespace
@@ -61,11 +61,11 @@ public final class DecoyAccounts<Record: Codable & Sendable>: Sendable {
     }
 
     /// Number of decoys held in memory.
-    public var count: Int { entries.withLock { $0.count } }
+    package var count: Int { entries.withLock { $0.count } }
 }
 
 /// Decoy records shared by the instances of one deployment (a database table).
-public protocol DecoyRecordStore: Sendable {
+package protocol DecoyRecordStore: Sendable {
     /// Runs `body` on the stored bytes for `key` (nil when there are none) under a lock that
     /// serialises concurrent updates of the key on every instance, and stores what it leaves.
     func update<R: Sendable>(_ key: String, now: Date, _ body: @Sendable (inout Data?) throws -> R) async throws -> R

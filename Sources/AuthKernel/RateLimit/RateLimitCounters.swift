@@ -1,11 +1,11 @@
-public import AuthStorage
+package import AuthStorage
 import Synchronization
 
 /// Where a ``RateLimiter`` keeps its GCRA state: one theoretical arrival time (TAT) per key.
 ///
 /// ``take(key:now:interval:tolerance:)`` must be atomic per key: N concurrent takes against a limit
 /// of 1 let exactly one through, across every process that shares the counters.
-public protocol RateLimitCounters: Sendable {
+package protocol RateLimitCounters: Sendable {
     /// Records one event for `key` if `max(tat, now) - tolerance <= now`, moving its TAT to
     /// `max(tat, now) + interval`. Times are seconds since 1970.
     /// - Returns: nil when allowed, otherwise the whole seconds to wait (at least 1).
@@ -20,7 +20,7 @@ public protocol RateLimitCounters: Sendable {
 
 extension RateLimitCounters {
     /// The answer for a refused take: whole seconds until `allowAt`, at least 1.
-    public static func wait(until allowAt: Double, now: Double) -> Int { max(1, Int((allowAt - now).rounded(.up))) }
+    package static func wait(until allowAt: Double, now: Double) -> Int { max(1, Int((allowAt - now).rounded(.up))) }
 }
 
 /// Counters in this process's memory: exact within one instance, forgotten on restart.
@@ -30,7 +30,7 @@ extension RateLimitCounters {
 /// SHA-256, and each shard drops keys whose TAT has passed when it has doubled since its last
 /// clean-up (amortised O(1) per check). If it is still over its share of ``capacity`` after that,
 /// the keys closest to being forgiven anyway (the earliest TATs) go first.
-public final class MemoryRateLimitCounters: RateLimitCounters {
+package final class MemoryRateLimitCounters: RateLimitCounters {
     private struct Shard {
         var arrivals: [String: Double] = [:]
         /// Entry count at which the next clean-up runs.
@@ -43,12 +43,12 @@ public final class MemoryRateLimitCounters: RateLimitCounters {
     private let perShard: Int
 
     /// Keys longer than this (in bytes) are stored as their SHA-256.
-    public static let maxKeyBytes = 96
+    package static let maxKeyBytes = 96
     /// Entries kept at most, across shards.
-    public let capacity: Int
+    package let capacity: Int
 
     /// Creates empty counters holding at most `capacity` keys.
-    public init(capacity: Int = 250_000, shards: Int = 16) {
+    package init(capacity: Int = 250_000, shards: Int = 16) {
         self.capacity = capacity
         self.shards = (0..<max(1, shards)).map { _ in Lock() }
         perShard = max(16, capacity / max(1, shards))
@@ -62,7 +62,7 @@ public final class MemoryRateLimitCounters: RateLimitCounters {
         key.utf8.count <= maxKeyBytes ? key : "sha256:" + Hex.encode(SHA256.hash(key))
     }
 
-    public func take(key: String, now: Double, interval: Double, tolerance: Double) -> Int? {
+    package func take(key: String, now: Double, interval: Double, tolerance: Double) -> Int? {
         let key = Self.stored(key)
         let perShard = self.perShard
         return lock(for: key).shard.withLock { shard -> Int? in
@@ -85,17 +85,17 @@ public final class MemoryRateLimitCounters: RateLimitCounters {
         shard.pruneAt = min(limit, max(1024, shard.arrivals.count * 2))
     }
 
-    public func remove(key: String) {
+    package func remove(key: String) {
         let key = Self.stored(key)
         _ = lock(for: key).shard.withLock { $0.arrivals.removeValue(forKey: key) }
     }
 
-    public func removeAll() { for lock in shards { lock.shard.withLock { $0 = Shard() } } }
+    package func removeAll() { for lock in shards { lock.shard.withLock { $0 = Shard() } } }
 
-    public func purge(before now: Double) {
+    package func purge(before now: Double) {
         for lock in shards { lock.shard.withLock { $0.arrivals = $0.arrivals.filter { $1 > now } } }
     }
 
     /// Keys held now.
-    public var count: Int { shards.reduce(0) { total, lock in total + lock.shard.withLock { $0.arrivals.count } } }
+    package var count: Int { shards.reduce(0) { total, lock in total + lock.shard.withLock { $0.arrivals.count } } }
 }

@@ -21,7 +21,7 @@ public final class RateLimiter: Sendable {
     private let reloaded = Mutex<(root: [String: JSONValue]?, rules: [String: RateLimitRule])>((nil, [:]))
 
     /// Creates a limiter reading time from `clock`, counting in `counters`.
-    public init(clock: any AuthClock, counters: any RateLimitCounters = MemoryRateLimitCounters()) {
+    package init(clock: any AuthClock, counters: any RateLimitCounters = MemoryRateLimitCounters()) {
         self.clock = clock
         self.counters = counters
     }
@@ -30,7 +30,7 @@ public final class RateLimiter: Sendable {
     /// value at its path in `root`, or its built-in value where the file no longer sets it.
     /// When the limits changed, counters start over, as after a restart: a count kept under one rule
     /// means nothing under another (shared counters start over for every instance).
-    public func reload(root: [String: JSONValue], clearCounters: Bool) async {
+    package func reload(root: [String: JSONValue], clearCounters: Bool) async {
         reloaded.withLock { $0 = (root, [:]) }
         if clearCounters { do { try await counters.removeAll() } catch {} }
     }
@@ -80,12 +80,12 @@ public final class RateLimiter: Sendable {
     static let rejections = Counter(label: "authd_rate_limit_rejections_total")
 
     /// Forgets a key (e.g. after a successful sign-in).
-    public func reset(key: String) async {
+    package func reset(key: String) async {
         do { try await counters.remove(key: key) } catch {}
     }
 
     /// Drops counters whose every event has left its window (the in-memory ones prune themselves).
-    public func purge() async throws {
+    package func purge() async throws {
         try await counters.purge(before: clock.now().timeIntervalSince1970)
     }
 }

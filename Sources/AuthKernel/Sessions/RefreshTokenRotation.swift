@@ -1,5 +1,5 @@
-public import AuthStorage
-public import Foundation
+package import AuthStorage
+package import Foundation
 
 /// The rule for a presented refresh token, as a pure function of the session and the time, so
 /// every store backend applies exactly the same rule inside its own atomic section.
@@ -10,9 +10,9 @@ public import Foundation
 ///   kept stays valid.
 /// - A retired token after the grace is reuse: someone else may hold a copy, so the session ends.
 /// - A session past its expiry answers as if the token were unknown.
-public enum RefreshTokenRotation {
+package enum RefreshTokenRotation {
     /// What to do.
-    public enum Outcome: Sendable, Equatable {
+    package enum Outcome: Sendable, Equatable {
         /// Store this session and hand out the new token.
         case rotated(SessionRecord)
         /// Delete the session and answer `REFRESH_TOKEN_REUSED`.
@@ -24,16 +24,16 @@ public enum RefreshTokenRotation {
     }
 
     /// Retired tokens remembered per session for reuse detection.
-    public static let retiredLimit = 16
+    package static let retiredLimit = 16
     /// Tokens that may be current at once after racing refreshes. Every answer to a race must stay
     /// valid (the device keeps whichever arrived last), so this is a memory cap, not a rule: the
     /// per-session refresh rate limit bounds a race far below it, and the next ordinary rotation
     /// retires them all. Retired tokens are not used to make room, so the token the race presented
     /// stays recognisable for the whole grace.
-    public static let currentLimit = 128
+    package static let currentLimit = 128
 
     /// Decides the outcome of presenting the token with hash `presented`.
-    public static func rotate(
+    package static func rotate(
         _ session: SessionRecord, presented: String, newHash: String, now: Date, grace: Int, ttl: Int
     ) -> Outcome {
         guard session.expiresAt > now else { return .expired }

@@ -15,10 +15,10 @@ public struct SessionService: Sendable {
     let verified = VerifiedTokenCache()
     let audit: AuditLog?
     /// Seconds after its sign-in during which a session may change credentials (`auth.fresh_auth`).
-    public let freshAuth: Int
+    package let freshAuth: Int
 
     /// Creates the service.
-    public init(
+    package init(
         store: any AuthStore, issuer: AccessTokenIssuer, verifier: AccessTokenVerifier, settings: AuthConfig.TokenSettings,
         rateLimiter: RateLimiter, clock: any AuthClock, logger: Logger, audit: AuditLog? = nil, freshAuth: Int = 600
     ) {
@@ -66,7 +66,7 @@ public struct SessionService: Sendable {
 
     /// Exchanges a refresh token for a new pair (rotation; see ``RefreshTokenRotation``).
     /// - Throws: 401 `INVALID_REFRESH_TOKEN`, 401 `REFRESH_TOKEN_REUSED` (the session is ended), 429 per session.
-    public func refresh(_ token: String) async throws -> SessionResponse {
+    package func refresh(_ token: String) async throws -> SessionResponse {
         guard token.utf8.count <= 256 else { throw AuthError.invalidRefreshToken }
         let presented = RefreshToken.hash(token)
         let found = try await store.read([.sessionByRefreshHash(presented)]) { state in
@@ -104,7 +104,7 @@ public struct SessionService: Sendable {
 
     /// Verifies a Bearer token and finds its live session and user.
     /// - Throws: 401 `UNAUTHORIZED` for any bad token or ended session (the reason is logged at debug).
-    public func authenticate(bearer token: String) async throws(AuthError) -> Principal {
+    package func authenticate(bearer token: String) async throws(AuthError) -> Principal {
         let now = clock.now()
         let entry: VerifiedTokenCache.Entry
         if let cached = verified.entry(for: token, now: now, skew: verifier.clockSkew) {
@@ -142,7 +142,7 @@ public struct SessionService: Sendable {
     }
 
     /// Whether the session still exists and has not expired (false when it cannot be checked).
-    public func isLive(_ sessionID: UUID, of userID: UUID) async -> Bool {
+    package func isLive(_ sessionID: UUID, of userID: UUID) async -> Bool {
         let now = clock.now()
         return (try? await store.read([.session(sessionID)]) { state in
             guard let session = state.session(id: sessionID) else { return false }
@@ -191,7 +191,7 @@ public struct SessionService: Sendable {
     /// identity stay until ``UserService/purgeAnonymous(idleFor:)`` takes them with their user.
     /// - Returns: how many were deleted.
     @discardableResult
-    public func purgeExpired() async throws -> Int {
+    package func purgeExpired() async throws -> Int {
         let now = clock.now()
         let deleted = try await StorePurge.run(store) { part in
             try await store.write([.sessionsExpired(before: now)]) { state -> Int in

@@ -1,32 +1,32 @@
-public import AuthStorage
+package import AuthStorage
 /// The claims of an authd access token (contract §2).
-public struct AccessTokenClaims: Codable, Sendable, Equatable {
+package struct AccessTokenClaims: Codable, Sendable, Equatable {
     /// Issuer.
-    public var iss: String
+    package var iss: String
     /// Audience; authd issues a single string, and accepts a string or an array when verifying.
-    public var aud: Audience
+    package var aud: Audience
     /// User id.
-    public var sub: String
+    package var sub: String
     /// Session id.
-    public var sid: String
+    package var sid: String
     /// Issued at (Unix seconds).
-    public var iat: Int
+    package var iat: Int
     /// Expiry (Unix seconds).
-    public var exp: Int
+    package var exp: Int
     /// Not before (Unix seconds); authd does not set it but honours it.
-    public var nbf: Int?
+    package var nbf: Int?
     /// Unique token id.
-    public var jti: String
+    package var jti: String
     /// Providers used to sign in.
-    public var amr: [String]
+    package var amr: [String]
     /// Whether the user is anonymous.
-    public var isAnonymous: Bool
+    package var isAnonymous: Bool
     /// When the user last signed in interactively (Unix seconds): the session's start, which a
     /// refresh does not move. Absent in tokens issued before it existed.
-    public var authTime: Int?
+    package var authTime: Int?
 
     /// Creates claims.
-    public init(
+    package init(
         iss: String, aud: String, sub: String, sid: String, iat: Int, exp: Int, jti: String, amr: [String], isAnonymous: Bool, authTime: Int? = nil
     ) {
         self.iss = iss
@@ -65,18 +65,18 @@ public struct AccessTokenClaims: Codable, Sendable, Equatable {
     }
 
     /// `aud` as JWT allows it: one string or an array of strings.
-    public struct Audience: Codable, Sendable, Equatable {
+    package struct Audience: Codable, Sendable, Equatable {
         /// The audiences.
-        public var values: [String]
+        package var values: [String]
         /// Creates an audience list.
-        public init(_ values: [String]) { self.values = values }
+        package init(_ values: [String]) { self.values = values }
 
-        public init(from decoder: any Decoder) throws {
+        package init(from decoder: any Decoder) throws {
             let c = try decoder.singleValueContainer()
             if let one = try? c.decode(String.self) { values = [one] } else { values = try c.decode([String].self) }
         }
 
-        public func encode(to encoder: any Encoder) throws {
+        package func encode(to encoder: any Encoder) throws {
             var c = encoder.singleValueContainer()
             if values.count == 1 { try c.encode(values[0]) } else { try c.encode(values) }
         }

@@ -1,14 +1,14 @@
 import Foundation
 
 /// Signs access tokens: compact JWS with header `{"alg":"EdDSA","typ":"at+jwt","kid":…}`.
-public struct AccessTokenIssuer: Sendable {
+package struct AccessTokenIssuer: Sendable {
     /// The keys.
-    public let keyRing: SigningKeyRing
+    package let keyRing: SigningKeyRing
     /// Creates an issuer signing with the ring's active key.
-    public init(keyRing: SigningKeyRing) { self.keyRing = keyRing }
+    package init(keyRing: SigningKeyRing) { self.keyRing = keyRing }
 
     /// Returns the signed token for `claims`.
-    public func sign(_ claims: AccessTokenClaims) throws -> String {
+    package func sign(_ claims: AccessTokenClaims) throws -> String {
         let key = keyRing.active
         let header = #"{"alg":"EdDSA","kid":"\#(key.kid)","typ":"at+jwt"}"#
         let signingInput = Base64URL.encode(Array(header.utf8)) + "." + Base64URL.encode(claims.json())

@@ -1,10 +1,10 @@
-public import AuthStorage
-public import Foundation
+package import AuthStorage
+package import Foundation
 
 /// Verifies access tokens and says exactly why one is refused (for logs; clients only see 401).
-public struct AccessTokenVerifier: Sendable {
+package struct AccessTokenVerifier: Sendable {
     /// Why a token was refused.
-    public enum Rejection: Error, Equatable, Sendable, CustomStringConvertible {
+    package enum Rejection: Error, Equatable, Sendable, CustomStringConvertible {
         case malformed
         case unsupportedAlgorithm(String)
         case wrongType
@@ -16,7 +16,7 @@ public struct AccessTokenVerifier: Sendable {
         case notYetValid
 
         /// For logs: the token's `alg` escaped and cut short, since anyone can send any header.
-        public var description: String {
+        package var description: String {
             switch self {
             case .malformed: "malformed"
             case .unsupportedAlgorithm(let alg): "unsupportedAlgorithm(\(LogSafe.text(alg, maxLength: 40)))"
@@ -32,21 +32,21 @@ public struct AccessTokenVerifier: Sendable {
     }
 
     /// The keys.
-    public let keyRing: SigningKeyRing
+    package let keyRing: SigningKeyRing
     /// Expected `iss`.
-    public var issuer: String { issuerName.value }
+    package var issuer: String { issuerName.value }
     /// Where ``issuer`` comes from.
     let issuerName: IssuerName
     /// Expected member of `aud`.
-    public let audience: String
+    package let audience: String
     /// Tolerated clock difference, seconds.
-    public let clockSkew: Int
+    package let clockSkew: Int
 
     /// Longest token accepted; authd's own are around 600 bytes.
     static let maxLength = 8192
 
     /// Creates a verifier.
-    public init(keyRing: SigningKeyRing, issuer: String, audience: String, clockSkew: Int) {
+    package init(keyRing: SigningKeyRing, issuer: String, audience: String, clockSkew: Int) {
         self.init(keyRing: keyRing, issuer: IssuerName(issuer), audience: audience, clockSkew: clockSkew)
     }
 
@@ -69,7 +69,7 @@ public struct AccessTokenVerifier: Sendable {
     ///
     /// Accepts only `alg` `EdDSA` (RFC 8037) or `Ed25519` (RFC 9864) with a `kid` of a key that still
     /// verifies, `typ` `at+jwt`, no `crit`, then checks `iss`, `aud`, `exp`, `nbf` and `iat` with the skew.
-    public func verify(_ token: String, now: Date) throws(Rejection) -> AccessTokenClaims {
+    package func verify(_ token: String, now: Date) throws(Rejection) -> AccessTokenClaims {
         guard token.utf8.count <= Self.maxLength else { throw .malformed }
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3,

@@ -1,25 +1,25 @@
-public import AuthStorage
+package import AuthStorage
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-public import Foundation
-public import Logging
+package import Foundation
+package import Logging
 
 /// `DATA/keys/`: signing keys and server secrets, directory mode 0700, files mode 0600.
-public struct KeyFolder: Sendable {
+package struct KeyFolder: Sendable {
     /// Path of the folder.
-    public let path: String
+    package let path: String
 
     /// Opens (creating) the key folder inside a data folder and tightens its mode to 0700.
-    public init(dataFolder: String) throws {
+    package init(dataFolder: String) throws {
         path = dataFolder + "/keys"
         try DurableFile.makeDirectory(path, mode: 0o700)
     }
 
     /// Loads the signing keys, creating the first one when there is none.
-    public func loadOrCreateSigningKeys(now: Date, logger: Logger) throws -> [SigningKey] {
+    package func loadOrCreateSigningKeys(now: Date, logger: Logger) throws -> [SigningKey] {
         let decoder = StoreCoding.decoder()
         var keys: [SigningKey] = []
         let names = try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasPrefix("signing-") && $0.hasSuffix(".json") }.sorted()
@@ -49,14 +49,14 @@ public struct KeyFolder: Sendable {
     }
 
     /// Writes a signing key file durably with mode 0600.
-    public func save(_ key: SigningKey) throws {
+    package func save(_ key: SigningKey) throws {
         let file = SigningKey.File(kid: key.kid, seed: Base64URL.encode(key.keyPair.seed), createdAt: key.createdAt, retiredAt: key.retiredAt)
         let bytes = try [UInt8](StoreCoding.encoder().encode(file))
         try DurableFile.replace(path + "/signing-\(key.kid).json", with: bytes, mode: 0o600)
     }
 
     /// Loads a named 32-byte secret (e.g. the key that hashes one-time codes), creating it when missing.
-    public func loadOrCreateSecret(named name: String, logger: Logger) throws -> [UInt8] {
+    package func loadOrCreateSecret(named name: String, logger: Logger) throws -> [UInt8] {
         let file = path + "/\(name).key"
         if let bytes = try DurableFile.read(file) {
             try tightenMode(file, logger: logger)

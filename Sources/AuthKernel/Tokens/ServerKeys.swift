@@ -1,16 +1,16 @@
-public import AuthStorage
+package import AuthStorage
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-public import Foundation
-public import Logging
+package import Foundation
+package import Logging
 
 /// Where the server's keys live: the Ed25519 signing keys and named 32-byte secrets (the code HMAC
 /// key, a provider's pepper…). ``KeyFolder`` keeps them in `DATA/keys/`; a database backend keeps
 /// them sealed with a key-encryption key, so every instance signs and verifies with the same ones.
-public protocol ServerKeys: Sendable {
+package protocol ServerKeys: Sendable {
     /// The signing keys, oldest first, creating the first one when there is none.
     func loadOrCreateSigningKeys(now: Date, logger: Logger) async throws -> [SigningKey]
     /// Saves a new signing key or a retired one.
@@ -26,7 +26,7 @@ public protocol ServerKeys: Sendable {
 }
 
 extension KeyFolder: ServerKeys {
-    public func exportFiles() throws -> [String: [UInt8]] {
+    package func exportFiles() throws -> [String: [UInt8]] {
         var files: [String: [UInt8]] = [:]
         for name in try FileManager.default.contentsOfDirectory(atPath: path) where !name.hasSuffix(".tmp") && !name.hasPrefix(".") {
             if let bytes = try DurableFile.read(path + "/" + name) { files[name] = bytes }
@@ -34,7 +34,7 @@ extension KeyFolder: ServerKeys {
         return files
     }
 
-    public func importFiles(_ files: [String: [UInt8]], logger: Logger) throws {
+    package func importFiles(_ files: [String: [UInt8]], logger: Logger) throws {
         for name in try FileManager.default.contentsOfDirectory(atPath: path) where name.hasPrefix("signing-") && files[name] == nil {
             try DurableFile.check(unlink(path + "/" + name), "unlink", path + "/" + name)
         }
@@ -44,13 +44,13 @@ extension KeyFolder: ServerKeys {
 
 extension SigningKey {
     /// The key as the JSON of a key file (the private seed included: seal or protect it).
-    public func fileJSON() throws -> String {
+    package func fileJSON() throws -> String {
         let file = File(kid: kid, seed: Base64URL.encode(keyPair.seed), createdAt: createdAt, retiredAt: retiredAt)
         return String(decoding: try StoreCoding.encoder().encode(file), as: UTF8.self)
     }
 
     /// A key from ``fileJSON()``; checks that the kid matches the key.
-    public init(fileJSON json: String) throws {
+    package init(fileJSON json: String) throws {
         let file = try StoreCoding.decoder().decode(File.self, from: Data(json.utf8))
         guard let seed = Base64URL.decode(file.seed) else { throw CryptoError.invalidKey }
         self.init(keyPair: try Ed25519KeyPair(seed: seed), createdAt: file.createdAt, retiredAt: file.retiredAt)

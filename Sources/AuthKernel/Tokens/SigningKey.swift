@@ -1,18 +1,18 @@
-public import Foundation
+package import Foundation
 
 /// An Ed25519 signing key with its JOSE key id.
-public struct SigningKey: Sendable {
+package struct SigningKey: Sendable {
     /// The key pair.
-    public let keyPair: Ed25519KeyPair
+    package let keyPair: Ed25519KeyPair
     /// RFC 7638 JWK thumbprint of the public key (base64url SHA-256), used as `kid`.
-    public let kid: String
+    package let kid: String
     /// When the key was created.
-    public let createdAt: Date
+    package let createdAt: Date
     /// When it stopped signing; it still verifies until every token it signed has expired.
-    public var retiredAt: Date?
+    package var retiredAt: Date?
 
     /// Wraps a key pair.
-    public init(keyPair: Ed25519KeyPair, createdAt: Date, retiredAt: Date? = nil) {
+    package init(keyPair: Ed25519KeyPair, createdAt: Date, retiredAt: Date? = nil) {
         self.keyPair = keyPair
         self.createdAt = createdAt
         self.retiredAt = retiredAt
@@ -20,13 +20,13 @@ public struct SigningKey: Sendable {
     }
 
     /// RFC 7638 thumbprint: SHA-256 over the required members in lexicographic order, no whitespace.
-    public static func thumbprint(publicKey: [UInt8]) -> String {
+    package static func thumbprint(publicKey: [UInt8]) -> String {
         let canonical = #"{"crv":"Ed25519","kty":"OKP","x":"\#(Base64URL.encode(publicKey))"}"#
         return Base64URL.encode(SHA256.hash(canonical))
     }
 
     /// The public JWK.
-    public var jwk: [String: String] {
+    package var jwk: [String: String] {
         ["kty": "OKP", "crv": "Ed25519", "x": Base64URL.encode(keyPair.publicKey), "kid": kid, "alg": "EdDSA", "use": "sig"]
     }
 

@@ -1,26 +1,26 @@
-public import Foundation
+package import Foundation
 import Synchronization
 
 /// The signing keys in use: the newest unretired one signs; every key whose tokens may still be
 /// unexpired verifies and is published in the JWKS.
-public final class SigningKeyRing: Sendable {
+package final class SigningKeyRing: Sendable {
     private let keys: Mutex<[SigningKey]>
     private let accessTTL: Int
 
     /// Creates a ring over `keys` (at least one unretired).
-    public init(keys: [SigningKey], accessTTL: Int) {
+    package init(keys: [SigningKey], accessTTL: Int) {
         precondition(keys.contains { $0.retiredAt == nil }, "a signing key ring needs an active key")
         self.keys = Mutex(keys.sorted { $0.createdAt < $1.createdAt })
         self.accessTTL = accessTTL
     }
 
     /// The key that signs new tokens.
-    public var active: SigningKey {
+    package var active: SigningKey {
         keys.withLock { $0.last { $0.retiredAt == nil }! }
     }
 
     /// Keys that still verify at `now`: unretired ones, and retired ones whose last token has not expired.
-    public func verificationKeys(now: Date) -> [SigningKey] {
+    package func verificationKeys(now: Date) -> [SigningKey] {
         keys.withLock { all in
             all.filter { key in
                 guard let retired = key.retiredAt else { return true }
@@ -30,18 +30,18 @@ public final class SigningKeyRing: Sendable {
     }
 
     /// The key with this `kid`, if it still verifies.
-    public func verificationKey(kid: String, now: Date) -> SigningKey? {
+    package func verificationKey(kid: String, now: Date) -> SigningKey? {
         verificationKeys(now: now).first { $0.kid == kid }
     }
 
     /// Every key, oldest first, including retired ones that no longer verify.
-    public var all: [SigningKey] { keys.withLock { $0 } }
+    package var all: [SigningKey] { keys.withLock { $0 } }
 
     /// Retires the active key at `now` and makes `newKey` the one that signs. The retired key keeps
     /// verifying (and stays in the JWKS) until every token it signed has expired.
     /// - Returns: the retired key, to be saved with its `retired_at`.
     @discardableResult
-    public func rotate(to newKey: SigningKey, now: Date) -> SigningKey {
+    package func rotate(to newKey: SigningKey, now: Date) -> SigningKey {
         keys.withLock { keys in
             let index = keys.lastIndex { $0.retiredAt == nil }!
             keys[index].retiredAt = now
@@ -52,7 +52,7 @@ public final class SigningKeyRing: Sendable {
 
     /// Takes the keys another instance saved (a rotation there); returns whether anything changed.
     @discardableResult
-    public func replace(with newKeys: [SigningKey]) -> Bool {
+    package func replace(with newKeys: [SigningKey]) -> Bool {
         guard newKeys.contains(where: { $0.retiredAt == nil }) else { return false }
         let sorted = newKeys.sorted { $0.createdAt < $1.createdAt }
         return keys.withLock { keys in
@@ -63,7 +63,7 @@ public final class SigningKeyRing: Sendable {
     }
 
     /// The JWKS document: `{"keys":[...]}`.
-    public func jwks(now: Date) -> [String: [[String: String]]] {
+    package func jwks(now: Date) -> [String: [[String: String]]] {
         ["keys": verificationKeys(now: now).reversed().map(\.jwk)]
     }
 }

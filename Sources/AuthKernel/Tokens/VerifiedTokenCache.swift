@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 import Synchronization
 
 /// Access tokens whose signature and claims were already checked, so a token presented again skips
@@ -9,17 +9,17 @@ import Synchronization
 /// - Bounded by entries and by the bytes of the tokens held: when either is full, expired entries
 ///   go first, then an arbitrary half; a miss only costs a verify.
 /// - It caches the token, not the session: every request still checks that the session is live.
-public final class VerifiedTokenCache: Sendable {
+package final class VerifiedTokenCache: Sendable {
     /// A verified token's claims with its ids already parsed (UUID parsing showed in the profile).
-    public struct Entry: Sendable, Equatable {
+    package struct Entry: Sendable, Equatable {
         /// The claims.
-        public var claims: AccessTokenClaims
+        package var claims: AccessTokenClaims
         /// `sub` as a UUID.
-        public var userID: UUID
+        package var userID: UUID
         /// `sid` as a UUID.
-        public var sessionID: UUID
+        package var sessionID: UUID
         /// Creates an entry.
-        public init(claims: AccessTokenClaims, userID: UUID, sessionID: UUID) {
+        package init(claims: AccessTokenClaims, userID: UUID, sessionID: UUID) {
             self.claims = claims
             self.userID = userID
             self.sessionID = sessionID
@@ -28,18 +28,18 @@ public final class VerifiedTokenCache: Sendable {
 
     private let entries = Mutex<(tokens: [String: Entry], bytes: Int)>(([:], 0))
     /// Most tokens kept.
-    public let capacity: Int
+    package let capacity: Int
     /// Most bytes of tokens kept.
-    public let maxBytes: Int
+    package let maxBytes: Int
 
     /// Creates a cache.
-    public init(capacity: Int = 50_000, maxBytes: Int = 32 << 20) {
+    package init(capacity: Int = 50_000, maxBytes: Int = 32 << 20) {
         self.capacity = capacity
         self.maxBytes = maxBytes
     }
 
     /// The claims of a token verified earlier, if it has not expired at `now` (allowing `skew`).
-    public func entry(for token: String, now: Date, skew: Int) -> Entry? {
+    package func entry(for token: String, now: Date, skew: Int) -> Entry? {
         guard let entry = entries.withLock({ $0.tokens[token] }) else { return nil }
         guard entry.claims.exp > Int(now.timeIntervalSince1970) - skew else {
             entries.withLock { if $0.tokens.removeValue(forKey: token) != nil { $0.bytes -= token.utf8.count } }
@@ -49,7 +49,7 @@ public final class VerifiedTokenCache: Sendable {
     }
 
     /// Remembers a verified token.
-    public func insert(_ token: String, entry: Entry, now: Date) {
+    package func insert(_ token: String, entry: Entry, now: Date) {
         let size = token.utf8.count
         entries.withLock { entries in
             guard entries.tokens[token] == nil else { return }
@@ -68,5 +68,5 @@ public final class VerifiedTokenCache: Sendable {
     }
 
     /// Number of tokens held.
-    public var count: Int { entries.withLock { $0.tokens.count } }
+    package var count: Int { entries.withLock { $0.tokens.count } }
 }

@@ -1,13 +1,13 @@
-public import AuthStorage
-public import Foundation
-public import Logging
+package import AuthStorage
+package import Foundation
+package import Logging
 
 /// Mails a user when a way to sign in is added to their account (a PIN, a password, a linked
 /// Apple ID or email), so that a method planted with a stolen session does not go unnoticed.
 ///
 /// Only accounts that are not anonymous and have a verified email get one, sent to that email.
 /// The message is queued durably before the change is answered; delivery is not waited for.
-public final class SignInMethodNotices: Sendable {
+package final class SignInMethodNotices: Sendable {
     let mailer: Mailer
     let clock: any AuthClock
     let logger: Logger
@@ -15,10 +15,10 @@ public final class SignInMethodNotices: Sendable {
     private let names: [String: String]
 
     /// The template sent.
-    public static let template = "sign_in_method_added"
+    package static let template = "sign_in_method_added"
 
     /// Creates the notices.
-    public init(mailer: Mailer, clock: any AuthClock, logger: Logger, names: [String: String] = [:]) {
+    package init(mailer: Mailer, clock: any AuthClock, logger: Logger, names: [String: String] = [:]) {
         self.mailer = mailer
         self.clock = clock
         self.logger = logger

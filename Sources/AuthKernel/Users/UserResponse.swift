@@ -49,7 +49,7 @@ public struct UserResponse: ResponseCodable, Sendable, Equatable {
 
 extension UserResponse {
     /// Written directly (see ``JSONWriter``); the same JSON as ``encode(to:)``.
-    public func write(to w: inout JSONWriter) {
+    package func write(to w: inout JSONWriter) {
         w.beginObject()
         w.key("id"); w.string(id)
         w.key("email"); w.string(email)

@@ -53,7 +53,7 @@ public struct UserService: Sendable {
         try await store.read([.userByUsername(username)]) { $0.user(username: username) }
     }
     /// The user an identity belongs to.
-    public func user(identity: Identity) async throws -> UserRecord? {
+    package func user(identity: Identity) async throws -> UserRecord? {
         try await store.read([.userByIdentity(identity)]) { $0.user(identity: identity) }
     }
 
@@ -236,7 +236,7 @@ public struct UserService: Sendable {
     }
 
     /// Deletes a user with its identities, sessions and codes.
-    public func delete(_ userID: UUID) async throws {
+    package func delete(_ userID: UUID) async throws {
         try await store.write([.user(userID), .sessionsOfUser(userID), .approvalsOfUser(userID)]) { $0.deleteUser(id: userID) }
         logger.info("user deleted", metadata: ["user.id": "\(userID.lowercased)"])
     }

@@ -1,31 +1,31 @@
-public import Foundation
+package import Foundation
 
 /// Writes JSON bytes directly, for the hottest answers (`GET /me`, `POST /refresh`): Foundation's
 /// `JSONEncoder` was the largest cost of those requests in the profile (bench/README.md).
 /// Strings are escaped as RFC 8259 requires; everything else is passed through as UTF-8.
-public struct JSONWriter: Sendable {
+package struct JSONWriter: Sendable {
     /// The bytes written so far.
-    public private(set) var bytes: [UInt8] = []
+    package private(set) var bytes: [UInt8] = []
     private var needsComma = false
 
     /// Creates an empty writer with room for a typical answer.
-    public init(capacity: Int = 512) { bytes.reserveCapacity(capacity) }
+    package init(capacity: Int = 512) { bytes.reserveCapacity(capacity) }
 
     /// `{`.
-    public mutating func beginObject() {
+    package mutating func beginObject() {
         comma()
         bytes.append(UInt8(ascii: "{"))
         needsComma = false
     }
 
     /// `}`.
-    public mutating func endObject() {
+    package mutating func endObject() {
         bytes.append(UInt8(ascii: "}"))
         needsComma = true
     }
 
     /// `"key":` before a value.
-    public mutating func key(_ key: StaticString) {
+    package mutating func key(_ key: StaticString) {
         comma()
         bytes.append(UInt8(ascii: "\""))
         key.withUTF8Buffer { bytes.append(contentsOf: $0) }
@@ -34,27 +34,27 @@ public struct JSONWriter: Sendable {
     }
 
     /// `"key":` for a key known only at run time (escaped like any string).
-    public mutating func key(dynamic key: String) {
+    package mutating func key(dynamic key: String) {
         string(key)
         bytes.append(UInt8(ascii: ":"))
         needsComma = false
     }
 
     /// Bytes that are already one JSON value, copied as they are.
-    public mutating func raw(_ json: [UInt8]) {
+    package mutating func raw(_ json: [UInt8]) {
         comma()
         bytes.append(contentsOf: json)
         needsComma = true
     }
 
     /// A line break between top-level values (JSON lines).
-    public mutating func newline() {
+    package mutating func newline() {
         bytes.append(0x0A)
         needsComma = false
     }
 
     /// A string, or `null`.
-    public mutating func string(_ value: String?) {
+    package mutating func string(_ value: String?) {
         comma()
         guard let value else { return append("null") }
         bytes.append(UInt8(ascii: "\""))
@@ -86,7 +86,7 @@ public struct JSONWriter: Sendable {
     }
 
     /// An integer.
-    public mutating func int(_ value: Int) {
+    package mutating func int(_ value: Int) {
         comma()
         append(String(value))
     }
@@ -94,38 +94,38 @@ public struct JSONWriter: Sendable {
     /// A number as Swift prints it shortest, which reads back to the same `Double`. JSON has no
     /// infinity or NaN: those are written as `null` (as JavaScript's `JSON.stringify` does); printed
     /// as Swift prints them, one in a record made the journal unreadable at the next start-up.
-    public mutating func double(_ value: Double) {
+    package mutating func double(_ value: Double) {
         comma()
         guard value.isFinite else { return append("null") }
         append(value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : "\(value)")
     }
 
     /// A UUID as `JSONEncoder` writes it (upper case).
-    public mutating func uuid(_ value: UUID) {
+    package mutating func uuid(_ value: UUID) {
         string(value.uppercased)
     }
 
     /// `[`; close with ``endArray()``.
-    public mutating func beginArray() {
+    package mutating func beginArray() {
         comma()
         bytes.append(UInt8(ascii: "["))
         needsComma = false
     }
 
     /// `]`.
-    public mutating func endArray() {
+    package mutating func endArray() {
         bytes.append(UInt8(ascii: "]"))
         needsComma = true
     }
 
     /// `true` or `false`.
-    public mutating func bool(_ value: Bool) {
+    package mutating func bool(_ value: Bool) {
         comma()
         append(value ? "true" : "false")
     }
 
     /// Any JSON value; object keys sorted, as `JSONEncoder` with `.sortedKeys` writes them.
-    public mutating func value(_ value: JSONValue) {
+    package mutating func value(_ value: JSONValue) {
         switch value {
         case .null: comma(); append("null")
         case .bool(let b): bool(b)
@@ -146,7 +146,7 @@ public struct JSONWriter: Sendable {
     }
 
     /// An array of strings.
-    public mutating func strings(_ values: [String]) {
+    package mutating func strings(_ values: [String]) {
         comma()
         bytes.append(UInt8(ascii: "["))
         needsComma = false

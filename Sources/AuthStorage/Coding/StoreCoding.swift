@@ -1,10 +1,10 @@
-public import Foundation
+package import Foundation
 
 /// JSON coding of journal lines, snapshots and database records: sorted keys for stable diffs,
 /// dates as Unix seconds.
-public enum StoreCoding {
+package enum StoreCoding {
     /// The encoder every store writes records with.
-    public static func encoder() -> JSONEncoder {
+    package static func encoder() -> JSONEncoder {
         let e = JSONEncoder()
         e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         e.dateEncodingStrategy = .secondsSince1970
@@ -12,7 +12,7 @@ public enum StoreCoding {
     }
 
     /// The matching decoder.
-    public static func decoder() -> JSONDecoder {
+    package static func decoder() -> JSONDecoder {
         let d = JSONDecoder()
         d.dateDecodingStrategy = .secondsSince1970
         return d

@@ -12,17 +12,17 @@ public struct ApprovalRecord: Codable, Sendable, Equatable {
     /// Whose devices must approve; nil for a decoy made for an unknown account, which only expires.
     public var userID: UUID?
     /// HMAC-SHA-256 (hex) of the match code shown on the requesting device.
-    public var matchCodeDigest: String
+    package var matchCodeDigest: String
     /// Wrong match codes so far; three deny the request.
-    public var matchAttempts: Int
+    package var matchAttempts: Int
     /// Stored state; ``status(at:)`` adds expiry.
-    public var state: State
+    package var state: State
     /// Creation time.
     public var createdAt: Date
     /// When a pending request expires.
     public var expiresAt: Date
     /// When an approved request can no longer be completed.
-    public var completeBy: Date?
+    package var completeBy: Date?
     /// Label of the requesting device.
     public var deviceName: String?
     /// Provider data for completion (e.g. the new password's hash; never a plain secret).
@@ -47,7 +47,7 @@ public struct ApprovalRecord: Codable, Sendable, Equatable {
     }
 
     /// Stored states. `expired` is not stored: it is a pending request past its time.
-    public enum State: String, Codable, Sendable {
+    package enum State: String, Codable, Sendable {
         case pending, approved, denied, completed
     }
 

@@ -1,32 +1,32 @@
-public import Foundation
+package import Foundation
 
 /// A one-time code as stored: only its keyed hash, never the code.
-public struct CodeRecord: Codable, Sendable, Equatable {
+package struct CodeRecord: Codable, Sendable, Equatable {
     /// What the code is for, e.g. `email_sign_in`.
-    public var purpose: String
+    package var purpose: String
     /// Whom it is for, e.g. the case-folded email.
-    public var key: String
+    package var key: String
     /// HMAC-SHA-256 (hex) of the code under the server's code secret; empty once used up.
-    public var digest: String
+    package var digest: String
     /// When the current code was sent.
-    public var sentAt: Date
+    package var sentAt: Date
     /// When the current code stops working.
-    public var expiresAt: Date
+    package var expiresAt: Date
     /// Wrong tries against the current code.
-    public var attempts: Int
+    package var attempts: Int
     /// Times of recent wrong tries for this key, across codes: a resend does not wipe them.
-    public var failures: [Date]
+    package var failures: [Date]
     /// Provider data handed back when the code is used (e.g. a pending registration); never a plain secret.
-    public var payload: [String: JSONValue]?
+    package var payload: [String: JSONValue]?
 
     /// Store key of a purpose and key.
-    public static func id(purpose: String, key: String) -> String { "\(purpose):\(key)" }
+    package static func id(purpose: String, key: String) -> String { "\(purpose):\(key)" }
 
     /// Store key of this record.
-    public var id: String { Self.id(purpose: purpose, key: key) }
+    package var id: String { Self.id(purpose: purpose, key: key) }
 
     /// Creates a record.
-    public init(
+    package init(
         purpose: String, key: String, digest: String, sentAt: Date, expiresAt: Date, attempts: Int = 0, failures: [Date] = [],
         payload: [String: JSONValue]? = nil
     ) {

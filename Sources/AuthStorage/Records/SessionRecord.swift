@@ -20,12 +20,12 @@ public struct SessionRecord: Codable, Sendable, Equatable {
     public var expiresAt: Date
     /// SHA-256 (hex) of the refresh tokens that may be used now. Normally one; more only after
     /// concurrent refreshes within the reuse grace, so whichever answer the device kept works.
-    public var refreshHashes: [String]
+    package var refreshHashes: [String]
     /// Recently rotated-out refresh tokens: usable within the grace, reuse after it revokes the session.
-    public var retired: [RetiredRefreshToken]
+    package var retired: [RetiredRefreshToken]
 
     /// Creates a session.
-    public init(
+    package init(
         id: UUID = SecureRandom.uuid(), userID: UUID, deviceName: String?, platform: String?, amr: [String],
         createdAt: Date, expiresAt: Date, refreshHash: String
     ) {
@@ -48,14 +48,14 @@ public struct SessionRecord: Codable, Sendable, Equatable {
 }
 
 /// A refresh token that was rotated out, kept so its reuse can be recognised.
-public struct RetiredRefreshToken: Codable, Sendable, Equatable {
+package struct RetiredRefreshToken: Codable, Sendable, Equatable {
     /// SHA-256 (hex) of the token.
-    public var hash: String
+    package var hash: String
     /// When it was rotated out.
-    public var retiredAt: Date
+    package var retiredAt: Date
 
     /// Creates an entry.
-    public init(hash: String, retiredAt: Date) {
+    package init(hash: String, retiredAt: Date) {
         self.hash = hash
         self.retiredAt = retiredAt
     }

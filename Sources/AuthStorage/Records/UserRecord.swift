@@ -28,10 +28,10 @@ public struct UserRecord: Codable, Sendable, Equatable {
     /// Counts the times every session of the user was ended for a credential change (a password
     /// change or reset, a PIN change). A sign-in is started only if it is unchanged since the
     /// credential it checked was read: one racing such a change cannot outlive it.
-    public var credentialVersion: Int = 0
+    package var credentialVersion: Int = 0
 
     /// Creates a user.
-    public init(
+    package init(
         id: UUID = SecureRandom.uuid(), email: String? = nil, emailVerified: Bool = false, displayName: String? = nil,
         username: String? = nil, isAnonymous: Bool = false, identities: [Identity] = [], secrets: [String: JSONValue] = [:],
         createdAt: Date, updatedAt: Date? = nil

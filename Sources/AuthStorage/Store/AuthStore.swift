@@ -7,7 +7,7 @@
 /// by running bodies one at a time on its actor, a database store by locking the rows the keys name
 /// inside a transaction (and retrying the body when a uniqueness constraint or a deadlock says a
 /// concurrent write won).
-public protocol AuthStore: Sendable {
+package protocol AuthStore: Sendable {
     /// Runs `body` on a state holding at least the records `keys` name.
     /// - Throws: ``StoreError/unavailable`` when the store cannot be read.
     func read<R: Sendable>(_ keys: [StoreKey], _ body: @Sendable (StoreState) throws -> R) async throws -> R
@@ -40,19 +40,19 @@ public protocol AuthStore: Sendable {
 
 extension AuthStore {
     /// ``write(_:durability:_:)`` with ``WriteDurability/synced``.
-    public func write<R: Sendable>(_ keys: [StoreKey], _ body: @Sendable (inout StoreState) throws -> R) async throws -> R {
+    package func write<R: Sendable>(_ keys: [StoreKey], _ body: @Sendable (inout StoreState) throws -> R) async throws -> R {
         try await write(keys, durability: .synced, body)
     }
 }
 
 /// Record counts, for `authd check` and backups.
-public struct StoreCounts: Sendable, Equatable {
+package struct StoreCounts: Sendable, Equatable {
     /// Users.
-    public var users: Int
+    package var users: Int
     /// Sessions.
-    public var sessions: Int
+    package var sessions: Int
     /// Creates counts.
-    public init(users: Int, sessions: Int) {
+    package init(users: Int, sessions: Int) {
         self.users = users
         self.sessions = sessions
     }

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// The usual refresh rotation of a session as a change of its own: what came and went, not the
 /// whole record.
@@ -8,23 +8,23 @@ public import Foundation
 /// (profiled: encoding the record and fsyncing its bytes were the largest store costs of a refresh).
 /// It is only made when it rebuilds the new record exactly (``init(from:to:)`` checks), and it is
 /// only ever applied in journal order on the record it was made from, so it needs no idempotence.
-public struct SessionRotation: Codable, Sendable, Equatable {
+package struct SessionRotation: Codable, Sendable, Equatable {
     /// The session.
-    public let id: UUID
+    package let id: UUID
     /// Retired hashes that fell off the front of the list.
-    public let dropped: Int
+    package let dropped: Int
     /// When the hashes that were current became retired.
-    public let retiredAt: Date
+    package let retiredAt: Date
     /// The new current hashes.
-    public let refreshHashes: [String]
+    package let refreshHashes: [String]
     /// The new `last_used_at`.
-    public let lastUsedAt: Date
+    package let lastUsedAt: Date
     /// The new `expires_at`.
-    public let expiresAt: Date
+    package let expiresAt: Date
 
     /// The rotation that turns `old` into `new`; nil when `new` is anything else (the store then
     /// writes the whole record).
-    public init?(from old: SessionRecord, to new: SessionRecord) {
+    package init?(from old: SessionRecord, to new: SessionRecord) {
         let appended = old.refreshHashes.count
         let dropped = old.retired.count + appended - new.retired.count
         // Everything else (id, owner, device, amr) is checked by comparing the rebuilt record below.
@@ -36,7 +36,7 @@ public struct SessionRotation: Codable, Sendable, Equatable {
     }
 
     /// Creates a rotation from its parts (as the journal holds them); `dropped` is at least zero.
-    public init(id: UUID, dropped: Int, retiredAt: Date, refreshHashes: [String], lastUsedAt: Date, expiresAt: Date) {
+    package init(id: UUID, dropped: Int, retiredAt: Date, refreshHashes: [String], lastUsedAt: Date, expiresAt: Date) {
         self.id = id
         self.dropped = max(0, dropped)
         self.retiredAt = retiredAt
@@ -47,7 +47,7 @@ public struct SessionRotation: Codable, Sendable, Equatable {
 
     /// The session `old` becomes: its current hashes retired at ``retiredAt``, the oldest
     /// ``dropped`` retired ones forgotten, ``refreshHashes`` current.
-    public func applied(to old: SessionRecord) -> SessionRecord {
+    package func applied(to old: SessionRecord) -> SessionRecord {
         var new = old
         // Built once at its final size (on every refresh): trimming and appending in place copied
         // the shared list and then grew it.
@@ -64,7 +64,7 @@ public struct SessionRotation: Codable, Sendable, Equatable {
     }
 
     /// Reads a rotation; a negative `dropped` is damage, not a rotation.
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let dropped = try c.decode(Int.self, forKey: .dropped)
         guard dropped >= 0 else { throw DecodingError.dataCorruptedError(forKey: .dropped, in: c, debugDescription: "negative") }

@@ -5,20 +5,20 @@
 /// that was a 0.9-1.2 s stall of every read and write (measured with `authd bench store-open
 /// --compact-after-bytes`). Split, the first write to each shard copies only that shard, about a
 /// 256th of the table, and the copying is spread over the writes that reach them.
-public struct ShardedTable<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+package struct ShardedTable<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     package static var shardCount: Int { 256 }
 
     /// Empty until the first insert, so an empty state (made per request by the PostgreSQL
     /// backend) allocates nothing.
     private var shards: [[Key: Value]] = []
     /// Entries in all shards.
-    public private(set) var count = 0
+    package private(set) var count = 0
 
     /// An empty table.
-    public init() {}
+    package init() {}
 
     /// An empty table with room for about `minimumCapacity` entries.
-    public init(minimumCapacity: Int) {
+    package init(minimumCapacity: Int) {
         self.init(minimumCapacity: minimumCapacity, inShards: 0..<Self.shardCount)
     }
 
@@ -54,10 +54,10 @@ public struct ShardedTable<Key: Hashable & Sendable, Value: Sendable>: Sendable 
     package static func shard(_ key: Key) -> Int { Int(truncatingIfNeeded: UInt(bitPattern: key.hashValue) >> (UInt.bitWidth - 8)) }
 
     /// Whether the table is empty.
-    public var isEmpty: Bool { count == 0 }
+    package var isEmpty: Bool { count == 0 }
 
     /// The value for a key; setting nil removes it.
-    public subscript(key: Key) -> Value? {
+    package subscript(key: Key) -> Value? {
         get { shards.isEmpty ? nil : shards[Self.shard(key)][key] }
         _modify {
             if shards.isEmpty { shards = Array(repeating: [:], count: Self.shardCount) }
@@ -69,7 +69,7 @@ public struct ShardedTable<Key: Hashable & Sendable, Value: Sendable>: Sendable 
     }
 
     /// The value for a key, or `defaultValue` inserted in place.
-    public subscript(key: Key, default defaultValue: @autoclosure () -> Value) -> Value {
+    package subscript(key: Key, default defaultValue: @autoclosure () -> Value) -> Value {
         get { self[key] ?? defaultValue() }
         _modify {
             if shards.isEmpty { shards = Array(repeating: [:], count: Self.shardCount) }
@@ -82,7 +82,7 @@ public struct ShardedTable<Key: Hashable & Sendable, Value: Sendable>: Sendable 
 
     /// Removes a key; returns its value.
     @discardableResult
-    public mutating func removeValue(forKey key: Key) -> Value? {
+    package mutating func removeValue(forKey key: Key) -> Value? {
         guard !shards.isEmpty else { return nil }
         let i = Self.shard(key)
         guard let old = shards[i].removeValue(forKey: key) else { return nil }
@@ -91,7 +91,7 @@ public struct ShardedTable<Key: Hashable & Sendable, Value: Sendable>: Sendable 
     }
 
     /// Every value, in no particular order.
-    public var values: [Value] {
+    package var values: [Value] {
         var out: [Value] = []
         out.reserveCapacity(count)
         for shard in shards { out.append(contentsOf: shard.values) }
@@ -100,13 +100,13 @@ public struct ShardedTable<Key: Hashable & Sendable, Value: Sendable>: Sendable 
 
     /// Calls `body` with each value in the shards `range` names (of ``shardCount``), in no particular
     /// order: parallel workers each take a range.
-    public func forEachValue(inShards range: Range<Int>, _ body: (Value) throws -> Void) rethrows {
+    package func forEachValue(inShards range: Range<Int>, _ body: (Value) throws -> Void) rethrows {
         guard !shards.isEmpty else { return }
         for i in range { for value in shards[i].values { try body(value) } }
     }
 
     /// Every key, in no particular order.
-    public var keys: [Key] {
+    package var keys: [Key] {
         var out: [Key] = []
         out.reserveCapacity(count)
         for shard in shards { out.append(contentsOf: shard.keys) }
@@ -116,7 +116,7 @@ public struct ShardedTable<Key: Hashable & Sendable, Value: Sendable>: Sendable 
 
 extension ShardedTable: Equatable where Value: Equatable {
     /// The same keys with equal values.
-    public static func == (a: Self, b: Self) -> Bool {
+    package static func == (a: Self, b: Self) -> Bool {
         guard a.count == b.count else { return false }
         for shard in a.shards {
             for (key, value) in shard where b[key] != value { return false }

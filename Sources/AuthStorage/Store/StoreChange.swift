@@ -1,9 +1,9 @@
-public import Foundation
+package import Foundation
 
 /// One change to the store, as written to the journal. Changes are whole-record upserts and deletes,
 /// and the usual refresh rotation of a session (``SessionRotation``), which is applied only on the
 /// record it was made from: the journal replays each line once, in order, after the snapshot's.
-public enum StoreChange: Codable, Sendable, Equatable {
+package enum StoreChange: Codable, Sendable, Equatable {
     case putUser(UserRecord)
     case deleteUser(UUID)
     case putSession(SessionRecord)
@@ -25,7 +25,7 @@ public enum StoreChange: Codable, Sendable, Equatable {
     }
     private enum CodingKeys: String, CodingKey { case op, user, session, rotation, code, approval, job, id }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         switch try c.decode(Op.self, forKey: .op) {
         case .putUser: self = .putUser(try c.decode(UserRecord.self, forKey: .user))
@@ -42,7 +42,7 @@ public enum StoreChange: Codable, Sendable, Equatable {
         }
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         switch self {
         case .putUser(let u): try c.encode(Op.putUser, forKey: .op); try c.encode(u, forKey: .user)

@@ -1,5 +1,5 @@
 /// Failures of the durable store.
-public enum StoreError: Error, CustomStringConvertible, Sendable {
+package enum StoreError: Error, CustomStringConvertible, Sendable {
     /// Another process holds the data folder's lock.
     case locked(path: String)
     /// A file could not be read or written; `errno` says why.
@@ -11,7 +11,7 @@ public enum StoreError: Error, CustomStringConvertible, Sendable {
     /// The store was closed.
     case closed
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .locked(let path):
             return "the data folder is in use by another authd process (lock held on \(path))"

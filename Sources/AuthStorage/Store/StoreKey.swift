@@ -1,11 +1,11 @@
-public import Foundation
+package import Foundation
 
 /// A record, or a set of records, that a store read or write works on.
 ///
 /// The file store holds everything in memory and needs no keys; a database store loads exactly the
 /// rows the keys name into a fresh ``StoreState`` (locking them for a write) before it runs the body.
 /// A body must therefore name every record it looks at: what it did not name, it does not see.
-public enum StoreKey: Sendable, Hashable {
+package enum StoreKey: Sendable, Hashable {
     /// The user with this id.
     case user(UUID)
     /// The user with this case-folded email.

@@ -1,21 +1,21 @@
 import Dispatch
-public import Foundation
+package import Foundation
 
 /// Everything the store holds, in memory, with the indexes the queries need.
 ///
 /// Writers change it only through the `put`/`delete` methods, which keep the indexes right and
 /// record each change in ``pending`` so the store can journal exactly what was applied.
-public struct StoreState: Sendable {
+package struct StoreState: Sendable {
     /// Users by id.
-    public private(set) var users = ShardedTable<UUID, UserRecord>()
+    package private(set) var users = ShardedTable<UUID, UserRecord>()
     /// Sessions by id.
-    public private(set) var sessions = ShardedTable<UUID, SessionRecord>()
+    package private(set) var sessions = ShardedTable<UUID, SessionRecord>()
     /// One-time codes by ``CodeRecord/id``.
-    public private(set) var codes = ShardedTable<String, CodeRecord>()
+    package private(set) var codes = ShardedTable<String, CodeRecord>()
     /// Approval requests by id.
-    public private(set) var approvals = ShardedTable<String, ApprovalRecord>()
+    package private(set) var approvals = ShardedTable<String, ApprovalRecord>()
     /// Background jobs by id.
-    public private(set) var jobs = ShardedTable<UUID, JobRecord>()
+    package private(set) var jobs = ShardedTable<UUID, JobRecord>()
 
     private var userByEmail = ShardedTable<String, UUID>()
     private var userByIdentity = ShardedTable<Identity, UUID>()
@@ -28,45 +28,45 @@ public struct StoreState: Sendable {
     package var pending: [StoreChange] = []
 
     /// An empty store.
-    public init() {}
+    package init() {}
 
     // MARK: Reads
 
     /// The user with this id.
-    public func user(id: UUID) -> UserRecord? { users[id] }
+    package func user(id: UUID) -> UserRecord? { users[id] }
     /// The user with this (case-folded) email.
-    public func user(email: String) -> UserRecord? { userByEmail[email].flatMap { users[$0] } }
+    package func user(email: String) -> UserRecord? { userByEmail[email].flatMap { users[$0] } }
     /// The user this identity belongs to.
-    public func user(identity: Identity) -> UserRecord? { userByIdentity[identity].flatMap { users[$0] } }
+    package func user(identity: Identity) -> UserRecord? { userByIdentity[identity].flatMap { users[$0] } }
     /// The user with this user name, compared case-insensitively.
-    public func user(username: String) -> UserRecord? { userByUsername[username.lowercased()].flatMap { users[$0] } }
+    package func user(username: String) -> UserRecord? { userByUsername[username.lowercased()].flatMap { users[$0] } }
     /// The session with this id.
-    public func session(id: UUID) -> SessionRecord? { sessions[id] }
+    package func session(id: UUID) -> SessionRecord? { sessions[id] }
     /// The session holding a current or retired refresh token with this hash.
-    public func session(refreshHash: String) -> SessionRecord? { sessionByRefreshHash[refreshHash].flatMap { sessions[$0] } }
+    package func session(refreshHash: String) -> SessionRecord? { sessionByRefreshHash[refreshHash].flatMap { sessions[$0] } }
     /// The sessions of a user, oldest first.
-    public func sessions(userID: UUID) -> [SessionRecord] {
+    package func sessions(userID: UUID) -> [SessionRecord] {
         (sessionsByUser[userID] ?? []).compactMap { sessions[$0] }.sorted { $0.createdAt < $1.createdAt }
     }
     /// The approval request with this id.
-    public func approval(id: String) -> ApprovalRecord? { approvals[id] }
+    package func approval(id: String) -> ApprovalRecord? { approvals[id] }
     /// The approval requests of a user, oldest first.
-    public func approvals(userID: UUID) -> [ApprovalRecord] {
+    package func approvals(userID: UUID) -> [ApprovalRecord] {
         (approvalsByUser[userID] ?? []).compactMap { approvals[$0] }.sorted { $0.createdAt < $1.createdAt }
     }
     /// The code record for a purpose and key.
-    public func code(purpose: String, key: String) -> CodeRecord? { codes[CodeRecord.id(purpose: purpose, key: key)] }
+    package func code(purpose: String, key: String) -> CodeRecord? { codes[CodeRecord.id(purpose: purpose, key: key)] }
 
     // MARK: Writes
 
     /// Inserts or replaces a user. The caller has checked uniqueness of email, user name and identities.
-    public mutating func put(_ user: UserRecord) {
+    package mutating func put(_ user: UserRecord) {
         apply(.putUser(user))
         pending.append(.putUser(user))
     }
 
     /// Deletes a user with its sessions and the codes sent to its email.
-    public mutating func deleteUser(id: UUID) {
+    package mutating func deleteUser(id: UUID) {
         guard let user = users[id] else { return }
         for s in sessions(userID: id) { deleteSession(id: s.id) }
         if let email = user.email {
@@ -79,7 +79,7 @@ public struct StoreState: Sendable {
 
     /// Inserts or replaces a session. The usual refresh rotation is recorded as a ``SessionRotation``
     /// rather than the whole record.
-    public mutating func put(_ session: SessionRecord) {
+    package mutating func put(_ session: SessionRecord) {
         if let old = sessions[session.id], let rotation = SessionRotation(from: old, to: session) {
             // The rotation was checked to rebuild `session` exactly: store it rather than rebuild it again.
             apply(rotation, from: old, giving: session)
@@ -91,46 +91,46 @@ public struct StoreState: Sendable {
     }
 
     /// Deletes a session.
-    public mutating func deleteSession(id: UUID) {
+    package mutating func deleteSession(id: UUID) {
         guard sessions[id] != nil else { return }
         apply(.deleteSession(id))
         pending.append(.deleteSession(id))
     }
 
     /// Inserts or replaces a code record.
-    public mutating func put(_ code: CodeRecord) {
+    package mutating func put(_ code: CodeRecord) {
         apply(.putCode(code))
         pending.append(.putCode(code))
     }
 
     /// Deletes a code record.
-    public mutating func deleteCode(id: String) {
+    package mutating func deleteCode(id: String) {
         guard codes[id] != nil else { return }
         apply(.deleteCode(id))
         pending.append(.deleteCode(id))
     }
 
     /// Inserts or replaces an approval request.
-    public mutating func put(_ approval: ApprovalRecord) {
+    package mutating func put(_ approval: ApprovalRecord) {
         apply(.putApproval(approval))
         pending.append(.putApproval(approval))
     }
 
     /// Deletes an approval request.
-    public mutating func deleteApproval(id: String) {
+    package mutating func deleteApproval(id: String) {
         guard approvals[id] != nil else { return }
         apply(.deleteApproval(id))
         pending.append(.deleteApproval(id))
     }
 
     /// Inserts or replaces a background job.
-    public mutating func put(_ job: JobRecord) {
+    package mutating func put(_ job: JobRecord) {
         apply(.putJob(job))
         pending.append(.putJob(job))
     }
 
     /// Deletes a background job.
-    public mutating func deleteJob(id: UUID) {
+    package mutating func deleteJob(id: UUID) {
         guard jobs[id] != nil else { return }
         apply(.deleteJob(id))
         pending.append(.deleteJob(id))
@@ -139,10 +139,10 @@ public struct StoreState: Sendable {
     // MARK: Loading (database stores)
 
     /// Adds a record read from a database without recording it as a change.
-    public mutating func load(_ record: StoreChange) { apply(record) }
+    package mutating func load(_ record: StoreChange) { apply(record) }
 
     /// Applies a change from a snapshot or export as a write (recorded, so the store persists it).
-    public mutating func replay(_ change: StoreChange) {
+    package mutating func replay(_ change: StoreChange) {
         apply(change)
         pending.append(change)
     }
@@ -150,7 +150,7 @@ public struct StoreState: Sendable {
     /// The changes applied since the last call, in order, and forgets them.
     /// - Parameter wholeRecords: give each rotated session as its whole record (for a backend that
     ///   writes rows, not a journal); a session deleted later in the same changes is left to its delete.
-    public mutating func takeChanges(wholeRecords: Bool = false) -> [StoreChange] {
+    package mutating func takeChanges(wholeRecords: Bool = false) -> [StoreChange] {
         defer { pending = [] }
         guard wholeRecords else { return pending }
         return pending.compactMap { change in

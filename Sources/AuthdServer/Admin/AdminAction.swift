@@ -1,8 +1,8 @@
-public import AuthKernel
+package import AuthKernel
 /// One operator command. The CLI parses it, then sends it to a running server over the admin socket
 /// or, with no server running, runs it on the data folder itself: the same ``AdminOperations`` run
 /// it either way, so the output is the same.
-public enum AdminAction: Codable, Sendable, Equatable {
+package enum AdminAction: Codable, Sendable, Equatable {
     /// Every user, as a table or JSON.
     case listUsers(json: Bool)
     /// One user by id, email or username.
@@ -32,14 +32,14 @@ public enum AdminAction: Codable, Sendable, Equatable {
 }
 
 /// What a command printed, and how the process should exit.
-public struct AdminOutput: Codable, Sendable, Equatable {
+package struct AdminOutput: Codable, Sendable, Equatable {
     /// Text for standard output (a table, JSON, or a sentence).
-    public var text: String
+    package var text: String
     /// 0 on success, 1 when the command failed (then `text` says why).
-    public var exitCode: Int32
+    package var exitCode: Int32
 
     /// Creates an output.
-    public init(text: String, exitCode: Int32 = 0) {
+    package init(text: String, exitCode: Int32 = 0) {
         self.text = text
         self.exitCode = exitCode
     }

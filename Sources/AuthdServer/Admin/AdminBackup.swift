@@ -1,19 +1,19 @@
-public import AuthKernel
-public import FileStore
-public import AuthStorage
+package import AuthKernel
+package import FileStore
+package import AuthStorage
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-public import Foundation
+package import Foundation
 import Logging
 
 /// `authd backup` and `authd restore`: one file (mode 0600) holding a consistent snapshot of the
 /// store and every file of `keys/`. Without the keys a restored store could not verify PINs or
 /// codes, nor would tokens already handed out verify, so they travel together; guard the file
 /// like the data folder itself.
-public enum AdminBackup {
+package enum AdminBackup {
     /// Everything in a backup file but the snapshot.
     struct BundleHead: Codable {
         var format = "authd-backup"
@@ -128,7 +128,7 @@ public enum AdminBackup {
     /// Replaces the store and keys of `dataFolder` (created if missing) with a backup's. Refuses
     /// while a server holds the folder. Nothing is touched until the whole backup has been read and checked.
     /// - Returns: a one-line summary.
-    public static func restore(from path: String, to dataFolder: String) throws -> String {
+    package static func restore(from path: String, to dataFolder: String) throws -> String {
         let (bundle, snapshot, _, keys) = try read(path, decodingChanges: false)  // checked before anything is replaced
 
         try DurableFile.makeDirectory(dataFolder, mode: 0o700)
@@ -149,7 +149,7 @@ public enum AdminBackup {
     }
 
     /// The message of an admin failure, for the CLI.
-    public static func message(of error: any Error) -> String {
+    package static func message(of error: any Error) -> String {
         (error as? AdminError)?.message ?? "\(error)"
     }
 }

@@ -1,12 +1,12 @@
-public import AuthKernel
-public import FileStore
-public import AuthStorage
-public import Foundation
+package import AuthKernel
+package import FileStore
+package import AuthStorage
+package import Foundation
 import Logging
 
 /// Runs ``AdminAction``s on a server's kernel, store and keys: inside a running `authd serve`
 /// (reached over the admin socket) or on a data folder opened by the CLI under its lock.
-public struct AdminOperations: Sendable {
+package struct AdminOperations: Sendable {
     let kernel: Kernel
     let store: any AuthStore
     let keyRing: SigningKeyRing
@@ -16,7 +16,7 @@ public struct AdminOperations: Sendable {
     let via: String
 
     /// Creates the operations over a built server (the CLI's direct mode).
-    public init(server: AuthServer, dataFolder: String) throws {
+    package init(server: AuthServer, dataFolder: String) throws {
         try self.init(
             kernel: server.kernel, store: server.store, keyRing: server.keyRing, cluster: server.cluster, dataFolder: dataFolder, via: "admin cli")
     }
@@ -31,7 +31,7 @@ public struct AdminOperations: Sendable {
     }
 
     /// Runs one action; failures come back as output with exit code 1, never as a thrown error.
-    public func run(_ action: AdminAction) async -> AdminOutput {
+    package func run(_ action: AdminAction) async -> AdminOutput {
         do {
             return try await perform(action)
         } catch let error as AdminError {

@@ -1,4 +1,4 @@
-public import AuthKernel
+package import AuthKernel
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -1,5 +1,5 @@
-public import AuthKernel
-public import AuthStorage
+package import AuthKernel
+package import AuthStorage
 import Foundation
 
 /// A user as the admin commands show it: the API's user object (never a secret) plus its number of

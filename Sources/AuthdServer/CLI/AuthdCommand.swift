@@ -1,4 +1,4 @@
-public import AuthKernel
+package import AuthKernel
 import ArgumentParser
 
 /// `authd`: the server and its admin commands (see ``Authd/main(providers:)``).

@@ -1,4 +1,4 @@
-public import AuthKernel
+package import AuthKernel
 /// The version `authd --version` prints.
 enum AuthdVersion {
     static let current = "0.1.0"

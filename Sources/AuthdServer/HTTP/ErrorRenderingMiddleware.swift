@@ -1,20 +1,20 @@
-public import AuthKernel
-public import AuthStorage
-public import Hummingbird
+package import AuthKernel
+package import AuthStorage
+package import Hummingbird
 import Logging
 import NIOCore
 
 /// Renders every error in the contract's format: framework errors (unknown route, body too large)
 /// are translated, store failures become 503, anything unexpected becomes 500 and is logged.
-public struct ErrorRenderingMiddleware: RouterMiddleware {
-    public typealias Context = AuthRequestContext
+package struct ErrorRenderingMiddleware: RouterMiddleware {
+    package typealias Context = AuthRequestContext
 
     let routes: RouteTable?
 
     /// Creates the middleware; with `routes`, a known path asked with another method gets 405 and `Allow`.
-    public init(routes: RouteTable? = nil) { self.routes = routes }
+    package init(routes: RouteTable? = nil) { self.routes = routes }
 
-    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch let error as AuthError {

@@ -1,17 +1,17 @@
-public import AuthKernel
-public import Hummingbird
+package import AuthKernel
+package import Hummingbird
 import HTTPTypes
 
 /// Gives every request an id (`X-Request-Id` in the answer, `request.id` on every log line) and
 /// settles the client's address, believing `X-Forwarded-For` only from ``TrustedProxies``.
-public struct RequestInfoMiddleware: RouterMiddleware {
-    public typealias Context = AuthRequestContext
+package struct RequestInfoMiddleware: RouterMiddleware {
+    package typealias Context = AuthRequestContext
     let proxies: TrustedProxies
 
     /// Creates the middleware.
-    public init(proxies: TrustedProxies) { self.proxies = proxies }
+    package init(proxies: TrustedProxies) { self.proxies = proxies }
 
-    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
         context.clientIP = proxies.clientAddress(peer: context.clientIP, forwardedFor: request.headers[.xForwardedFor])
         context.clientKey = ClientNetwork.key(for: context.clientIP)

@@ -1,14 +1,14 @@
-public import AuthKernel
-public import AuthStorage
+package import AuthKernel
+package import AuthStorage
 import Foundation
-public import Hummingbird
+package import Hummingbird
 import NIOCore
 import HTTPTypes
 import ServiceLifecycle
 
 /// The approvals endpoints (contract §3): list, approve with the match code, deny, and a
 /// Server-Sent Events stream of new requests for headless devices.
-public struct ApprovalRoutes: Sendable {
+package struct ApprovalRoutes: Sendable {
     let kernel: Kernel
     /// Seconds between keep-alive comments on the event stream.
     let keepAlive: Duration
@@ -16,7 +16,7 @@ public struct ApprovalRoutes: Sendable {
     let maxStreamDuration: Duration
 
     /// Creates the routes.
-    public init(kernel: Kernel, keepAlive: Duration = .seconds(15), maxStreamDuration: Duration = .seconds(1800)) {
+    package init(kernel: Kernel, keepAlive: Duration = .seconds(15), maxStreamDuration: Duration = .seconds(1800)) {
         self.kernel = kernel
         self.keepAlive = keepAlive
         self.maxStreamDuration = maxStreamDuration
@@ -61,7 +61,7 @@ public struct ApprovalRoutes: Sendable {
     }
 
     /// Adds the routes to the `/api/v1/auth` group.
-    public func add(to api: RouterGroup<AuthRequestContext>) {
+    package func add(to api: RouterGroup<AuthRequestContext>) {
         let kernel = self.kernel
         api.get("approvals") { _, context -> List in
             let principal = try context.requirePrincipal()

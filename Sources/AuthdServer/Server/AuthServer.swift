@@ -1,12 +1,12 @@
-public import AuthKernel
-public import FileStore
-public import AuthStorage
-public import Foundation
-public import Hummingbird
+package import AuthKernel
+package import FileStore
+package import AuthStorage
+package import Foundation
+package import Hummingbird
 import HummingbirdCore
-public import Logging
-public import NIOCore
-public import ServiceLifecycle
+package import Logging
+package import NIOCore
+package import ServiceLifecycle
 import UnixSignals
 
 /// A ready-to-run authd: the store opened, keys loaded, kernel services and providers wired, routes mounted.
@@ -15,47 +15,47 @@ import UnixSignals
 /// let server = try await AuthServer.make(options, registry: ProviderRegistry([EmailProvider.self]))
 /// try await server.run()   // until SIGINT/SIGTERM; then the store is flushed and closed
 /// ```
-public final class AuthServer: Sendable {
+package final class AuthServer: Sendable {
     /// Everything `make` needs.
-    public struct Options: Sendable {
+    package struct Options: Sendable {
         /// The data folder.
-        public var dataFolder: String
+        package var dataFolder: String
         /// Listen address.
-        public var host: String
+        package var host: String
         /// Listen port (0 picks a free one).
-        public var port: Int
+        package var port: Int
         /// Parsed configuration.
-        public var config: AuthConfig
+        package var config: AuthConfig
         /// Time source.
-        public var clock: any AuthClock = SystemClock()
+        package var clock: any AuthClock = SystemClock()
         /// Server logger.
-        public var logger: Logger
+        package var logger: Logger
         /// A store opened by the caller (a database backend); nil opens the data folder's ``JournalStore``.
         /// The server owns it from here: it closes it when it stops, or when `make` fails.
-        public var store: (any AuthStore)?
+        package var store: (any AuthStore)?
         /// Where rate-limit counters live; nil keeps them in memory (one instance).
-        public var rateLimitCounters: (any RateLimitCounters)?
+        package var rateLimitCounters: (any RateLimitCounters)?
         /// Where the signing keys and server secrets live; nil uses `DATA/keys/`.
-        public var keys: (any ServerKeys)?
+        package var keys: (any ServerKeys)?
         /// Where decoy accounts live; nil keeps them in memory (one instance).
-        public var decoyRecords: (any DecoyRecordStore)?
+        package var decoyRecords: (any DecoyRecordStore)?
         /// News from other instances sharing the store (new approval requests, rotated keys); nil when alone.
-        public var cluster: (any ClusterEvents)?
+        package var cluster: (any ClusterEvents)?
         /// Disk fault injection, for tests.
-        public var faults: StoreFaults?
+        package var faults: StoreFaults?
         /// Whether to serve admin commands on `DATA/admin.sock` (off when the CLI opens the folder itself).
-        public var adminSocket = true
+        package var adminSocket = true
         /// More services to run with the server (the executable's SIGHUP handler).
-        public var extraServices: [any Service] = []
+        package var extraServices: [any Service] = []
         /// Renders the metrics in Prometheus text format, served at `metrics.listen`; the executable
         /// sets it after bootstrapping swift-metrics with a Prometheus backend.
-        public var metricsExposition: (@Sendable () -> [UInt8])?
+        package var metricsExposition: (@Sendable () -> [UInt8])?
         /// Called once the server listens, with the API's bound address as a URL (`http://127.0.0.1:8080`):
         /// after every listener (the API, and the metrics listener and admin socket when on) accepts connections.
-        public var onServerRunning: @Sendable (_ url: String) async -> Void = { _ in }
+        package var onServerRunning: @Sendable (_ url: String) async -> Void = { _ in }
 
         /// Creates options.
-        public init(dataFolder: String, host: String = "127.0.0.1", port: Int = 8080, config: AuthConfig, logger: Logger) {
+        package init(dataFolder: String, host: String = "127.0.0.1", port: Int = 8080, config: AuthConfig, logger: Logger) {
             self.dataFolder = dataFolder
             self.host = host
             self.port = port
@@ -65,17 +65,17 @@ public final class AuthServer: Sendable {
     }
 
     /// The kernel services.
-    public let kernel: Kernel
+    package let kernel: Kernel
     /// The store.
-    public let store: any AuthStore
+    package let store: any AuthStore
     /// The signing keys.
-    public let keyRing: SigningKeyRing
+    package let keyRing: SigningKeyRing
     /// The other instances sharing the store, if any.
-    public let cluster: (any ClusterEvents)?
+    package let cluster: (any ClusterEvents)?
     /// The Hummingbird application.
-    public let application: Application<RouterResponder<AuthRequestContext>>
+    package let application: Application<RouterResponder<AuthRequestContext>>
     /// Every route served, as `METHOD /path` (the spec test compares them with docs/openapi.yaml).
-    public let routes: [String]
+    package let routes: [String]
 
     private init(
         kernel: Kernel, store: any AuthStore, keyRing: SigningKeyRing, cluster: (any ClusterEvents)?, application: Application<RouterResponder<AuthRequestContext>>, routes: [String]
@@ -90,7 +90,7 @@ public final class AuthServer: Sendable {
 
     /// Opens the data folder and builds the server.
     /// - Throws: ``StoreError`` (folder locked, corrupt journal), ``ConfigError`` (bad provider settings, bad key files).
-    public static func make(_ options: Options, registry: ProviderRegistry) async throws -> AuthServer {
+    package static func make(_ options: Options, registry: ProviderRegistry) async throws -> AuthServer {
         let logger = options.logger
         let config = options.config
         let clock = options.clock
@@ -226,7 +226,7 @@ public final class AuthServer: Sendable {
     }
 
     /// Serves until SIGINT or SIGTERM, then finishes in-flight requests and flushes the store.
-    public func run() async throws {
+    package func run() async throws {
         var configuration = ServiceGroupConfiguration(
             services: [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: kernel.logger
         )
@@ -249,11 +249,11 @@ public final class AuthServer: Sendable {
     }
 
     /// What a reload changed, and what changed in the file but waits for a restart.
-    public struct ReloadReport: Sendable, Equatable {
+    package struct ReloadReport: Sendable, Equatable {
         /// Applied now.
-        public var reloaded: [String]
+        package var reloaded: [String]
         /// Changed in the file, not applied: top-level keys (`issuer`, `tokens`, a provider's section…).
-        public var needRestart: [String]
+        package var needRestart: [String]
     }
 
     /// Applies a re-read configuration file (SIGHUP): mail settings and every rate limit at once
@@ -261,7 +261,7 @@ public final class AuthServer: Sendable {
     /// - Parameters:
     ///   - config: the new file, parsed and checked.
     ///   - root: its JSON; `previous`: the JSON it replaces.
-    public func reload(config: AuthConfig, root: [String: JSONValue], previous: [String: JSONValue], dataFolder: String) async -> ReloadReport {
+    package func reload(config: AuthConfig, root: [String: JSONValue], previous: [String: JSONValue], dataFolder: String) async -> ReloadReport {
         var reloaded: [String] = []
         if root["mail"] != previous["mail"] {
             kernel.mailer.reconfigure(
@@ -281,7 +281,7 @@ public final class AuthServer: Sendable {
 
     /// Paths of objects that look like rate-limit rules (they have `limit` or `window`) but are not
     /// valid ones; a reload refuses a file with any.
-    public static func invalidRateLimits(_ root: [String: JSONValue]) -> [String] {
+    package static func invalidRateLimits(_ root: [String: JSONValue]) -> [String] {
         func walk(_ value: JSONValue, _ path: String) -> [String] {
             guard case .object(let o) = value else { return [] }
             if o["limit"] != nil || o["window"] != nil { return RateLimitRule.parse(value) == nil ? [path] : [] }
@@ -308,7 +308,7 @@ public final class AuthServer: Sendable {
     }
 
     /// Closes the store (idempotent); for tests that drive ``application`` themselves.
-    public func close() async {
+    package func close() async {
         await store.close()
         await kernel.audit.close()
     }

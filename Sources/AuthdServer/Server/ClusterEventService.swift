@@ -1,4 +1,4 @@
-public import AuthKernel
+package import AuthKernel
 import Foundation
 import Logging
 import ServiceLifecycle

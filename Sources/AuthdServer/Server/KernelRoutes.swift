@@ -1,16 +1,16 @@
-public import AuthKernel
-public import AuthStorage
+package import AuthKernel
+package import AuthStorage
 import Foundation
-public import Hummingbird
+package import Hummingbird
 
 /// The kernel's endpoints (contract §3): health, JWKS, providers, refresh, logout, me, account, sessions.
-public struct KernelRoutes: Sendable {
+package struct KernelRoutes: Sendable {
     let kernel: Kernel
     let keyRing: SigningKeyRing
     let providerIDs: [String]
 
     /// Creates the routes.
-    public init(kernel: Kernel, keyRing: SigningKeyRing, providerIDs: [String]) {
+    package init(kernel: Kernel, keyRing: SigningKeyRing, providerIDs: [String]) {
         self.kernel = kernel
         self.keyRing = keyRing
         self.providerIDs = providerIDs
@@ -62,7 +62,7 @@ public struct KernelRoutes: Sendable {
     }
 
     /// Adds the routes: the public ones at the root, the `/api/v1/auth` ones to `api`.
-    public func add(to router: Router<AuthRequestContext>, api: RouterGroup<AuthRequestContext>) {
+    package func add(to router: Router<AuthRequestContext>, api: RouterGroup<AuthRequestContext>) {
         let kernel = self.kernel
         let keyRing = self.keyRing
         let providerIDs = self.providerIDs

@@ -1,4 +1,4 @@
-public import AuthKernel
+package import AuthKernel
 import Hummingbird
 import Logging
 import NIOCore

@@ -1,13 +1,13 @@
 import PostgresStore
-public import AuthKernel
-public import Logging
+package import AuthKernel
+package import Logging
 
 /// Sets a server up on PostgreSQL (`storage.backend = postgres`): the store, rate-limit counters,
 /// decoy accounts, sealed keys and cluster events, all on one connection pool.
-public enum PostgresBackend {
+package enum PostgresBackend {
     /// Fills `options` for the database `options.config` names; does nothing for the file backend.
     /// - Throws: ``PostgresStoreError`` (unreachable, unmigrated or newer schema, missing or wrong KEK).
-    public static func configure(_ options: inout AuthServer.Options) async throws {
+    package static func configure(_ options: inout AuthServer.Options) async throws {
         guard options.config.storage.backend == "postgres", let settings = options.config.storage.postgres else { return }
         let kek = try KeyEncryptionKey.load(settings)
         let store = try await PostgresStore.open(settings, logger: options.logger)

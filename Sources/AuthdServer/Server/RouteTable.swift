@@ -1,10 +1,10 @@
-public import AuthKernel
+package import AuthKernel
 import Synchronization
 
 /// The methods each mounted path pattern serves, so that a known path asked with another method is
 /// answered 405 with an `Allow` header rather than 404 (Hummingbird's router does not tell the two
 /// apart). Filled once, after every route is mounted.
-public final class RouteTable: Sendable {
+package final class RouteTable: Sendable {
     private struct Pattern {
         var segments: [Substring]
         var methods: [String]
@@ -12,10 +12,10 @@ public final class RouteTable: Sendable {
     private let patterns = Mutex<[Pattern]>([])
 
     /// Creates an empty table.
-    public init() {}
+    package init() {}
 
     /// Records the routes, each as a method and a path whose `{name}` or `:name` segments match anything.
-    public func set(_ routes: [(method: String, path: String)]) {
+    package func set(_ routes: [(method: String, path: String)]) {
         var byPath: [String: [String]] = [:]
         for route in routes { byPath[route.path, default: []].append(route.method) }
         patterns.withLock {
@@ -24,7 +24,7 @@ public final class RouteTable: Sendable {
     }
 
     /// The methods served at `path`, empty when no pattern matches it.
-    public func methods(for path: String) -> [String] {
+    package func methods(for path: String) -> [String] {
         let parts = Self.segments(path)
         return patterns.withLock { patterns in
             // Only the most specific patterns count: `/reset/device/initiate` is not `/reset/device/{id}`.

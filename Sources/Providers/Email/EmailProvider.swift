@@ -73,7 +73,7 @@ public struct EmailProvider: AuthProvider {
         try await kernel.rateLimiter.consume(settings.sendsPerIP, key: "email.send.ip:\(context.clientKey)")
         let code = try await kernel.codes.issue(purpose: Self.purpose, key: email.value, policy: settings.codes)
         try await kernel.mailer.send(
-            template: EmailMail.signInCode, to: email.value, values: ["code": code, "lifetime": MailTemplates.lifetime(settings.codes.ttl)], code: code
+            template: EmailMail.signInCode, to: email.value, values: ["code": code, "lifetime": MailTemplate.lifetime(settings.codes.ttl)], code: code
         )
         kernel.logger.info("sign-in code sent", metadata: ["request.ip": "\(context.clientIP)"])
         return Sent(message: message, expiresIn: settings.codes.ttl)

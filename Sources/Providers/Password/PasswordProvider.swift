@@ -476,7 +476,7 @@ public struct PasswordProvider: AuthProvider {
 
     func mailVerification(to email: String, code: String) async throws {
         try await kernel.mailer.send(
-            template: PasswordMail.verification, to: email, values: ["code": code, "lifetime": MailTemplates.lifetime(settings.codes.ttl)], code: code
+            template: PasswordMail.verification, to: email, values: ["code": code, "lifetime": MailTemplate.lifetime(settings.codes.ttl)], code: code
         )
     }
 
@@ -532,7 +532,7 @@ public struct PasswordProvider: AuthProvider {
             let code = try await kernel.codes.issue(purpose: Self.resetPurpose, key: email, policy: settings.codes)
             guard try await kernel.users.user(email: email) != nil else { return }
             try await kernel.mailer.send(
-                template: PasswordMail.reset, to: email, values: ["code": code, "lifetime": MailTemplates.lifetime(settings.codes.ttl)], code: code
+                template: PasswordMail.reset, to: email, values: ["code": code, "lifetime": MailTemplate.lifetime(settings.codes.ttl)], code: code
             )
         } catch let error as AuthError where error.status == .tooManyRequests {
             // The previous code is still fresh.

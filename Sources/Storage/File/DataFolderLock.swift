@@ -1,4 +1,4 @@
-public import AuthStorage
+package import AuthStorage
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -9,13 +9,13 @@ import Darwin
 ///
 /// The lock belongs to the open file description, so a second open in the same process is refused
 /// too, and the kernel releases it when the process dies: a crash never leaves a stale lock.
-public final class DataFolderLock: Sendable {
+package final class DataFolderLock: Sendable {
     /// Path of the lock file.
-    public let path: String
+    package let path: String
     private let fd: Int32
 
     /// Takes the lock or throws ``StoreError/locked(path:)`` at once.
-    public init(folder: String) throws {
+    package init(folder: String) throws {
         path = folder + "/authd.lock"
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         try DurableFile.check(fd, "open", path)
@@ -29,7 +29,7 @@ public final class DataFolderLock: Sendable {
     }
 
     /// Releases the lock.
-    public func release() {
+    package func release() {
         flock(fd, LOCK_UN)
         close(fd)
     }

@@ -1,11 +1,11 @@
-public import AuthStorage
+package import AuthStorage
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
 import Foundation
-public import Logging
+package import Logging
 import Metrics
 import NIOPosix
 import Synchronization
@@ -29,9 +29,9 @@ import Synchronization
 ///   acknowledged byte (all of it fsync'ed before), rebuilds memory from disk, and resumes writes
 ///   once a probe write and fsync in the data folder succeed, for example when a full disk has
 ///   space again. No restart is needed, and nothing unacknowledged survives in memory.
-public actor JournalStore {
+package actor JournalStore {
     /// The data folder.
-    public nonisolated let folder: String
+    package nonisolated let folder: String
     /// The state and its journal position, behind a lock rather than the actor: reads (every
     /// authenticated request) take it for a lookup, and writes run their body, take the next
     /// sequence number and queue their line under it on the caller's own thread, so lines reach the
@@ -115,15 +115,15 @@ public actor JournalStore {
     package static let crashTailLimit = 1 << 20
 
     /// What start-up found on disk.
-    public struct LoadReport: Sendable {
+    package struct LoadReport: Sendable {
         /// Journal lines replayed on top of the snapshot.
-        public var replayedLines: Int
+        package var replayedLines: Int
         /// Whether a torn last line was dropped.
-        public var droppedTornLine: Bool
+        package var droppedTornLine: Bool
     }
 
     /// What start-up found on disk.
-    public nonisolated let loadReport: LoadReport
+    package nonisolated let loadReport: LoadReport
 
     private init(
         folder: String, state: StoreState, seq: UInt64, snapshotSeq: UInt64, segment: Segment, lock: DataFolderLock, io: NIOThreadPool,
@@ -148,7 +148,7 @@ public actor JournalStore {
     /// - Parameter recoveryInterval: how often, after a failed write, the store checks whether the disk accepts writes again.
     /// - Throws: ``StoreError/locked(path:)`` when another process has the folder open;
     ///   ``StoreError/corrupt(path:line:reason:)`` naming the file and line of any damage other than a torn last line.
-    public static func open(
+    package static func open(
         folder: String, compactAfterBytes: Int = 64 << 20, faults: StoreFaults? = nil,
         recoveryInterval: Duration = .seconds(1), logger: Logger
     ) async throws -> JournalStore {
@@ -177,7 +177,7 @@ public actor JournalStore {
     // MARK: Reading and writing
 
     /// Runs `body` on the current state (under its lock: keep it to lookups).
-    public nonisolated func read<R: Sendable>(_ body: (StoreState) throws -> R) rethrows -> R {
+    package nonisolated func read<R: Sendable>(_ body: (StoreState) throws -> R) rethrows -> R {
         try core.withLock { try body($0.state) }
     }
 
@@ -187,7 +187,7 @@ public actor JournalStore {
     /// Changes the body made before throwing are kept and persisted too (bodies should check before
     /// they change anything). A body that changes nothing returns without touching the disk.
     /// - Throws: ``StoreError/unavailable`` when the store can no longer persist; the body's own errors.
-    public nonisolated func write<R: Sendable>(
+    package nonisolated func write<R: Sendable>(
         durability: WriteDurability = .synced, _ body: (inout StoreState) throws -> R
     ) async throws -> R {
         var outcome: Result<R, any Error> = .failure(StoreError.unavailable)
@@ -224,7 +224,7 @@ public actor JournalStore {
 
     /// Returns once every change made so far (including ``WriteDurability/eventual`` ones) is on disk.
     /// - Throws: ``StoreError/unavailable`` when they could not be persisted.
-    public nonisolated func waitUntilDurable() async throws {
+    package nonisolated func waitUntilDurable() async throws {
         try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
             // Behind every line queued so far, whether it waits or is being written now.
             let queued = pending.withLock { p -> Bool in
@@ -238,10 +238,10 @@ public actor JournalStore {
     }
 
     /// Number of fsync'ed batches so far; fewer than the writes when concurrent writers share fsyncs.
-    public var syncedBatches: Int { pending.withLock { $0.syncedBatches } }
+    package var syncedBatches: Int { pending.withLock { $0.syncedBatches } }
 
     /// Whether the store still accepts writes.
-    public var isWritable: Bool { !writeFailed && !closed }
+    package var isWritable: Bool { !writeFailed && !closed }
 
     /// What the flush thread did before it came back to the actor.
     private struct FlushRun: Sendable {
@@ -518,7 +518,7 @@ public actor JournalStore {
     }
 
     /// Forces a snapshot now and starts a fresh journal (used by tests).
-    public func compact() async throws {
+    package func compact() async throws {
         // Hold the flush loop's place while the segment is switched: writers go on queueing, but no
         // batch may be written to the segment being retired.
         while true {
@@ -541,7 +541,7 @@ public actor JournalStore {
     }
 
     /// Waits for pending writes, writes a final snapshot (unless a write failed), and releases the folder lock.
-    public func close() async {
+    package func close() async {
         guard !closed else { return }
         closed = true
         // New writes are refused from here; those already queued are flushed before the snapshot.
@@ -800,22 +800,22 @@ extension Timer {
 
 extension JournalStore: AuthStore {
     /// Runs `body` on the whole in-memory state (`keys` are for stores that load rows).
-    public nonisolated func read<R: Sendable>(_ keys: [StoreKey], _ body: @Sendable (StoreState) throws -> R) throws -> R {
+    package nonisolated func read<R: Sendable>(_ keys: [StoreKey], _ body: @Sendable (StoreState) throws -> R) throws -> R {
         try read(body)
     }
 
     /// Runs `body` with exclusive access to the whole state (`keys` are for stores that lock rows).
-    public nonisolated func write<R: Sendable>(
+    package nonisolated func write<R: Sendable>(
         _ keys: [StoreKey], durability: WriteDurability, _ body: @Sendable (inout StoreState) throws -> R
     ) async throws -> R {
         try await write(durability: durability, body)
     }
 
     /// One process holds the data folder's lock: never shared.
-    public nonisolated var isShared: Bool { false }
+    package nonisolated var isShared: Bool { false }
 
     /// Counts from memory.
-    public func counts() -> StoreCounts {
+    package func counts() -> StoreCounts {
         core.withLock { StoreCounts(users: $0.state.users.count, sessions: $0.state.sessions.count) }
     }
 }

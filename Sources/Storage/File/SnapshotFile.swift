@@ -1,4 +1,4 @@
-public import AuthStorage
+package import AuthStorage
 import Dispatch
 import Foundation
 

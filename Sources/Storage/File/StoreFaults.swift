@@ -7,7 +7,7 @@ import Glibc
 /// recovery probe) fail as a full disk would, refuses to reserve journal space as a nearly full
 /// one would, or holds snapshots (a compaction's, a backup's) as
 /// a slow encode of a large store would.
-public final class StoreFaults: Sendable {
+package final class StoreFaults: Sendable {
     private struct Plan {
         var full = false
         var writesBeforeFull = 0
@@ -20,11 +20,11 @@ public final class StoreFaults: Sendable {
     private let plan = Mutex(Plan())
 
     /// Creates a hook that injects nothing until told to.
-    public init() {}
+    package init() {}
 
     /// Fills the disk (after `writes` more successful writes, if given): every write then fails
     /// with `ENOSPC` until ``setDiskFull(_:afterWrites:)`` is called with `false`.
-    public func setDiskFull(_ isFull: Bool, afterWrites writes: Int = 0) {
+    package func setDiskFull(_ isFull: Bool, afterWrites writes: Int = 0) {
         plan.withLock {
             $0.full = isFull
             $0.writesBeforeFull = isFull ? writes : 0
@@ -33,7 +33,7 @@ public final class StoreFaults: Sendable {
 
     /// While true, reserving journal space fails (as `posix_fallocate` of a MiB does on a disk with
     /// less free), and batches are written past the reserved end, growing the file.
-    public func refuseReservations(_ refuse: Bool) {
+    package func refuseReservations(_ refuse: Bool) {
         plan.withLock { $0.refuseReservations = refuse }
     }
 
@@ -41,7 +41,7 @@ public final class StoreFaults: Sendable {
 
     /// While true, the first journal write after each compaction starts fails (once), as a disk
     /// filling up at that moment would.
-    public func failFirstWriteAfterCompaction(_ fail: Bool) {
+    package func failFirstWriteAfterCompaction(_ fail: Bool) {
         plan.withLock { $0.failAfterCompaction = fail }
     }
 
@@ -51,12 +51,12 @@ public final class StoreFaults: Sendable {
     }
 
     /// While true, every snapshot the store starts to encode waits (on its thread) until it is false again.
-    public func holdSnapshots(_ hold: Bool) {
+    package func holdSnapshots(_ hold: Bool) {
         plan.withLock { $0.holdSnapshots = hold }
     }
 
     /// Snapshots waiting now because of ``holdSnapshots(_:)``.
-    public var heldSnapshots: Int { plan.withLock { $0.heldSnapshots } }
+    package var heldSnapshots: Int { plan.withLock { $0.heldSnapshots } }
 
     /// Called by the store on the thread that is about to encode a snapshot.
     package func snapshotStarts() {

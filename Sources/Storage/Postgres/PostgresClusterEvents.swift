@@ -1,5 +1,5 @@
-public import AuthKernel
-public import Foundation
+package import AuthKernel
+package import Foundation
 import Logging
 import PostgresNIO
 
@@ -8,20 +8,20 @@ import PostgresNIO
 /// A payload is `approval <instance> <user id> <approval id>` or `keys <instance>`; an instance
 /// skips its own (it has already acted). Listening holds one pooled connection and reconnects after
 /// a failure; events sent while it was away are lost, which the protocol allows (see ``ClusterEvents``).
-public struct PostgresClusterEvents: ClusterEvents {
+package struct PostgresClusterEvents: ClusterEvents {
     let store: PostgresStore
     /// This process, so it can skip its own notifications.
     let instance = UUID().uuidString.lowercased()
     static let channel = "authd_events"
 
     /// Events through `store`'s database.
-    public init(store: PostgresStore) { self.store = store }
+    package init(store: PostgresStore) { self.store = store }
 
-    public func publishApproval(id: String, userID: UUID) async {
+    package func publishApproval(id: String, userID: UUID) async {
         await notify("approval \(instance) \(userID.uuidString.lowercased()) \(id)")
     }
 
-    public func publishKeysChanged() async {
+    package func publishKeysChanged() async {
         await notify("keys \(instance)")
     }
 
@@ -33,7 +33,7 @@ public struct PostgresClusterEvents: ClusterEvents {
         }
     }
 
-    public func listen(
+    package func listen(
         onApproval: @escaping @Sendable (String, UUID) async -> Void, onKeysChanged: @escaping @Sendable () async -> Void
     ) async {
         while !Task.isCancelled {

@@ -1,17 +1,17 @@
 import AuthStorage
-public import AuthKernel
-public import Foundation
+package import AuthKernel
+package import Foundation
 import Logging
 import PostgresNIO
 
 /// Decoy accounts in the `decoy_accounts` table, shared by every instance (see ``DecoyAccounts``).
-public struct PostgresDecoyRecords: DecoyRecordStore {
+package struct PostgresDecoyRecords: DecoyRecordStore {
     let store: PostgresStore
 
     /// Decoys in `store`'s database.
-    public init(store: PostgresStore) { self.store = store }
+    package init(store: PostgresStore) { self.store = store }
 
-    public func update<R: Sendable>(_ key: String, now: Date, _ body: @Sendable (inout Data?) throws -> R) async throws -> R {
+    package func update<R: Sendable>(_ key: String, now: Date, _ body: @Sendable (inout Data?) throws -> R) async throws -> R {
         let logger = store.logger
         // Stored by hash: the table does not collect the addresses people tried that have no account,
         // and any text (a NUL included, which PostgreSQL text refuses) makes a key.
@@ -45,7 +45,7 @@ public struct PostgresDecoyRecords: DecoyRecordStore {
         }
     }
 
-    public func purge(untouchedSince date: Date) async throws {
+    package func purge(untouchedSince date: Date) async throws {
         try await store.client.query("DELETE FROM decoy_accounts WHERE touched < \(date)", logger: store.logger)
     }
 }

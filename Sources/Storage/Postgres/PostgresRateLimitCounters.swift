@@ -1,5 +1,5 @@
 import AuthStorage
-public import AuthKernel
+package import AuthKernel
 import Logging
 import PostgresNIO
 
@@ -7,13 +7,13 @@ import PostgresNIO
 ///
 /// One statement per check: the conditional upsert moves the key's TAT only when the event is
 /// allowed, and the row lock it takes serialises concurrent checks of one key.
-public struct PostgresRateLimitCounters: RateLimitCounters {
+package struct PostgresRateLimitCounters: RateLimitCounters {
     let store: PostgresStore
 
     /// Counters in `store`'s database.
-    public init(store: PostgresStore) { self.store = store }
+    package init(store: PostgresStore) { self.store = store }
 
-    public func take(key: String, now: Double, interval: Double, tolerance: Double) async throws -> Int? {
+    package func take(key: String, now: Double, interval: Double, tolerance: Double) async throws -> Int? {
         do {
             return try await take(Self.storable(key), now: now, interval: interval, tolerance: tolerance)
         } catch {
@@ -36,7 +36,7 @@ public struct PostgresRateLimitCounters: RateLimitCounters {
         return 1
     }
 
-    public func remove(key: String) async throws {
+    package func remove(key: String) async throws {
         let key = Self.storable(key)
         try await store.client.query("DELETE FROM rate_limits WHERE key = \(key)", logger: store.logger)
     }
@@ -46,11 +46,11 @@ public struct PostgresRateLimitCounters: RateLimitCounters {
         key.contains("\u{0}") ? "sha256:" + Hex.encode(SHA256.hash(key)) : key
     }
 
-    public func removeAll() async throws {
+    package func removeAll() async throws {
         try await store.client.query("DELETE FROM rate_limits", logger: store.logger)
     }
 
-    public func purge(before now: Double) async throws {
+    package func purge(before now: Double) async throws {
         try await store.client.query("DELETE FROM rate_limits WHERE tat < \(now)", logger: store.logger)
     }
 }

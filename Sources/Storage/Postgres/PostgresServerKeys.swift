@@ -1,7 +1,7 @@
 import AuthStorage
-public import AuthKernel
-public import Foundation
-public import Logging
+package import AuthKernel
+package import Foundation
+package import Logging
 import PostgresNIO
 import Synchronization
 
@@ -12,7 +12,7 @@ import Synchronization
 /// so every instance gets the same secret for a name without a write, also when a provider asks
 /// while it is created. Secrets imported from a data folder (`authd import`) are stored by name and
 /// win over derived ones, so PIN hashes and codes made before the move still verify.
-public final class PostgresServerKeys: ServerKeys {
+package final class PostgresServerKeys: ServerKeys {
     let store: PostgresStore
     let box: SecretBox
     let master: [UInt8]
@@ -32,7 +32,7 @@ public final class PostgresServerKeys: ServerKeys {
 
     /// Loads (creating the master secret on first use) with `kek`, 32 bytes.
     /// - Throws: ``PostgresStoreError`` when `kek` does not open what is stored (another instance's KEK differs).
-    public static func open(store: PostgresStore, kek: [UInt8], logger: Logger) async throws -> PostgresServerKeys {
+    package static func open(store: PostgresStore, kek: [UInt8], logger: Logger) async throws -> PostgresServerKeys {
         let box = try SecretBox(key: kek)
         let fresh = box.seal(Base64URL.encode(SecureRandom.bytes(32)))
         try await store.client.query(
@@ -49,20 +49,20 @@ public final class PostgresServerKeys: ServerKeys {
         return PostgresServerKeys(store: store, box: box, master: master, named: secrets)
     }
 
-    public func loadOrCreateSecret(named name: String, logger: Logger) throws -> [UInt8] {
+    package func loadOrCreateSecret(named name: String, logger: Logger) throws -> [UInt8] {
         asked.withLock { _ = $0.insert(name) }
         return named[name] ?? SHA256.hmac(key: master, message: Array("authd server secret\u{0}\(name)".utf8))
     }
 
     /// Stores a secret by name (an import), replacing a derived one from the next start on.
-    public func importSecret(named name: String, _ secret: [UInt8], logger: Logger) async throws {
+    package func importSecret(named name: String, _ secret: [UInt8], logger: Logger) async throws {
         let sealed = box.seal(Base64URL.encode(secret))
         try await store.client.query(
             "INSERT INTO server_secrets (name, sealed) VALUES (\(name), \(sealed)) ON CONFLICT (name) DO UPDATE SET sealed = excluded.sealed",
             logger: logger)
     }
 
-    public func exportFiles() async throws -> [String: [UInt8]] {
+    package func exportFiles() async throws -> [String: [UInt8]] {
         var files: [String: [UInt8]] = [:]
         for key in try await loadOrCreateSigningKeys(now: Date(), logger: store.logger) {
             files["signing-\(key.kid).json"] = Array(try key.fileJSON().utf8)
@@ -73,7 +73,7 @@ public final class PostgresServerKeys: ServerKeys {
         return files
     }
 
-    public func importFiles(_ files: [String: [UInt8]], logger: Logger) async throws {
+    package func importFiles(_ files: [String: [UInt8]], logger: Logger) async throws {
         var keys: [SigningKey] = []
         for (name, bytes) in files where name.hasPrefix("signing-") && name.hasSuffix(".json") {
             keys.append(try SigningKey(fileJSON: String(decoding: bytes, as: UTF8.self)))
@@ -89,7 +89,7 @@ public final class PostgresServerKeys: ServerKeys {
         }
     }
 
-    public func loadOrCreateSigningKeys(now: Date, logger: Logger) async throws -> [SigningKey] {
+    package func loadOrCreateSigningKeys(now: Date, logger: Logger) async throws -> [SigningKey] {
         // Under a lock, so instances starting together on an empty database create one key, not one each.
         try await store.client.withTransaction(logger: logger) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(7245772)", logger: logger)
@@ -110,7 +110,7 @@ public final class PostgresServerKeys: ServerKeys {
         }
     }
 
-    public func save(_ key: SigningKey) async throws {
+    package func save(_ key: SigningKey) async throws {
         try await store.client.withConnection { connection in
             try await Self.save(key, box: box, on: connection, logger: store.logger)
         }
@@ -128,9 +128,9 @@ public final class PostgresServerKeys: ServerKeys {
 
 /// The key-encryption key: `storage.postgres.key_encryption_key_file`, else `AUTHD_KEY_ENCRYPTION_KEY`;
 /// 64 hex digits (32 bytes). `openssl rand -hex 32` makes one.
-public enum KeyEncryptionKey {
+package enum KeyEncryptionKey {
     /// Reads the KEK, or says where to put one.
-    public static func load(_ settings: AuthConfig.PostgresSettings, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> [UInt8] {
+    package static func load(_ settings: AuthConfig.PostgresSettings, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> [UInt8] {
         let text: String
         let source: String
         if let file = settings.keyEncryptionKeyFile {

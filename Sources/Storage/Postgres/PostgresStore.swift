@@ -1,10 +1,10 @@
 import AuthStorage
-public import AuthKernel
+package import AuthKernel
 import Foundation
-public import Logging
+package import Logging
 import NIOCore
 import NIOPosix
-public import PostgresNIO
+package import PostgresNIO
 
 /// The store on a PostgreSQL database that several authd instances share.
 ///
@@ -15,11 +15,11 @@ public import PostgresNIO
 /// writes back the changes the body made. A concurrent write that a row lock cannot see coming (two
 /// sign-ins creating the same new email) fails a unique constraint: the transaction is retried, so the
 /// body then sees the other's row, and a clash that remains becomes the contract's 409.
-public final class PostgresStore: AuthStore {
+package final class PostgresStore: AuthStore {
     /// The connection pool (for admin commands and tests; the store itself goes through read/write).
-    public let client: PostgresClient
+    package let client: PostgresClient
     /// The logger for database requests.
-    public let logger: Logger
+    package let logger: Logger
     private let runner: Task<Void, Never>
 
     /// Attempts of a write that lost a race (serialization failure, deadlock, unique violation).
@@ -34,7 +34,7 @@ public final class PostgresStore: AuthStore {
     /// Connects and checks that the schema is exactly the one this build knows.
     /// - Throws: ``PostgresStoreError`` when the database cannot be reached, is not migrated, or was
     ///   migrated by a newer authd.
-    public static func open(_ settings: AuthConfig.PostgresSettings, logger: Logger) async throws -> PostgresStore {
+    package static func open(_ settings: AuthConfig.PostgresSettings, logger: Logger) async throws -> PostgresStore {
         let version = try await schemaVersion(settings, logger: logger)
         guard version == Migrations.latest else {
             throw version < Migrations.latest
@@ -48,7 +48,7 @@ public final class PostgresStore: AuthStore {
     /// address, password or certificate fails here at once with the server's or TLS's own reason,
     /// instead of after the pool's minute of retries.
     /// - Throws: ``PostgresStoreError`` naming host, port and database (never the URL: it may hold the password).
-    public static func schemaVersion(_ settings: AuthConfig.PostgresSettings, logger: Logger) async throws -> Int {
+    package static func schemaVersion(_ settings: AuthConfig.PostgresSettings, logger: Logger) async throws -> Int {
         let url = try PostgresURL(settings)
         do {
             let connection = try await PostgresConnection.connect(configuration: try url.connection(), id: 0, logger: logger)
@@ -66,7 +66,7 @@ public final class PostgresStore: AuthStore {
     }
 
     /// Connects without checking the schema (`authd migrate`).
-    public static func connect(_ settings: AuthConfig.PostgresSettings, logger: Logger) throws -> PostgresStore {
+    package static func connect(_ settings: AuthConfig.PostgresSettings, logger: Logger) throws -> PostgresStore {
         var configuration = try PostgresURL(settings).client
         configuration.options.maximumConnections = settings.poolSize
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
@@ -76,24 +76,24 @@ public final class PostgresStore: AuthStore {
     }
 
     /// The schema version this build needs.
-    public static var requiredSchemaVersion: Int { Migrations.latest }
+    package static var requiredSchemaVersion: Int { Migrations.latest }
 
     /// Applies every migration the database lacks; returns the versions applied.
-    public func migrate() async throws -> [Int] {
+    package func migrate() async throws -> [Int] {
         try await Migrations.apply(client, logger: logger)
     }
 
     // MARK: AuthStore
 
     /// Rows of several instances: background jobs are claimed through the database.
-    public var isShared: Bool { true }
+    package var isShared: Bool { true }
 
     /// Writable while the database answers.
-    public var isWritable: Bool {
+    package var isWritable: Bool {
         get async { (try? await client.query("SELECT 1", logger: logger)) != nil }
     }
 
-    public func read<R: Sendable>(_ keys: [StoreKey], _ body: @Sendable (StoreState) throws -> R) async throws -> R {
+    package func read<R: Sendable>(_ keys: [StoreKey], _ body: @Sendable (StoreState) throws -> R) async throws -> R {
         let state: StoreState
         do {
             state = try await client.withConnection { connection in
@@ -107,7 +107,7 @@ public final class PostgresStore: AuthStore {
         return try body(state)
     }
 
-    public func write<R: Sendable>(
+    package func write<R: Sendable>(
         _ keys: [StoreKey], durability: WriteDurability, _ body: @Sendable (inout StoreState) throws -> R
     ) async throws -> R {
         var attempt = 0
@@ -158,9 +158,9 @@ public final class PostgresStore: AuthStore {
     }
 
     /// Every write was durable when it returned (commits are synchronous).
-    public func waitUntilDurable() async throws {}
+    package func waitUntilDurable() async throws {}
 
-    public func counts() async throws -> StoreCounts {
+    package func counts() async throws -> StoreCounts {
         do {
             let rows = try await client.query("SELECT (SELECT count(*) FROM users), (SELECT count(*) FROM sessions)", logger: logger)
             for try await (users, sessions) in rows.decode((Int, Int).self) { return StoreCounts(users: users, sessions: sessions) }
@@ -170,16 +170,16 @@ public final class PostgresStore: AuthStore {
         }
     }
 
-    public func close() async {
+    package func close() async {
         runner.cancel()
         _ = await runner.value
     }
 }
 
 /// Why the PostgreSQL store could not open.
-public struct PostgresStoreError: Error, CustomStringConvertible {
+package struct PostgresStoreError: Error, CustomStringConvertible {
     /// What went wrong, for the operator.
-    public var description: String
+    package var description: String
     /// Creates an error.
-    public init(_ description: String) { self.description = description }
+    package init(_ description: String) { self.description = description }
 }

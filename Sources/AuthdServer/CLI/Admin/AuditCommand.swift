@@ -1,5 +1,5 @@
-public import AuthStorage
-public import AuthKernel
+package import AuthStorage
+package import AuthKernel
 import ArgumentParser
 import Foundation
 
