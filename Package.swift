@@ -18,9 +18,12 @@ let package = Package(
         // Measurements bench/run makes inside the process; not part of the production binary.
         .executable(name: "authd-bench", targets: ["authd-bench"]),
         .library(name: "AuthKernel", targets: ["AuthKernel"]),
+        // For a provider's tests: the kernel and chosen providers on a temporary folder, a manual clock, captured mail and logs.
+        .library(name: "AuthKernelTesting", targets: ["AuthKernelTesting"]),
         // For apps and devices: Foundation only, no server code.
         .library(name: "AuthClient", targets: ["AuthClient"]),
         .library(name: "EmailProvider", targets: ["EmailProvider"]),
+        .library(name: "AnonymousProvider", targets: ["AnonymousProvider"]),
         .library(name: "PINProvider", targets: ["PINProvider"]),
         .library(name: "PasswordProvider", targets: ["PasswordProvider"]),
         .library(name: "AppleProvider", targets: ["AppleProvider"]),
@@ -98,9 +101,19 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
-            name: "PINProvider",
+            name: "AnonymousProvider",
             dependencies: [
                 "AuthKernel", .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Sources/Providers/Anonymous",
+            swiftSettings: swiftSettings
+        ),
+        // PIN brings anonymous sign-in along, as it did before that was a provider of its own.
+        .target(
+            name: "PINProvider",
+            dependencies: [
+                "AuthKernel", "AnonymousProvider", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Sources/Providers/PIN",
@@ -155,6 +168,7 @@ let package = Package(
                 "FileStore",
                 "PostgresStore",
                 "EmailProvider",
+                "AnonymousProvider",
                 "PINProvider",
                 "PasswordProvider",
                 "AppleProvider",
@@ -196,18 +210,20 @@ let package = Package(
             path: "Examples/InviteCodeProvider",
             swiftSettings: swiftSettings
         ),
-        // Shared by the test targets: a server on a temporary folder with a manual clock, log capture, JSON helpers.
+        // The test kit: the kernel with chosen providers on a temporary folder, a manual clock,
+        // mail in an outbox, logs in memory, request helpers. The repository's tests use it too.
         .target(
-            name: "AuthTestSupport",
-            dependencies: ["AuthdServer", 
+            name: "AuthKernelTesting",
+            dependencies: [
+                "AuthdServer",
                 "AuthStorage",
                 "FileStore",
                 "AuthKernel",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
             ],
-            path: "Tests/AuthTestSupport",
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -216,7 +232,7 @@ let package = Package(
                 "AuthStorage",
                 "FileStore",
                 "AuthKernel",
-                "AuthTestSupport",
+                "AuthKernelTesting",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings
@@ -228,7 +244,7 @@ let package = Package(
                 "AuthStorage",
                 "AuthKernel",
                 "PostgresStore",
-                "AuthTestSupport",
+                "AuthKernelTesting",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -239,7 +255,18 @@ let package = Package(
             dependencies: [
                 "AuthKernel",
                 "EmailProvider",
-                "AuthTestSupport",
+                "AuthKernelTesting",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "AnonymousProviderTests",
+            dependencies: [
+                "AnonymousProvider",
+                "PINProvider",
+                "AuthKernel",
+                "AuthKernelTesting",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings
@@ -250,7 +277,7 @@ let package = Package(
                 "AuthKernel",
                 "EmailProvider",
                 "PINProvider",
-                "AuthTestSupport",
+                "AuthKernelTesting",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings
@@ -262,7 +289,7 @@ let package = Package(
                 "EmailProvider",
                 "PINProvider",
                 "PasswordProvider",
-                "AuthTestSupport",
+                "AuthKernelTesting",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
@@ -273,7 +300,7 @@ let package = Package(
             dependencies: [
                 "AuthKernel",
                 "AppleProvider",
-                "AuthTestSupport",
+                "AuthKernelTesting",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -284,7 +311,9 @@ let package = Package(
         ),
         .testTarget(
             name: "SpecTests",
-            dependencies: ["AuthdServer", "AuthKernel", "EmailProvider", "PINProvider", "PasswordProvider", "AppleProvider", "AuthTestSupport"],
+            dependencies: [
+                "AuthdServer", "AuthKernel", "EmailProvider", "AnonymousProvider", "PINProvider", "PasswordProvider", "AppleProvider", "AuthKernelTesting",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -292,7 +321,7 @@ let package = Package(
             dependencies: ["AuthdServer", 
                 "AuthKernel",
                 "InviteCodeProvider",
-                "AuthTestSupport",
+                "AuthKernelTesting",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings

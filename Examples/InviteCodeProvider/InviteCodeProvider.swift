@@ -32,7 +32,7 @@ public struct InviteCodeProvider: AuthProvider {
 
     public func routes() -> RouteCollection<AuthRequestContext> {
         let routes = RouteCollection(context: AuthRequestContext.self)
-        routes.post("invite/sign-in") { request, context -> SessionResponse in
+        routes.post("invite/sign-in") { request, context -> SignInResponse in
             let body = try await request.decodeJSON(as: SignIn.self, context: context)
             let name = body.name.trimmingCharacters(in: .whitespaces)
             guard (1...40).contains(name.count) else { throw AuthError.invalidRequest("The field `name` must be 1 to 40 characters.", field: "name") }

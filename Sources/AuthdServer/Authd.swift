@@ -1,4 +1,5 @@
 public import AuthKernel
+import AnonymousProvider
 import AppleProvider
 import ArgumentParser
 import EmailProvider
@@ -22,9 +23,12 @@ import Synchronization
 /// ```
 public enum Authd {
     /// The providers that come with authd, in the default order of `providers`: email codes, PINs
-    /// (with anonymous sign-in and user names), passwords, Sign in with Apple (started only when
-    /// listed, as it needs `apple.audiences`).
-    public static let builtInProviders: [any AuthProvider.Type] = [EmailProvider.self, PINProvider.self, PasswordProvider.self, AppleProvider.self]
+    /// (which bring anonymous sign-in and user names along), passwords, Sign in with Apple (started
+    /// only when listed, as it needs `apple.audiences`), and anonymous sign-in on its own (started
+    /// only when listed).
+    public static let builtInProviders: [any AuthProvider.Type] = [
+        EmailProvider.self, PINProvider.self, PasswordProvider.self, AppleProvider.self, AnonymousProvider.self,
+    ]
 
     /// Parses the process's arguments and runs the command (`authd serve`, `authd users list`, …)
     /// with `providers` available to the configuration's `providers` list; exits when it is done.

@@ -1,7 +1,7 @@
 import AuthdServer
 import AppleProvider
 import AuthKernel
-import AuthTestSupport
+import AuthKernelTesting
 import Foundation
 import Synchronization
 import HTTPTypes
@@ -122,7 +122,7 @@ struct AppleSignInTests {
     @Test func aBearerLinksTheAppleIdentityOr409() async throws {
         let t = try await AppleTest.make()
         defer { t.apple.stop() }
-        let anonymous = try await t.h.kernel.sessions.signIn(try await t.h.kernel.users.createAnonymous(), amr: ["anonymous"], device: .none)
+        let anonymous = try await t.h.kernel.sessions.startSession(try await t.h.kernel.users.createAnonymous(), amr: ["anonymous"], device: .none)
         let other = try await t.h.signIn("someone", email: "someone@example.com")
         try await t.h.test { client async throws in
             let linked = try await signIn(client, ["identity_token": try await t.token(["email": .null])], bearer: anonymous.accessToken)

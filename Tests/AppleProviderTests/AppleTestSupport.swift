@@ -1,6 +1,6 @@
 import AppleProvider
 import AuthKernel
-import AuthTestSupport
+import AuthKernelTesting
 import Foundation
 import Synchronization
 

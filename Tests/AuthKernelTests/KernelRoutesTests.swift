@@ -2,7 +2,7 @@ import AuthdServer
 @testable import AuthStorage
 import AuthKernel
 import FileStore
-import AuthTestSupport
+import AuthKernelTesting
 import Foundation
 import HTTPTypes
 import HummingbirdTesting

@@ -1,6 +1,6 @@
 import AuthStorage
 import AuthKernel
-import AuthTestSupport
+import AuthKernelTesting
 import Foundation
 import Logging
 import Testing

@@ -1,6 +1,6 @@
 import AuthdServer
 @testable import AuthKernel
-import AuthTestSupport
+import AuthKernelTesting
 import Foundation
 import Logging
 import Testing

@@ -1,7 +1,7 @@
 @testable import FileStore
 @testable import AuthStorage
 @testable import AuthKernel
-import AuthTestSupport
+import AuthKernelTesting
 import Foundation
 import HTTPTypes
 import Logging

@@ -1,7 +1,7 @@
 import AuthdServer
 @testable import AuthStorage
 @testable import AuthKernel
-import AuthTestSupport
+import AuthKernelTesting
 import Foundation
 import HTTPTypes
 import HummingbirdTesting

@@ -21,8 +21,15 @@ struct ShortLabelTests {
         }
     }
 
+    /// The rule is `/openapi.yaml`'s `Label` pattern: white space (newlines too) only at the ends.
+    @Test func whiteSpaceOfEveryKindIsTrimmedAtTheEnds() throws {
+        #expect(try DisplayName.validate("\u{3000}\u{A0}Anna\u{2028}\r\n\u{85}") == "Anna")
+        #expect(try DisplayName.validate("\n\u{2029}") == nil)
+        #expect(try DisplayName.validate("Anna Lena") == "Anna Lena")
+    }
+
     @Test func controlCharactersAreRefused() {
-        for bad in ["a\u{7}b", "a\nb", "\u{0}"] {
+        for bad in ["a\u{7}b", "a\nb", "a\u{2028}b", "a\u{202E}b", "a\u{E000}", "\u{F0001}", "a\u{85}b"] {
             #expect(throws: AuthError.self) { try DisplayName.validate(bad) }
             #expect(throws: AuthError.self) { try DeviceInfo(name: bad, platform: nil) }
         }

@@ -1,5 +1,5 @@
 import AuthKernel
-import AuthTestSupport
+import AuthKernelTesting
 import EmailProvider
 import Foundation
 import HTTPTypes
@@ -174,7 +174,7 @@ struct EmailSignInTests {
     @Test func aSignedInCallerLinksTheEmailToItsAccount() async throws {
         let h = try await harness()
         let anonymous = try await h.kernel.users.createAnonymous()
-        let session = try await h.kernel.sessions.signIn(anonymous, amr: ["pin"], device: .none)
+        let session = try await h.kernel.sessions.startSession(anonymous, amr: ["pin"], device: .none)
         #expect(session.user.isAnonymous)
         try await h.test { client async throws in
             _ = try await client.send(.post, "/api/v1/auth/email/send-code", json: ["email": "a@b.co"])

@@ -1,11 +1,12 @@
 import AuthdServer
 import AuthKernel
-import AuthTestSupport
+import AuthKernelTesting
 import EmailProvider
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import PINProvider
+import Synchronization
 import Testing
 
 struct PINProviderTests {
@@ -79,6 +80,8 @@ struct PINProviderTests {
 
     @Test func changingThePINNeedsTheCurrentOneAndEndsOtherSessions() async throws {
         let h = try await harness()
+        let changes = Mutex<[String]>([])
+        h.kernel.events.onCredentialChange { _, credential in changes.withLock { $0.append(credential) } }
         try await h.test { client async throws in
             let first = try await anonymous(client)
             #expect(try await setPIN(client, first, "1234").status == .noContent)
@@ -94,6 +97,8 @@ struct PINProviderTests {
             #expect(try await client.send(.get, "/api/v1/auth/me", bearer: first.accessToken).status == .ok)
             #expect(try await verify(client, userID: first.user.id, pin: "1234").errorCode == "INVALID_CREDENTIALS")
             #expect(try await verify(client, userID: first.user.id, pin: "5678").status == .ok)
+            // Set, then changed: the credential hooks heard of both, and of nothing refused.
+            #expect(changes.withLock { $0 } == ["pin", "pin"])
         }
     }
 

@@ -1,9 +1,10 @@
 import AuthKernel
-import AuthTestSupport
+import AuthKernelTesting
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import PasswordProvider
+import Synchronization
 import Testing
 
 struct ChangeAndResetTests {
@@ -12,6 +13,8 @@ struct ChangeAndResetTests {
 
     @Test func changeNeedsTheCurrentPasswordAndEndsOtherSessions() async throws {
         let h = try await T.harness()
+        let changes = Mutex<[String]>([])
+        h.kernel.events.onCredentialChange { _, credential in changes.withLock { $0.append(credential) } }
         try await h.test { client async throws in
             let first = try await T.registered(client, h, email: "c@x.io")
             let second = try await T.login(client, "c@x.io", T.password).decode(SessionResponse.self)
@@ -28,13 +31,14 @@ struct ChangeAndResetTests {
             #expect(try await T.login(client, "c@x.io", Self.newPassword).status == .ok)
             let notice = try #require(h.outbox().last)
             #expect(notice["to"] as? String == "c@x.io" && notice["subject"] as? String == "Your authd password was changed")
+            #expect(changes.withLock { $0 } == ["password"])
         }
     }
 
     @Test func anEmailCodeUserCanAddAPassword() async throws {
         let h = try await T.harness()
         let s = try await h.signIn("coder", email: "coder@x.io")
-        let anonymous = try await h.kernel.sessions.signIn(try await h.kernel.users.createAnonymous(), amr: ["anonymous"], device: .none)
+        let anonymous = try await h.kernel.sessions.startSession(try await h.kernel.users.createAnonymous(), amr: ["anonymous"], device: .none)
         try await h.test { client async throws in
             let added = try await client.send(.post, "/api/v1/auth/password/change", json: ["new_password": Self.newPassword], bearer: s.accessToken)
             #expect(added.status == .noContent)
@@ -47,6 +51,8 @@ struct ChangeAndResetTests {
 
     @Test func emailResetByCode() async throws {
         let h = try await T.harness()
+        let changes = Mutex<[String]>([])
+        h.kernel.events.onCredentialChange { user, _ in changes.withLock { $0.append(user.lowercased) } }
         try await h.test { client async throws in
             let s = try await T.registered(client, h, email: "r@x.io")
             let before = try h.outbox().count
@@ -72,6 +78,7 @@ struct ChangeAndResetTests {
             #expect(try await client.send(.post, "/api/v1/auth/refresh", json: ["refresh_token": s.refreshToken]).status == .unauthorized)
             #expect(try await T.login(client, "r@x.io", Self.newPassword).status == .ok)
             #expect(try h.outbox().last?["subject"] as? String == "Your authd password was changed")
+            #expect(changes.withLock { $0 } == [s.user.id.lowercased()])
         }
     }
 

@@ -1,5 +1,5 @@
 import AuthKernel
-import AuthTestSupport
+import AuthKernelTesting
 import Foundation
 import HTTPTypes
 import HummingbirdTesting

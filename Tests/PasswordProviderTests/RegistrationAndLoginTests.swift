@@ -1,6 +1,6 @@
 import AuthdServer
 import AuthKernel
-import AuthTestSupport
+import AuthKernelTesting
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
@@ -183,7 +183,7 @@ struct RegistrationAndLoginTests {
     @Test func registeringWithABearerLinksToTheCaller() async throws {
         let h = try await T.harness()
         let anonymous = try await h.kernel.users.createAnonymous()
-        let session = try await h.kernel.sessions.signIn(anonymous, amr: ["anonymous"], device: .none)
+        let session = try await h.kernel.sessions.startSession(anonymous, amr: ["anonymous"], device: .none)
         let other = try await h.signIn("other", email: "other@x.io")
         try await h.test { client async throws in
             let r = try await client.send(.post, "/api/v1/auth/password/register", json: ["email": "mine@x.io", "password": T.password], bearer: session.accessToken)

@@ -1,5 +1,5 @@
 import AuthKernel
-import AuthTestSupport
+import AuthKernelTesting
 import EmailProvider
 import Foundation
 import HTTPTypes
@@ -321,7 +321,7 @@ struct ReviewFindingsPasswordTests {
             try await h.kernel.sessions.revokeAll(of: checked.id)
             // ...so the session it would start afterwards is refused, in the same write.
             await #expect(throws: AuthError.invalidCredentials) {
-                try await h.kernel.sessions.signIn(checked, amr: ["password"], device: .none)
+                try await h.kernel.sessions.startSession(checked, amr: ["password"], device: .none)
             }
             #expect(try await h.kernel.sessions.sessions(of: checked.id).isEmpty)
         }

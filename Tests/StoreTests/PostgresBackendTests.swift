@@ -1,7 +1,7 @@
 import AuthdServer
 import AuthStorage
 import AuthKernel
-import AuthTestSupport
+import AuthKernelTesting
 import Foundation
 import Logging
 import PostgresNIO

@@ -1,7 +1,7 @@
 import AuthdServer
 import AuthStorage
 import AuthKernel
-import AuthTestSupport
+import AuthKernelTesting
 import Foundation
 import Synchronization
 import Testing
@@ -60,19 +60,19 @@ struct StoreContractTests {
         defer { Task { await h.server.close() } }
         let day = 86_400.0
         let kept = try await h.kernel.users.signIn(claim("kept", email: "kept@example.com"), linkingTo: nil)
-        _ = try await h.kernel.sessions.signIn(kept, amr: ["test"], device: .none)
+        _ = try await h.kernel.sessions.startSession(kept, amr: ["test"], device: .none)
         let anonymous = try await h.kernel.users.createAnonymous()
-        _ = try await h.kernel.sessions.signIn(anonymous, amr: ["anonymous"], device: .none)
+        _ = try await h.kernel.sessions.startSession(anonymous, amr: ["anonymous"], device: .none)
         let withPIN = try await h.kernel.users.update(try await h.kernel.users.createAnonymous().id) {
             $0.identities.append(Identity(provider: "pin", subject: $0.id.lowercased))
         }
-        _ = try await h.kernel.sessions.signIn(withPIN, amr: ["pin"], device: .none)
+        _ = try await h.kernel.sessions.startSession(withPIN, amr: ["pin"], device: .none)
         let live = try await h.kernel.users.createAnonymous()
         #expect(try await h.server.store.counts() == StoreCounts(users: 4, sessions: 3))
 
         // Past the refresh lifetime every session has expired; a new one is live.
         clock.advance(by: 31 * day)
-        _ = try await h.kernel.sessions.signIn(live, amr: ["anonymous"], device: .none)
+        _ = try await h.kernel.sessions.startSession(live, amr: ["anonymous"], device: .none)
         #expect(try await h.kernel.sessions.purgeExpired() == 2)  // the anonymous user's waits for its user
         #expect(try await h.server.store.counts() == StoreCounts(users: 4, sessions: 2))
         #expect(try await h.kernel.users.purgeAnonymous(idleFor: Int(30 * day)) == 0)  // its session ended a day ago

@@ -75,10 +75,23 @@ extension AuthError {
     public static let reauthRequired = AuthError(
         status: .forbidden, code: "REAUTH_REQUIRED", message: "Sign in again to change how you sign in: this session started too long ago."
     )
+    /// 403 `FORBIDDEN`: a policy demands a second factor the account has none of.
+    public static let noSecondFactor = AuthError(
+        status: .forbidden, code: "FORBIDDEN", message: "This sign-in needs a second factor, and the account has none set up.")
     /// 403 `FORBIDDEN`: this session may not do this.
     public static let forbidden = AuthError(status: .forbidden, code: "FORBIDDEN", message: "This session is not allowed to do this.")
     /// 401 `UNAUTHORIZED`: missing, malformed, expired or forged token, or an ended session.
     public static let unauthorized = AuthError(status: .unauthorized, code: "UNAUTHORIZED", message: "Sign in to continue: the access token is missing, invalid or expired, or its session has ended.")
+    /// 401 `INVALID_CHALLENGE`: the second-factor challenge is unknown, used, expired or dead.
+    public static let invalidChallenge = AuthError(
+        status: .unauthorized, code: "INVALID_CHALLENGE", message: "This sign-in has expired or was already completed. Sign in again.")
+    /// 401 `INVALID_CODE` with `details.attempts_remaining`: how many more tries the code or
+    /// challenge takes (0: it is dead).
+    public static func invalidCode(attemptsRemaining: Int) -> AuthError {
+        AuthError(
+            status: .unauthorized, code: "INVALID_CODE", message: invalidCode.message,
+            details: ["attempts_remaining": .number(Double(max(0, attemptsRemaining)))])
+    }
     /// 401 `INVALID_CODE`.
     public static let invalidCode = AuthError(status: .unauthorized, code: "INVALID_CODE", message: "The code is wrong or has expired. Request a new code if needed.")
     /// 401 `INVALID_CODE` for an approval's match code.

@@ -43,6 +43,9 @@ public protocol AuthProvider: Sendable {
 
     /// Background work the provider needs (key refresh, queues); run alongside the server.
     var services: [any Service] { get }
+
+    /// The provider's operations and components for `GET /openapi.yaml` (default none).
+    static var openAPI: [OpenAPIFragment] { get }
 }
 
 extension AuthProvider {
@@ -54,4 +57,7 @@ extension AuthProvider {
 
     /// No background work.
     public var services: [any Service] { [] }
+
+    /// Nothing in the OpenAPI document.
+    public static var openAPI: [OpenAPIFragment] { [] }
 }

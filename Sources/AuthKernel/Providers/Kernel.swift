@@ -14,6 +14,11 @@ public struct Kernel: Sendable {
     public let jobs: JobQueue
     /// What providers do before an account is deleted.
     public let accountDeletion: AccountDeletionHooks
+    /// The policies and second factors every sign-in passes through, whichever provider checked
+    /// the first factor (see ``SignInPolicy``, ``SecondFactor``).
+    public var signInHooks: SignInHooks { sessions.hooks }
+    /// Credential changes and ended sessions, for those who follow them.
+    public var events: AccountEvents { sessions.events }
     /// Keyed rate limits.
     public let rateLimiter: RateLimiter
     /// Outgoing mail.
@@ -25,6 +30,9 @@ public struct Kernel: Sendable {
     /// `DATA/audit.jsonl`: record security events (sign-in failures, changes of credentials) with
     /// ``AuditLog/record(_:provider:user:account:device:reason:)``.
     public let audit: AuditLog
+
+    /// The ids of the providers this server starts, as the configuration's `providers` lists them.
+    public var providerIDs: [String] { config.providers }
 
     /// The whole configuration; a provider gets only its own section.
     package let config: AuthConfig

@@ -18,6 +18,11 @@ package struct ProviderRegistry: Sendable {
     /// Ids of the providers started when the configuration does not list `providers`.
     package var defaultIDs: [String] { types.filter { $0.startsByDefault }.map { $0.id } }
 
+    /// The types of the listed providers, in the order listed (ids this build lacks are left out).
+    package func types(started ids: [String]) -> [any AuthProvider.Type] {
+        ids.compactMap { id in types.first { $0.id == id } }
+    }
+
     /// Creates the providers listed in `config.providers`, each with its configuration section.
     /// - Throws: ``ConfigError`` from a provider's configuration.
     package func instantiate(kernel: Kernel) throws -> [any AuthProvider] {

@@ -16,12 +16,19 @@ public struct SessionService: Sendable {
     let audit: AuditLog?
     /// Seconds after its sign-in during which a session may change credentials (`auth.fresh_auth`).
     package let freshAuth: Int
+    /// The policies and second factors every sign-in passes through.
+    package let hooks: SignInHooks
+    /// Who is told when sessions end.
+    package let events: AccountEvents
 
     /// Creates the service.
     package init(
         store: any AuthStore, issuer: AccessTokenIssuer, verifier: AccessTokenVerifier, settings: AuthConfig.TokenSettings,
-        rateLimiter: RateLimiter, clock: any AuthClock, logger: Logger, audit: AuditLog? = nil, freshAuth: Int = 600
+        rateLimiter: RateLimiter, clock: any AuthClock, logger: Logger, audit: AuditLog? = nil, freshAuth: Int = 600,
+        hooks: SignInHooks = SignInHooks(), events: AccountEvents = AccountEvents()
     ) {
+        self.hooks = hooks
+        self.events = events
         self.audit = audit
         self.freshAuth = freshAuth
         self.store = store
@@ -33,16 +40,54 @@ public struct SessionService: Sendable {
         self.logger = logger
     }
 
-    /// Starts a session for `user` and returns its tokens.
+    /// Signs `user` in: runs the registered ``SignInPolicy``s, then starts a session, or answers the
+    /// 202 challenge when a policy demands a second factor. A provider's sign-in route returns the
+    /// result as it is.
     ///
     /// `user` is the record as read before the credential was checked: if every session of the user
     /// was ended for a credential change since (a password reset racing this sign-in), the sign-in
     /// is refused with 401 `INVALID_CREDENTIALS`, in the same write that would have started it.
     /// - Parameters:
-    ///   - amr: providers used, e.g. `["email"]`.
+    ///   - amr: the factor used, e.g. `["email"]` (the provider's id).
     ///   - requireUnchangedCredentials: false for a sign-in that checked nothing stored on the user
     ///     (an emailed code, an Apple token), which a reset does not make wrong.
+    /// - Throws: 403 `ACCOUNT_DISABLED`; what a policy refuses with; 403 `FORBIDDEN` when a policy
+    ///   demands a second factor the user has none of.
     public func signIn(
+        _ user: UserRecord, amr: [String], device: DeviceInfo, requireUnchangedCredentials: Bool = true
+    ) async throws -> SignInResponse {
+        let policies = hooks.policies
+        guard !policies.isEmpty else {
+            return .session(try await startSession(user, amr: amr, device: device, requireUnchangedCredentials: requireUnchangedCredentials))
+        }
+        let current = try await store.read([.user(user.id)]) { $0.user(id: user.id) } ?? user
+        guard current.disabledAt == nil else { throw AuthError.accountDisabled }
+        let attempt = SignInAttempt(user: current, amr: amr, device: device, clientIP: RequestInfo.current?.clientIP)
+        var demanded: [String] = []
+        for policy in policies {
+            switch try await policy.decide(attempt) {
+            case .allow: continue
+            case .refuse(let error):
+                await audit?.record("sign_in_refused", provider: amr.first, user: user.id, device: device.name, reason: error.code)
+                throw error
+            case .requireSecondFactor(let factors):
+                demanded += factors.filter { !demanded.contains($0) }
+            }
+        }
+        guard !demanded.isEmpty else {
+            return .session(try await startSession(user, amr: amr, device: device, requireUnchangedCredentials: requireUnchangedCredentials))
+        }
+        let offered = demanded.filter { hooks.factor(named: $0)?.isAvailable(for: current) == true }
+        guard !offered.isEmpty else {
+            throw AuthError.noSecondFactor
+        }
+        return .secondFactorRequired(
+            try await startChallenge(user, amr: amr, device: device, factors: offered, requireUnchangedCredentials: requireUnchangedCredentials))
+    }
+
+    /// Starts a session for `user` at once, without the sign-in policies: for what has passed them
+    /// (a completed challenge) and for tests.
+    package func startSession(
         _ user: UserRecord, amr: [String], device: DeviceInfo, requireUnchangedCredentials: Bool = true
     ) async throws -> SessionResponse {
         let now = clock.now()
@@ -76,19 +121,25 @@ public struct SessionService: Sendable {
         try await rateLimiter.consume(settings.refreshRate, key: "refresh:\(sessionID)", message: "Too many refreshes for this session. Wait before trying again.")
         let newToken = RefreshToken.generate()
         let now = clock.now()
-        let (outcome, user) = try await store.write([.session(sessionID), .user(userID)]) { state -> (RefreshTokenRotation.Outcome, UserRecord?) in
-            guard let session = state.session(id: sessionID), session.userID == userID else { return (.unknown, nil) }
+        let (outcome, user, ended) = try await store.write([.session(sessionID), .user(userID)]) {
+            state -> (RefreshTokenRotation.Outcome, UserRecord?, SessionRecord?) in
+            guard let session = state.session(id: sessionID), session.userID == userID else { return (.unknown, nil, nil) }
             let outcome = RefreshTokenRotation.rotate(
                 session, presented: presented, newHash: RefreshToken.hash(newToken), now: now,
                 grace: settings.refreshReuseGrace, ttl: settings.refreshTTL
             )
             switch outcome {
-            case .rotated(let next): state.put(next)
-            case .reused, .expired: state.deleteSession(id: session.id)
-            case .unknown: break
+            case .rotated(let next):
+                state.put(next)
+                return (outcome, state.user(id: session.userID), nil)
+            case .reused, .expired:
+                state.deleteSession(id: session.id)
+                return (outcome, state.user(id: session.userID), session)
+            case .unknown:
+                return (outcome, state.user(id: session.userID), nil)
             }
-            return (outcome, state.user(id: session.userID))
         }
+        if let ended { await events.sessionsEnded([ended]) }
         switch outcome {
         case .rotated(let session):
             guard let user else { throw AuthError.invalidRefreshToken }
@@ -159,12 +210,14 @@ public struct SessionService: Sendable {
     /// Ends one session of a user.
     /// - Throws: 404 `NOT_FOUND` when the user has no such session.
     public func revoke(_ sessionID: UUID, of userID: UUID) async throws {
-        try await store.write([.session(sessionID)]) { state in
+        let ended = try await store.write([.session(sessionID)]) { state -> SessionRecord in
             guard let session = state.session(id: sessionID), session.userID == userID else {
                 throw AuthError.notFound("No such session.")
             }
             state.deleteSession(id: sessionID)
+            return session
         }
+        await events.sessionsEnded([ended])
         logger.info("session ended", metadata: ["user.id": "\(userID.lowercased)", "session.id": "\(sessionID.lowercased)"])
     }
 
@@ -174,16 +227,17 @@ public struct SessionService: Sendable {
     public func revokeAll(of userID: UUID, except keep: UUID? = nil) async throws {
         let now = clock.now()
         // The user first, then its sessions: the order account deletion locks them in.
-        try await store.write([.user(userID), .sessionsOfUser(userID)]) { state in
-            for session in state.sessions(userID: userID) where session.id != keep {
-                state.deleteSession(id: session.id)
-            }
+        let ended = try await store.write([.user(userID), .sessionsOfUser(userID)]) { state -> [SessionRecord] in
+            let ended = state.sessions(userID: userID).filter { $0.id != keep }
+            for session in ended { state.deleteSession(id: session.id) }
             if var user = state.user(id: userID) {
                 user.credentialVersion += 1
                 user.updatedAt = now
                 state.put(user)
             }
+            return ended
         }
+        await events.sessionsEnded(ended)
     }
 
     /// Deletes sessions past their expiry: their refresh tokens stopped working, but until now they
@@ -221,13 +275,22 @@ public struct SessionService: Sendable {
         try FreshSession.require(principal, now: clock.now(), within: freshAuth)
     }
 
+    /// What the sign-in policies add to a token of `session`.
+    private func extraClaims(for user: UserRecord, session: SessionRecord) -> [String: JSONValue] {
+        let policies = hooks.policies
+        guard !policies.isEmpty else { return [:] }
+        var claims: [String: JSONValue] = [:]
+        for policy in policies { claims.merge(policy.claims(for: user, session: session)) { _, new in new } }
+        return claims.filter { !AccessTokenClaims.reservedNames.contains($0.key) }
+    }
+
     private func response(user: UserRecord, session: SessionRecord, refreshToken: String, now: Date) throws -> SessionResponse {
         let iat = Int(now.timeIntervalSince1970)
         let claims = AccessTokenClaims(
             iss: verifier.issuer, aud: verifier.audience, sub: user.id.lowercased,
             sid: session.id.lowercased, iat: iat, exp: iat + settings.accessTTL,
             jti: Base64URL.encode(SecureRandom.bytes(16)), amr: session.amr, isAnonymous: user.isAnonymous,
-            authTime: Int(session.createdAt.timeIntervalSince1970)
+            authTime: Int(session.createdAt.timeIntervalSince1970), extra: extraClaims(for: user, session: session)
         )
         return SessionResponse(
             accessToken: try issuer.sign(claims), refreshToken: refreshToken, expiresIn: settings.accessTTL, user: UserResponse(user)

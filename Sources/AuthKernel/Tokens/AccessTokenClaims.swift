@@ -24,11 +24,20 @@ package struct AccessTokenClaims: Codable, Sendable, Equatable {
     /// When the user last signed in interactively (Unix seconds): the session's start, which a
     /// refresh does not move. Absent in tokens issued before it existed.
     package var authTime: Int?
+    /// Claims the sign-in policies add (``SignInPolicy/claims(for:session:)``).
+    package var extra: [String: JSONValue] = [:]
+
+    /// The names the kernel sets itself, which extra claims never replace.
+    package static let reservedNames: Set<String> = [
+        "iss", "aud", "sub", "sid", "iat", "exp", "nbf", "jti", "amr", "is_anonymous", "auth_time", "typ", "kid", "alg",
+    ]
 
     /// Creates claims.
     package init(
-        iss: String, aud: String, sub: String, sid: String, iat: Int, exp: Int, jti: String, amr: [String], isAnonymous: Bool, authTime: Int? = nil
+        iss: String, aud: String, sub: String, sid: String, iat: Int, exp: Int, jti: String, amr: [String], isAnonymous: Bool, authTime: Int? = nil,
+        extra: [String: JSONValue] = [:]
     ) {
+        self.extra = extra
         self.iss = iss
         self.aud = Audience([aud])
         self.sub = sub
@@ -60,6 +69,10 @@ package struct AccessTokenClaims: Codable, Sendable, Equatable {
         if let nbf { w.key("nbf"); w.int(nbf) }
         w.key("sid"); w.string(sid)
         w.key("sub"); w.string(sub)
+        for (name, value) in extra.sorted(by: { $0.key < $1.key }) where !Self.reservedNames.contains(name) {
+            w.key(dynamic: name)
+            w.value(value)
+        }
         w.endObject()
         return w.bytes
     }

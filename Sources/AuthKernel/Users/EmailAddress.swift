@@ -13,12 +13,16 @@ public struct EmailAddress: Sendable, Hashable, CustomStringConvertible {
     private static let localCharacters = Set("abcdefghijklmnopqrstuvwxyz0123456789!#$%&'*+-/=?^_`{|}~.".unicodeScalars)
     private static let domainCharacters = Set("abcdefghijklmnopqrstuvwxyz0123456789-".unicodeScalars)
 
-    /// Parses and case-folds an address; nil when it is not acceptable.
+    /// Parses and case-folds an address; nil when it is not acceptable. The rule is exactly the
+    /// `EmailAddress` schema's in `/openapi.yaml`: ASCII; spaces and tabs around it ignored; a
+    /// dot-atom local part of 1–64 characters; two or more domain labels of 1–63 letters, digits
+    /// and inner hyphens, the last of at least two characters and starting with a letter.
     public init?(_ raw: String) {
         // As sent, counted the way the schema's `maxLength` counts (code points), before trimming.
-        guard raw.unicodeScalars.count <= Self.maxLength else { return nil }
-        let s = raw.trimmingCharacters(in: .whitespaces).lowercased()
-        guard !s.isEmpty, s.utf8.count <= Self.maxLength else { return nil }
+        guard raw.unicodeScalars.count <= Self.maxLength, raw.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
+        let trimmed = raw.utf8.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed()
+        let s = String(decoding: trimmed, as: UTF8.self).lowercased()
+        guard !s.isEmpty else { return nil }
         let parts = s.split(separator: "@", omittingEmptySubsequences: false)
         guard parts.count == 2 else { return nil }
         let local = parts[0], domain = parts[1]
@@ -34,7 +38,7 @@ public struct EmailAddress: Sendable, Hashable, CustomStringConvertible {
                 !label.hasPrefix("-"), !label.hasSuffix("-")
             else { return nil }
         }
-        guard let tld = labels.last, tld.count >= 2, !tld.allSatisfy(\.isNumber) else { return nil }
+        guard let tld = labels.last, tld.utf8.count >= 2, let first = tld.utf8.first, first >= 0x61, first <= 0x7A else { return nil }
         value = s
     }
 

@@ -132,7 +132,8 @@ package final class AuthServer: Sendable {
             let sessions = SessionService(
                 store: store, issuer: AccessTokenIssuer(keyRing: keyRing),
                 verifier: AccessTokenVerifier(keyRing: keyRing, issuer: issuerName, audience: config.audience, clockSkew: config.tokens.clockSkew),
-                settings: config.tokens, rateLimiter: rateLimiter, clock: clock, logger: logger, audit: audit, freshAuth: config.freshAuth
+                settings: config.tokens, rateLimiter: rateLimiter, clock: clock, logger: logger, audit: audit, freshAuth: config.freshAuth,
+                hooks: SignInHooks(), events: AccountEvents()
             )
             let notices = SignInMethodNotices(mailer: mailer, clock: clock, logger: logger, names: registry.methodNames)
             let kernel = Kernel(
@@ -155,8 +156,11 @@ package final class AuthServer: Sendable {
             // Per-request lines at debug: at thousands of requests a second an info line each is the bottleneck.
             router.add(middleware: LogRequestsMiddleware(.debug, includeHeaders: .none))
             let api = router.group("api/v1/auth").add(middleware: BearerAuthenticator(sessions: sessions))
-            KernelRoutes(kernel: kernel, keyRing: keyRing, providerIDs: config.providers).add(to: router, api: api)
+            let openAPI: String
+            do { openAPI = try OpenAPIDocument.assemble(providers: registry.types(started: config.providers)) } catch { throw ConfigError("\(error)") }
+            KernelRoutes(kernel: kernel, keyRing: keyRing, providerIDs: config.providers, openAPI: openAPI).add(to: router, api: api)
             ApprovalRoutes(kernel: kernel).add(to: api)
+            SecondFactorRoutes(kernel: kernel).add(to: api)
             for provider in providers { api.addRoutes(provider.routes()) }
 
             // Order matters at shutdown: services stop in reverse, so the store closes after the HTTP

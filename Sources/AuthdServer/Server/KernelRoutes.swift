@@ -8,12 +8,15 @@ package struct KernelRoutes: Sendable {
     let kernel: Kernel
     let keyRing: SigningKeyRing
     let providerIDs: [String]
+    /// The document `GET /openapi.yaml` serves (the kernel's part and the running providers').
+    let openAPI: String
 
     /// Creates the routes.
-    package init(kernel: Kernel, keyRing: SigningKeyRing, providerIDs: [String]) {
+    package init(kernel: Kernel, keyRing: SigningKeyRing, providerIDs: [String], openAPI: String) {
         self.kernel = kernel
         self.keyRing = keyRing
         self.providerIDs = providerIDs
+        self.openAPI = openAPI
     }
 
     struct Health: ResponseEncodable { var status = "ok" }
@@ -66,10 +69,11 @@ package struct KernelRoutes: Sendable {
         let kernel = self.kernel
         let keyRing = self.keyRing
         let providerIDs = self.providerIDs
+        let openAPI = ByteBuffer(string: self.openAPI)
 
         router.get("health") { _, _ in Health() }
         router.get("openapi.yaml") { _, _ -> Response in
-            Response(status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
+            Response(status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"], body: .init(byteBuffer: openAPI))
         }
         router.get(".well-known/jwks.json") { _, _ -> Response in
             let data = try JSONEncoder().encode(JWKS(keys: keyRing.jwks(now: kernel.clock.now())["keys"] ?? []))

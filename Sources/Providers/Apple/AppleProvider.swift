@@ -62,7 +62,7 @@ public struct AppleProvider: AuthProvider {
 
     public func routes() -> RouteCollection<AuthRequestContext> {
         let routes = RouteCollection(context: AuthRequestContext.self)
-        routes.post("apple") { request, context -> SessionResponse in
+        routes.post("apple") { request, context -> SignInResponse in
             let body = try await request.decodeJSON(as: AppleSignInBody.self, context: context)
             let device = try DeviceInfo(name: body.deviceName, platform: body.platform)
             // Apple's codes are a few hundred characters and a nonce is what the app chose: bounded

@@ -44,7 +44,7 @@ public struct EmailProvider: AuthProvider {
         routes.post("email/resend-code") { request, context in
             try await sendCode(request, context, message: "Verification code resent")
         }
-        routes.post("email/verify") { request, context -> SessionResponse in
+        routes.post("email/verify") { request, context -> SignInResponse in
             let body = try await request.decodeJSON(as: VerifyBody.self, context: context)
             guard let email = EmailAddress(body.email) else { throw AuthError.invalidEmail }
             let device = try DeviceInfo(name: body.deviceName, platform: body.platform)

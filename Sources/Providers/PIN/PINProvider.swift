@@ -1,16 +1,17 @@
+public import AnonymousProvider
 public import AuthKernel
 import Foundation
 public import Hummingbird
 import Logging
 public import ServiceLifecycle
 
-/// Anonymous sign-in, a numeric PIN, user names, and sign-in with user name (or id) and PIN
-/// (contract §4 "pin").
+/// A numeric PIN, and sign-in with user name (or id) and PIN (contract §4 "pin").
 ///
-/// - `POST /api/v1/auth/anonymous`: a session for a new anonymous user.
 /// - `PUT /api/v1/auth/pin` (Bearer): set the PIN, or change it with `current_pin`.
-/// - `PUT /api/v1/auth/username` (Bearer): choose a user name.
 /// - `POST /api/v1/auth/pin/verify`: sign in with `user_id` or `username`, and `pin`.
+///
+/// It brings ``AnonymousProvider`` (anonymous sign-in and user names) along, set by this section's
+/// `anonymous_per_ip` and `anonymous_ttl`, unless `providers` lists `anonymous` itself.
 public struct PINProvider: AuthProvider {
     public static let id = "pin"
     public static let methodName = "a PIN"
@@ -20,12 +21,17 @@ public struct PINProvider: AuthProvider {
     let pepper: [UInt8]
     /// Lock state for usernames and ids that do not exist (see ``DecoyAccounts``).
     let decoys: DecoyAccounts<PINCredential>
+    /// Anonymous sign-in and user names, when this provider brings them along.
+    let anonymous: AnonymousProvider?
 
     public init(kernel: Kernel, config: inout ConfigSection) throws {
         self.kernel = kernel
         self.settings = try PINSettings(&config)
         self.pepper = try kernel.secret(named: "pin-pepper")
         self.decoys = kernel.decoys(Self.id)
+        self.anonymous =
+            kernel.providerIDs.contains(AnonymousProvider.id)
+            ? nil : AnonymousProvider(kernel: kernel, settings: .init(signUpsPerIP: settings.anonymousPerIP, ttl: settings.anonymousTTL))
         // A PIN set with a stolen session must not survive the owner's password reset.
         kernel.users.recovery.register { user in
             guard user.secrets[Self.id] != nil else { return nil }
@@ -35,20 +41,14 @@ public struct PINProvider: AuthProvider {
         }
     }
 
-    /// Deletes idle anonymous users every ten minutes.
-    public var services: [any Service] { [AnonymousUserPurge(kernel: kernel, ttl: settings.anonymousTTL)] }
+    /// Anonymous sign-in's, when brought along.
+    public var services: [any Service] { anonymous?.services ?? [] }
 
-    struct DeviceBody: Decodable {
-        var deviceName: String?
-        var platform: String?
-        enum CodingKeys: String, CodingKey { case deviceName = "device_name", platform }
-    }
     struct SetPINBody: Decodable {
         var pin: String
         var currentPIN: String?
         enum CodingKeys: String, CodingKey { case pin, currentPIN = "current_pin" }
     }
-    struct UsernameBody: Decodable { var username: String }
     struct VerifyBody: Decodable {
         var userID: String?
         var username: String?
@@ -69,15 +69,7 @@ public struct PINProvider: AuthProvider {
     }
 
     public func routes() -> RouteCollection<AuthRequestContext> {
-        let routes = RouteCollection(context: AuthRequestContext.self)
-
-        routes.post("anonymous") { request, context -> SessionResponse in
-            let body = try await request.decodeJSONIfPresent(as: DeviceBody.self, context: context)
-            let device = try DeviceInfo(name: body?.deviceName, platform: body?.platform)
-            try await kernel.rateLimiter.consume(settings.anonymousPerIP, key: "pin.anonymous.ip:\(context.clientKey)")
-            let user = try await kernel.users.createAnonymous()
-            return try await kernel.sessions.signIn(user, amr: ["anonymous"], device: device)
-        }
+        let routes = anonymous?.routes() ?? RouteCollection(context: AuthRequestContext.self)
 
         routes.put("pin") { request, context -> Response in
             let principal = try context.requirePrincipal()
@@ -100,22 +92,11 @@ public struct PINProvider: AuthProvider {
             case .currentPINRequired:
                 throw AuthError.invalidRequest("A PIN is already set: send it as `current_pin` to change it.", field: "current_pin")
             }
+            await kernel.events.credentialChanged(principal.user.id, credential: Self.id)
             return Response(status: .noContent)
         }
 
-        routes.put("username") { request, context -> UserResponse in
-            let principal = try context.requirePrincipal()
-            let body = try await request.decodeJSON(as: UsernameBody.self, context: context)
-            guard PINFormat.isValidUsername(body.username) else {
-                throw AuthError.invalidRequest(
-                    "A user name is 3 to 32 characters: letters, digits, `_`, `.` and `-`.", field: "username"
-                )
-            }
-            let user = try await kernel.users.update(principal.user.id) { $0.username = body.username }
-            return UserResponse(user)
-        }
-
-        routes.post("pin/verify") { request, context -> SessionResponse in
+        routes.post("pin/verify") { request, context -> SignInResponse in
             let body = try await request.decodeJSON(as: VerifyBody.self, context: context)
             let device = try DeviceInfo(name: body.deviceName, platform: body.platform)
             guard body.userID != nil || body.username != nil else {
@@ -141,12 +122,12 @@ public struct PINProvider: AuthProvider {
     /// The least time a refused PIN sign-in takes, whichever path refused it.
     static let refusalFloor = Duration.milliseconds(5)
 
-    private func signIn(_ body: VerifyBody, device: DeviceInfo) async throws -> SessionResponse {
+    private func signIn(_ body: VerifyBody, device: DeviceInfo) async throws -> SignInResponse {
         // A name or id that cannot exist is refused before any lookup, with the same answer as an
         // unknown one: nothing is kept, and nothing about it is logged, whatever the client sent.
         if let id = body.userID {
             guard UUID(uuidString: id) != nil else { throw AuthError.invalidCredentials }
-        } else if let name = body.username, !PINFormat.isValidUsername(name) {
+        } else if let name = body.username, !Username.isValid(name) {
             throw AuthError.invalidCredentials
         }
         let user: UserRecord? =
@@ -181,7 +162,7 @@ public struct PINProvider: AuthProvider {
     /// The account a sign-in named, for the audit log: only a name or id that could exist.
     static func account(_ body: VerifyBody) -> String? {
         if let id = body.userID { return UUID(uuidString: id)?.lowercased }
-        return body.username.flatMap { PINFormat.isValidUsername($0) ? $0 : nil }
+        return body.username.flatMap { Username.isValid($0) ? $0 : nil }
     }
 
     static func lockedError(_ seconds: Int) -> AuthError {
@@ -249,25 +230,5 @@ extension Optional {
     fileprivate func asyncFlatMap<U>(_ transform: (Wrapped) async throws -> U?) async rethrows -> U? {
         guard let value = self else { return nil }
         return try await transform(value)
-    }
-}
-
-/// Deletes anonymous users with nothing linked once `pin.anonymous_ttl` has passed since their last
-/// session ended (``UserService/purgeAnonymous(idleFor:)``).
-struct AnonymousUserPurge: Service {
-    let kernel: Kernel
-    let ttl: Int
-
-    func run() async throws {
-        while !Task.isShuttingDownGracefully, !Task.isCancelled {
-            do {
-                try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(600)) }
-            } catch { return }
-            do {
-                try await kernel.users.purgeAnonymous(idleFor: ttl)
-            } catch {
-                kernel.logger.warning("could not purge idle anonymous users", metadata: ["error": "\(error)"])
-            }
-        }
     }
 }

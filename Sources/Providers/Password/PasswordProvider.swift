@@ -220,7 +220,7 @@ public struct PasswordProvider: AuthProvider {
         return EditedResponse(status: .accepted, response: Registered(email: email))
     }
 
-    func verifyEmail(_ request: Request, _ context: AuthRequestContext) async throws -> SessionResponse {
+    func verifyEmail(_ request: Request, _ context: AuthRequestContext) async throws -> SignInResponse {
         let body = try await request.decodeJSON(as: CodeBody.self, context: context)
         let email = try email(body.email)
         let device = try DeviceInfo(name: body.deviceName, platform: body.platform)
@@ -236,7 +236,7 @@ public struct PasswordProvider: AuthProvider {
 
     /// The code proves the inbox; the password says which registration it completes (or, when
     /// accounts exist before verification, that the account is the caller's).
-    private func completeRegistration(_ body: CodeBody, email: String, device: DeviceInfo, _ context: AuthRequestContext) async throws -> SessionResponse {
+    private func completeRegistration(_ body: CodeBody, email: String, device: DeviceInfo, _ context: AuthRequestContext) async throws -> SignInResponse {
         guard body.password.utf8.count <= Self.maxPresentedPasswordBytes else { throw AuthError.invalidCode }
         let checked = try await kernel.codes.check(purpose: Self.verifyPurpose, key: email, code: body.code, policy: settings.codes)
         let password = PasswordPolicy.normalize(body.password)
@@ -319,7 +319,7 @@ public struct PasswordProvider: AuthProvider {
 
     // MARK: Login
 
-    func login(_ request: Request, _ context: AuthRequestContext) async throws -> SessionResponse {
+    func login(_ request: Request, _ context: AuthRequestContext) async throws -> SignInResponse {
         let body = try await request.decodeJSON(as: LoginBody.self, context: context)
         let email = try email(body.email)
         let device = try DeviceInfo(name: body.deviceName, platform: body.platform)
@@ -335,7 +335,7 @@ public struct PasswordProvider: AuthProvider {
         }
     }
 
-    private func checkLogin(_ body: LoginBody, email: String, device: DeviceInfo, _ context: AuthRequestContext) async throws -> SessionResponse {
+    private func checkLogin(_ body: LoginBody, email: String, device: DeviceInfo, _ context: AuthRequestContext) async throws -> SignInResponse {
         // No stored password is longer than 128 code points: a huge one is refused before NFKC and Argon2 see it.
         guard body.password.utf8.count <= Self.maxPresentedPasswordBytes else { throw AuthError.invalidCredentials }
         let password = PasswordPolicy.normalize(body.password)
@@ -459,6 +459,7 @@ public struct PasswordProvider: AuthProvider {
         await notifyChanged(email: email, how: "password change", device: principal.session.deviceName, removed: [])
         kernel.logger.info("password changed; other sessions ended", metadata: ["user.id": "\(user.id.lowercased)"])
         await kernel.audit.record("password_changed", provider: Self.id, user: user.id, device: principal.session.deviceName)
+        await kernel.events.credentialChanged(user.id, credential: Self.id)
         return Response(status: .noContent)
     }
 
@@ -555,6 +556,7 @@ public struct PasswordProvider: AuthProvider {
         await notifyChanged(email: email, how: "reset by emailed code", device: nil, removed: removed)
         kernel.logger.info("password reset by email code; every session ended", metadata: ["user.id": "\(user.id.lowercased)"])
         await kernel.audit.record("reset_completed", provider: Self.id, user: user.id, reason: "email")
+        await kernel.events.credentialChanged(user.id, credential: Self.id)
         return Message(message: "Password changed", expiresIn: nil)
     }
 
@@ -633,6 +635,7 @@ public struct PasswordProvider: AuthProvider {
         await notifyChanged(email: email, how: "reset approved from another device", device: approval.deviceName, removed: removed)
         kernel.logger.info("password reset approved by another device; every session ended", metadata: ["user.id": "\(userID.lowercased)"])
         await kernel.audit.record("reset_completed", provider: Self.id, user: userID, device: approval.deviceName, reason: "device")
+        await kernel.events.credentialChanged(userID, credential: Self.id)
         return Message(message: "Password changed", expiresIn: nil)
     }
 }

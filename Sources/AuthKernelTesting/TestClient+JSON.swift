@@ -1,13 +1,18 @@
 import Foundation
-package import HTTPTypes
-package import Hummingbird
-package import HummingbirdTesting
-package import NIOCore
+public import HTTPTypes
+public import Hummingbird
+public import HummingbirdTesting
+public import NIOCore
 
 extension TestClientProtocol {
     /// Sends a request with an optional JSON body (a dictionary, or raw text) and Bearer token.
+    ///
+    /// ```swift
+    /// let r = try await client.send(.post, "/api/v1/auth/invite/redeem", json: ["code": "K7Q2"])
+    /// #expect(r.status == .ok)
+    /// ```
     @discardableResult
-    package func send(
+    public func send(
         _ method: HTTPRequest.Method, _ uri: String, json: [String: Any]? = nil, raw: String? = nil, bearer: String? = nil
     ) async throws -> TestResponse {
         var headers: HTTPFields = [:]
@@ -26,18 +31,21 @@ extension TestClientProtocol {
 
 extension TestResponse {
     /// The body as a JSON object (empty when it is not one).
-    package var json: [String: Any] {
+    public var json: [String: Any] {
         (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView))) as? [String: Any] ?? [:]
     }
 
     /// `error.code` of a contract error body.
-    package var errorCode: String? { (json["error"] as? [String: Any])?["code"] as? String }
+    public var errorCode: String? { (json["error"] as? [String: Any])?["code"] as? String }
 
     /// `error.details.retry_after` of a 429.
-    package var retryAfter: Int? { ((json["error"] as? [String: Any])?["details"] as? [String: Any])?["retry_after"] as? Int }
+    public var retryAfter: Int? { ((json["error"] as? [String: Any])?["details"] as? [String: Any])?["retry_after"] as? Int }
+
+    /// `access_token` of a session response.
+    public var accessToken: String? { json["access_token"] as? String }
 
     /// The body decoded as `T`.
-    package func decode<T: Decodable>(_ type: T.Type) throws -> T {
+    public func decode<T: Decodable>(_ type: T.Type) throws -> T {
         try JSONDecoder().decode(T.self, from: Data(body.readableBytesView))
     }
 }

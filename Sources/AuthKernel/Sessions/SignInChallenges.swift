@@ -1,0 +1,108 @@
+import Logging
+package import AuthStorage
+package import Foundation
+
+/// Sign-ins waiting for a second factor (contract §10): a random token, of which only the SHA-256
+/// is stored (as a code record), single use, 5 minutes, dead after 5 wrong answers.
+extension SessionService {
+    /// Purpose of the code records that hold challenges.
+    static let challengePurpose = "sign_in_challenge"
+    /// Seconds a challenge lives.
+    static let challengeTTL = 300
+    /// Wrong answers that kill a challenge.
+    static let challengeAttempts = 5
+    /// Wrong second factors per user per 15 minutes before its checks answer 429.
+    static let secondFactorsPerUser = RateLimitRule(limit: 10, window: 900)
+
+    /// Stores a challenge for `user` (as read before its first factor was checked) and tells the
+    /// offered factors.
+    func startChallenge(
+        _ user: UserRecord, amr: [String], device: DeviceInfo, factors: [String], requireUnchangedCredentials: Bool
+    ) async throws -> SecondFactorRequired {
+        let token = Base64URL.encode(SecureRandom.bytes(32))
+        let now = clock.now()
+        let expires = now.addingTimeInterval(TimeInterval(Self.challengeTTL))
+        var payload: [String: JSONValue] = [
+            "user_id": .string(user.id.lowercased), "amr": .array(amr.map(JSONValue.string)), "factors": .array(factors.map(JSONValue.string)),
+            "credential_version": .number(Double(user.credentialVersion)), "check_credentials": .bool(requireUnchangedCredentials),
+        ]
+        if let name = device.name { payload["device_name"] = .string(name) }
+        if let platform = device.platform { payload["platform"] = .string(platform) }
+        let record = CodeRecord(
+            purpose: Self.challengePurpose, key: Self.challengeKey(token), digest: "challenge", sentAt: now, expiresAt: expires, payload: payload
+        )
+        try await store.write([.code(purpose: record.purpose, key: record.key)]) { $0.put(record) }
+        let challenge = SignInChallenge(token: token, userID: user.id, amr: amr, factors: factors, expiresAt: expires)
+        for name in factors { try await hooks.factor(named: name)?.challengeStarted(challenge, for: user) }
+        logger.info("second factor required", metadata: ["user.id": "\(user.id.lowercased)", "factors": "\(factors.joined(separator: ","))"])
+        return SecondFactorRequired(challenge: token, factors: factors, expiresIn: Self.challengeTTL)
+    }
+
+    static func challengeKey(_ token: String) -> String { Hex.encode(SHA256.hash(token)) }
+
+    /// The live challenge `token` names and its user.
+    /// - Throws: 401 `INVALID_CHALLENGE` for an unknown, used, expired or dead one.
+    package func pendingChallenge(_ token: String) async throws -> (SignInChallenge, UserRecord) {
+        guard token.utf8.count <= 64 else { throw AuthError.invalidChallenge }
+        let key = Self.challengeKey(token), now = clock.now()
+        let found = try await store.read([.code(purpose: Self.challengePurpose, key: key)]) { state -> CodeRecord? in
+            guard let record = state.code(purpose: Self.challengePurpose, key: key), record.expiresAt > now,
+                record.attempts < Self.challengeAttempts
+            else { return nil }
+            return record
+        }
+        guard let record = found, let payload = record.payload, case .string(let id) = payload["user_id"], let userID = UUID(uuidString: id),
+            let user = try await store.read([.user(userID)], { $0.user(id: userID) })
+        else { throw AuthError.invalidChallenge }
+        let challenge = SignInChallenge(
+            token: token, userID: userID, amr: Self.strings(payload["amr"]), factors: Self.strings(payload["factors"]), expiresAt: record.expiresAt
+        )
+        return (challenge, user)
+    }
+
+    /// Counts a wrong answer to `challenge`; 401 `INVALID_CODE` with `details.attempts_remaining`
+    /// (0 once it is dead).
+    package func rejectAnswer(_ challenge: SignInChallenge) async throws -> Never {
+        let key = Self.challengeKey(challenge.token)
+        let remaining = try await store.write([.code(purpose: Self.challengePurpose, key: key)]) { state -> Int in
+            guard var record = state.code(purpose: Self.challengePurpose, key: key) else { return 0 }
+            record.attempts += 1
+            state.put(record)
+            return max(0, Self.challengeAttempts - record.attempts)
+        }
+        throw AuthError.invalidCode(attemptsRemaining: remaining)
+    }
+
+    /// Whether the user may try another second factor now (10 per 15 minutes); 429 otherwise.
+    package func checkSecondFactorBudget(_ userID: UUID) async throws {
+        try await rateLimiter.consume(
+            Self.secondFactorsPerUser, key: "mfa.user:\(userID.lowercased)", message: "Too many second-factor attempts. Wait before trying again.")
+    }
+
+    /// Uses up `challenge` (answered right with `factor`) and starts its session, `amr` listing both
+    /// factors and `mfa`.
+    /// - Throws: 401 `INVALID_CHALLENGE` when it was used meanwhile.
+    package func completeChallenge(_ challenge: SignInChallenge, factor: String) async throws -> SessionResponse {
+        let key = Self.challengeKey(challenge.token), now = clock.now()
+        let payload = try await store.write([.code(purpose: Self.challengePurpose, key: key)]) { state -> [String: JSONValue] in
+            guard let record = state.code(purpose: Self.challengePurpose, key: key), record.expiresAt > now,
+                record.attempts < Self.challengeAttempts, let payload = record.payload
+            else { throw AuthError.invalidChallenge }
+            state.deleteCode(id: record.id)
+            return payload
+        }
+        guard var user = try await store.read([.user(challenge.userID)], { $0.user(id: challenge.userID) }) else { throw AuthError.invalidChallenge }
+        if case .number(let version) = payload["credential_version"] { user.credentialVersion = Int(version) }
+        var checkCredentials = true
+        if case .bool(let check) = payload["check_credentials"] { checkCredentials = check }
+        var device = DeviceInfo.none
+        if case .string(let name) = payload["device_name"] { device.name = name }
+        if case .string(let platform) = payload["platform"] { device.platform = platform }
+        return try await startSession(user, amr: challenge.amr + [factor, "mfa"], device: device, requireUnchangedCredentials: checkCredentials)
+    }
+
+    private static func strings(_ value: JSONValue?) -> [String] {
+        guard case .array(let items) = value else { return [] }
+        return items.compactMap { if case .string(let s) = $0 { s } else { nil } }
+    }
+}

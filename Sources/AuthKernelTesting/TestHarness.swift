@@ -1,0 +1,144 @@
+package import AuthdServer
+package import FileStore
+public import AuthStorage
+public import AuthKernel
+public import Foundation
+public import Hummingbird
+public import HummingbirdTesting
+import Logging
+import Synchronization
+
+/// The kernel and the providers you choose, on a fresh temporary data folder, with a manual clock,
+/// mail kept in an outbox and logs kept in memory: what a provider's tests run against.
+///
+/// ```swift
+/// @Test func redeemingACodeSignsIn() async throws {
+///     let h = try await TestHarness.make(providers: [InviteCodeProvider.self], config: #"{"invite":{"codes":["K7Q2"]}}"#)
+///     try await h.test { client in
+///         let r = try await client.send(.post, "/api/v1/auth/invite/redeem", json: ["code": "K7Q2"])
+///         #expect(r.status == .ok)
+///     }
+/// }
+/// ```
+public struct TestHarness: Sendable {
+    /// The server, as `authd serve` would run it, without a socket.
+    package let server: AuthServer
+    /// The clock every service reads; ``ManualClock/advance(_:)`` steps over expiries.
+    public let clock: ManualClock
+    /// The data folder (removed when the test process exits).
+    public let folder: String
+    /// Everything logged.
+    public let logs: LogCapture
+    /// Disk fault injection.
+    package let faults: StoreFaults
+
+    /// The kernel services, as the providers see them.
+    public var kernel: Kernel { server.kernel }
+
+    /// Every route served, as `METHOD /path`.
+    public var routes: [String] { server.routes }
+
+    /// Builds a server with `providers` available and `config` (the JSON configuration file's text;
+    /// its `providers` list chooses which start, by default those that start by default). Mail goes
+    /// to ``outbox()``.
+    public static func make(
+        providers: [any AuthProvider.Type], config: String = #"{"mail":{"transport":"outbox"}}"#, clock: ManualClock = ManualClock()
+    ) async throws -> TestHarness {
+        try await make(providers: providers, config: config, folder: nil, clock: clock)
+    }
+
+    /// Builds a server with the store, keys, counters or cluster given (the repository's own tests).
+    package static func make(
+        providers: [any AuthProvider.Type] = [], config: String = #"{"mail":{"transport":"outbox"}}"#, folder: String? = nil,
+        clock: ManualClock = ManualClock(), store: (any AuthStore)? = nil, rateLimitCounters: (any RateLimitCounters)? = nil,
+        keys: (any ServerKeys)? = nil, cluster: (any ClusterEvents)? = nil, decoyRecords: (any DecoyRecordStore)? = nil
+    ) async throws -> TestHarness {
+        let folder = folder ?? temporaryFolder()
+        let logs = LogCapture()
+        let registry = ProviderRegistry(providers)
+        let parsed = try AuthConfig.parse(Data(config.utf8), host: "127.0.0.1", port: 0, availableProviders: registry.ids, defaultProviders: registry.defaultIDs)
+        var options = AuthServer.Options(dataFolder: folder, host: "127.0.0.1", port: 0, config: parsed, logger: logs.logger())
+        options.clock = clock
+        let faults = StoreFaults()
+        options.faults = faults
+        options.store = store
+        options.rateLimitCounters = rateLimitCounters
+        options.keys = keys
+        options.cluster = cluster
+        options.decoyRecords = decoyRecords
+        let server = try await AuthServer.make(options, registry: registry)
+        return TestHarness(server: server, clock: clock, folder: folder, logs: logs, faults: faults)
+    }
+
+    /// Runs `body` with a client of the router (no sockets), then closes the server's store.
+    public func test<R: Sendable>(_ body: @Sendable (any TestClientProtocol) async throws -> R) async throws -> R {
+        do {
+            let result = try await server.application.test(.router, body)
+            await server.close()
+            return result
+        } catch {
+            await server.close()
+            throw error
+        }
+    }
+
+    /// Signs a user in directly through the kernel, with identity `("test", subject)`, and returns
+    /// the session (no sign-in policy is asked): a Bearer token for a test of a protected route.
+    public func signIn(_ subject: String = "someone", email: String? = nil, device: String? = nil) async throws -> SessionResponse {
+        let user = try await kernel.users.signIn(
+            .init(identity: Identity(provider: "test", subject: subject), email: email, emailVerified: email != nil), linkingTo: nil
+        )
+        return try await kernel.sessions.startSession(user, amr: ["test"], device: try DeviceInfo(name: device, platform: nil))
+    }
+
+    /// The mail sent so far: lines of `DATA/outbox.jsonl`, each `{"to","subject","text","code"?,"sent_at"}`.
+    public func outbox() throws -> [[String: Any]] {
+        guard let data = FileManager.default.contents(atPath: folder + "/outbox.jsonl") else { return [] }
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+    }
+
+    /// The mail sent so far, to `address` when given.
+    public func mail(to address: String? = nil) throws -> [SentMail] {
+        try outbox().compactMap(SentMail.init).filter { address == nil || $0.to == address }
+    }
+}
+
+/// A message the server sent, as ``TestHarness/mail(to:)`` reads it from the outbox.
+public struct SentMail: Sendable, Equatable {
+    /// The recipient.
+    public var to: String
+    /// The subject line.
+    public var subject: String
+    /// The plain-text body.
+    public var text: String
+    /// The one-time code the message carries, when the sender marked one.
+    public var code: String?
+
+    init?(_ line: [String: Any]) {
+        guard let to = line["to"] as? String, let subject = line["subject"] as? String, let text = line["text"] as? String else { return nil }
+        (self.to, self.subject, self.text, self.code) = (to, subject, text, line["code"] as? String)
+    }
+}
+
+/// A new empty folder under the system's temporary directory, removed when the test process exits
+/// (a full run made a few hundred, data folders with keys among them, and left them all behind).
+package func temporaryFolder() -> String {
+    let path = NSTemporaryDirectory() + "authd-test-" + UUID().uuidString
+    try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    TemporaryFolders.made.withLock { made in
+        if made.isEmpty { atexit { TemporaryFolders.removeAll() } }
+        made.append(path)
+    }
+    return path
+}
+
+/// The folders ``temporaryFolder()`` made in this process.
+enum TemporaryFolders {
+    static let made = Mutex<[String]>([])
+
+    static func removeAll() {
+        for path in made.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: path) }
+    }
+}

@@ -1,0 +1,358 @@
+/// The kernel's part of `GET /openapi.yaml`: the document's header, the kernel's operations, and
+/// the components providers' fragments reference. Each running provider's ``OpenAPIFragment``s
+/// are appended to it (see ``OpenAPIDocument``); `authd openapi` prints the result, and
+/// docs/openapi.yaml is that for the built-in providers.
+package enum KernelOpenAPI {
+    /// The YAML text.
+    package static let yaml = #"""
+openapi: 3.1.0
+info:
+  title: authd
+  version: 0.1.0
+  description: |
+    The HTTP API of authd, a self-hosted authentication server (see ../shared/contract.md, which is binding).
+    This document lists the kernel's operations and those of the providers this server runs.
+    Bodies are JSON with snake_case fields; unknown request fields are ignored. Every error is
+    {"error": {"code", "message", "details"?}}; 429 answers carry details.retry_after and a Retry-After header.
+    Protected operations take `Authorization: Bearer <access_token>`; on sign-in operations a Bearer token
+    is optional and links the new identity to the caller. On every /api/v1/auth operation a Bearer header,
+    when sent, must be valid: otherwise 401 UNAUTHORIZED. Bodies go as application/json (or without a
+    Content-Type); other types get 415. A known path asked with another method gets 405 with Allow.
+    An optional request field may be null, which means the same as leaving it out.
+    A sign-in answers 202 second_factor_required instead of a session when a sign-in policy asks for a
+    second factor; POST /api/v1/auth/mfa/verify completes it.
+servers:
+  - url: http://127.0.0.1:8080
+security: []
+tags:
+  - { name: meta, description: "Health, this document, the token keys and the providers" }
+  - { name: sessions, description: "Refresh, sign out and the user's sessions" }
+  - { name: account, description: "The signed-in user" }
+  - { name: approvals, description: "Requests waiting for another device's approval" }
+  - { name: second-factor, description: "Completing a sign-in that needs a second factor" }
+paths:
+  /health:
+    get:
+      operationId: getHealth
+      tags: [meta]
+      summary: Liveness
+      responses:
+        "200": { description: Up, content: { application/json: { schema: { type: object, required: [status], properties: { status: { const: ok } } }, example: { status: ok } } } }
+  /openapi.yaml:
+    get:
+      operationId: getOpenAPIDocument
+      tags: [meta]
+      summary: This document
+      responses:
+        "200": { description: The OpenAPI document, content: { application/yaml: { schema: { type: string } } } }
+  /.well-known/jwks.json:
+    get:
+      operationId: getJWKS
+      tags: [meta]
+      summary: Public keys that verify access tokens
+      responses:
+        "200":
+          description: JWKS
+          content:
+            application/json:
+              schema: { $ref: "#/components/schemas/JWKS" }
+              example: { keys: [{ kty: OKP, crv: Ed25519, x: 11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo, kid: kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k, alg: EdDSA, use: sig }] }
+  /api/v1/auth/providers:
+    get:
+      operationId: listProviders
+      tags: [meta]
+      summary: Registered providers
+      responses:
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "200": { description: Providers, content: { application/json: { schema: { type: object, required: [providers], properties: { providers: { type: array, items: { type: string } } } }, example: { providers: [email, pin, password] } } } }
+  /api/v1/auth/refresh:
+    post:
+      operationId: refreshSession
+      tags: [sessions]
+      summary: Exchange a refresh token for a new pair (rotation)
+      requestBody: { $ref: "#/components/requestBodies/Refresh" }
+      responses:
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
+        "200": { $ref: "#/components/responses/Session" }
+        "400": { $ref: "#/components/responses/InvalidRequest" }
+        "401": { $ref: "#/components/responses/RefreshRefused" }
+        "413": { $ref: "#/components/responses/PayloadTooLarge" }
+        "429": { $ref: "#/components/responses/RateLimited" }
+        "503": { $ref: "#/components/responses/Unavailable" }
+  /api/v1/auth/logout:
+    post:
+      operationId: logout
+      tags: [sessions]
+      summary: End this session
+      security: [{ bearer: [] }]
+      responses:
+        "204": { description: Ended }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "503": { $ref: "#/components/responses/Unavailable" }
+  /api/v1/auth/me:
+    get:
+      operationId: getMe
+      tags: [account]
+      summary: The signed-in user
+      security: [{ bearer: [] }]
+      responses:
+        "200": { $ref: "#/components/responses/User" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+    patch:
+      operationId: updateMe
+      tags: [account]
+      summary: Change the display name (null or blank clears it)
+      security: [{ bearer: [] }]
+      requestBody:
+        required: true
+        content: { application/json: { schema: { type: object, required: [display_name], properties: { display_name: { $ref: "#/components/schemas/Label" } } }, example: { display_name: Anna } } }
+      responses:
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
+        "200": { $ref: "#/components/responses/User" }
+        "400": { $ref: "#/components/responses/InvalidRequest" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "413": { $ref: "#/components/responses/PayloadTooLarge" }
+        "503": { $ref: "#/components/responses/Unavailable" }
+  /api/v1/auth/account:
+    delete:
+      operationId: deleteAccount
+      tags: [account]
+      summary: Delete the account with its identities, sessions and codes
+      security: [{ bearer: [] }]
+      responses:
+        "204": { description: Deleted }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "503": { $ref: "#/components/responses/Unavailable" }
+  /api/v1/auth/sessions:
+    get:
+      operationId: listSessions
+      tags: [sessions]
+      summary: The user's sessions
+      security: [{ bearer: [] }]
+      responses:
+        "200":
+          description: Sessions
+          content:
+            application/json:
+              schema: { type: object, required: [sessions], properties: { sessions: { type: array, items: { $ref: "#/components/schemas/SessionInfo" } } } }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+  /api/v1/auth/sessions/{id}:
+    delete:
+      operationId: deleteSession
+      tags: [sessions]
+      summary: End one of the user's sessions
+      security: [{ bearer: [] }]
+      parameters: [{ name: id, in: path, required: true, schema: { type: string } }]
+      responses:
+        "204": { description: Ended }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "404": { $ref: "#/components/responses/NotFound" }
+        "503": { $ref: "#/components/responses/Unavailable" }
+  /api/v1/auth/approvals:
+    get:
+      operationId: listApprovals
+      tags: [approvals]
+      summary: Requests waiting for this user's approval
+      security: [{ bearer: [] }]
+      responses:
+        "200":
+          description: Pending approvals (never the match code)
+          content: { application/json: { schema: { type: object, required: [approvals], properties: { approvals: { type: array, items: { $ref: "#/components/schemas/Approval" } } } } } }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+  /api/v1/auth/approvals/stream:
+    get:
+      operationId: streamApprovals
+      tags: [approvals]
+      summary: Server-Sent Events, one `approval` event per new request, keep-alive comments
+      security: [{ bearer: [] }]
+      responses:
+        "200": { description: An event stream, content: { text/event-stream: { schema: { type: string } } } }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+  /api/v1/auth/approvals/{id}/approve:
+    post:
+      operationId: approveRequest
+      tags: [approvals]
+      summary: Approve with the match code the requesting device shows (three wrong codes deny)
+      security: [{ bearer: [] }]
+      parameters: [{ name: id, in: path, required: true, schema: { type: string } }]
+      requestBody:
+        required: true
+        content: { application/json: { schema: { type: object, required: [match_code], properties: { match_code: { type: string } } }, example: { match_code: "123" } } }
+      responses:
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
+        "204": { description: Approved }
+        "400": { $ref: "#/components/responses/InvalidRequest" }
+        "401": { $ref: "#/components/responses/InvalidCode" }
+        "404": { $ref: "#/components/responses/NotFound" }
+        "409": { $ref: "#/components/responses/InvalidState" }
+        "413": { $ref: "#/components/responses/PayloadTooLarge" }
+        "503": { $ref: "#/components/responses/Unavailable" }
+  /api/v1/auth/approvals/{id}/deny:
+    post:
+      operationId: denyRequest
+      tags: [approvals]
+      summary: Deny a request
+      security: [{ bearer: [] }]
+      parameters: [{ name: id, in: path, required: true, schema: { type: string } }]
+      responses:
+        "204": { description: Denied }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "404": { $ref: "#/components/responses/NotFound" }
+        "409": { $ref: "#/components/responses/InvalidState" }
+        "503": { $ref: "#/components/responses/Unavailable" }
+  /api/v1/auth/mfa/verify:
+    post:
+      operationId: verifySecondFactor
+      tags: [second-factor]
+      summary: Complete a sign-in that answered 202 second_factor_required, with the answer of one of the offered factors
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              required: [challenge]
+              properties:
+                challenge: { type: string }
+                totp: { type: [string, "null"] }
+                recovery_code: { type: [string, "null"] }
+                email_code: { type: [string, "null"] }
+                credential: { type: [object, "null"] }
+            example: { challenge: 3q2-7wEAAAA, totp: "123456" }
+      responses:
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
+        "200": { $ref: "#/components/responses/Session" }
+        "400": { $ref: "#/components/responses/InvalidRequest" }
+        "401": { $ref: "#/components/responses/InvalidChallenge" }
+        "403": { $ref: "#/components/responses/AccountDisabled" }
+        "413": { $ref: "#/components/responses/PayloadTooLarge" }
+        "429": { $ref: "#/components/responses/RateLimited" }
+        "503": { $ref: "#/components/responses/Unavailable" }
+components:
+  securitySchemes:
+    bearer: { type: http, scheme: bearer, bearerFormat: JWT }
+  schemas:
+    Error:
+      type: object
+      required: [error]
+      properties:
+        error:
+          type: object
+          required: [code, message]
+          properties:
+            code: { type: string, pattern: "^[A-Z_]+$" }
+            message: { type: string }
+            details: { type: object }
+    User:
+      type: object
+      required: [id, email, email_verified, display_name, username, is_anonymous, auth_providers, created_at, updated_at]
+      properties:
+        id: { type: string, format: uuid }
+        email: { type: [string, "null"] }
+        email_verified: { type: boolean }
+        display_name: { type: [string, "null"] }
+        username: { type: [string, "null"] }
+        is_anonymous: { type: boolean }
+        auth_providers: { type: array, items: { type: string } }
+        created_at: { type: string, format: date-time }
+        updated_at: { type: string, format: date-time }
+    Session:
+      type: object
+      required: [access_token, refresh_token, token_type, expires_in, user]
+      properties:
+        access_token: { type: string }
+        refresh_token: { type: string }
+        token_type: { const: Bearer }
+        expires_in: { type: integer }
+        user: { $ref: "#/components/schemas/User" }
+    SecondFactorRequired:
+      type: object
+      required: [status, challenge, factors, expires_in]
+      properties:
+        status: { const: second_factor_required }
+        challenge: { type: string }
+        factors: { type: array, items: { type: string } }
+        expires_in: { type: integer }
+    SessionInfo:
+      type: object
+      required: [id, device_name, platform, created_at, last_used_at, current]
+      properties:
+        id: { type: string }
+        device_name: { type: [string, "null"] }
+        platform: { type: [string, "null"] }
+        created_at: { type: string, format: date-time }
+        last_used_at: { type: string, format: date-time }
+        current: { type: boolean }
+    Approval:
+      type: object
+      required: [id, kind, created_at, expires_at, device_name]
+      properties:
+        id: { type: string }
+        kind: { type: string }
+        created_at: { type: string, format: date-time }
+        expires_at: { type: string, format: date-time }
+        device_name: { type: [string, "null"] }
+    JWKS:
+      type: object
+      required: [keys]
+      properties:
+        keys:
+          type: array
+          items: { type: object, required: [kty, crv, x, kid, alg, use], properties: { kty: { const: OKP }, crv: { const: Ed25519 }, x: { type: string }, kid: { type: string }, alg: { const: EdDSA }, use: { const: sig } } }
+    Label:
+      description: >-
+        A short label a person reads (display_name, device_name, platform): at most 100 Unicode code points as sent; white space
+        around it is trimmed; no control characters, line or paragraph separators, bidirectional controls or private-use
+        characters inside; blank means none.
+      type: [string, "null"]
+      maxLength: 100
+      pattern: "^[\\t-\\r \\x85\\xA0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000]*[^\\x00-\\x1F\\x7F-\\x9F\\u061C\\u200E\\u200F\\u2028\\u2029\\u202A-\\u202E\\u2066-\\u2069\\uE000-\\uF8FF\U000F0000-\U0010FFFF]*[\\t-\\r \\x85\\xA0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000]*$"
+    EmailAddress:
+      description: >-
+        An email address: ASCII, a dot-atom local part of at most 64 characters, a domain of two or more labels whose last
+        starts with a letter; at most 254 characters; spaces and tabs around it are ignored, and it compares ignoring case.
+      type: string
+      maxLength: 254
+      allOf:
+        - pattern: '^[ \t]*[A-Za-z0-9!#$%&''*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&''*+/=?^_`{|}~-]+)*@([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])[ \t]*$'
+        - pattern: '^[ \t]*[^@]{1,64}@'
+    Device:
+      type: object
+      properties:
+        device_name: { $ref: "#/components/schemas/Label" }
+        platform: { $ref: "#/components/schemas/Label" }
+  requestBodies:
+    Email:
+      required: true
+      content: { application/json: { schema: { type: object, required: [email], properties: { email: { $ref: "#/components/schemas/EmailAddress" } } }, example: { email: anna@example.com } } }
+    Refresh:
+      required: true
+      content: { application/json: { schema: { type: object, required: [refresh_token], properties: { refresh_token: { type: string } } } } }
+  responses:
+    Session: { description: Signed in, content: { application/json: { schema: { $ref: "#/components/schemas/Session" } } } }
+    SecondFactorRequired: { description: "A second factor is needed: answer the challenge with POST /api/v1/auth/mfa/verify", content: { application/json: { schema: { $ref: "#/components/schemas/SecondFactorRequired" } } } }
+    User: { description: The user, content: { application/json: { schema: { $ref: "#/components/schemas/User" } } } }
+    CodeSent: { description: "A code was mailed (or, where the account may not exist, would have been)", content: { application/json: { schema: { type: object, required: [message], properties: { message: { type: string }, expires_in: { type: integer } } }, example: { message: Verification code sent, expires_in: 300 } } } }
+    Message: { description: Done, content: { application/json: { schema: { type: object, required: [message], properties: { message: { type: string } } }, example: { message: Password changed } } } }
+    InvalidRequest: { description: "INVALID_REQUEST: not JSON, a missing field or a field of the wrong type", content: { application/json: { schema: { $ref: "#/components/schemas/Error" }, example: { error: { code: INVALID_REQUEST, message: "The field `email` is required.", details: { field: email } } } } } }
+    InvalidEmail: { description: "INVALID_EMAIL or INVALID_REQUEST", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
+    Unauthorized: { description: "UNAUTHORIZED: missing, malformed, expired or forged token, or an ended session", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
+    InvalidCode: { description: "INVALID_CODE (or UNAUTHORIZED for a bad Bearer token)", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
+    InvalidChallenge: { description: "INVALID_CHALLENGE (unknown, used, expired or dead), or INVALID_CODE with details.attempts_remaining", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
+    InvalidCredentials: { description: "INVALID_CREDENTIALS (or UNAUTHORIZED for a bad Bearer token)", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
+    RefreshRefused: { description: "INVALID_REFRESH_TOKEN, or REFRESH_TOKEN_REUSED (the session has been ended)", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
+    ReauthRequired: { description: "REAUTH_REQUIRED: adding or changing a credential needs a session signed in at most auth.fresh_auth seconds ago (the access token's auth_time)", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
+    AccountDisabled: { description: "ACCOUNT_DISABLED: an operator disabled the account (authd users disable), or FORBIDDEN: a sign-in policy asks for a second factor the account does not have", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
+    NotFound: { description: NOT_FOUND, content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
+    AccountExists: { description: "ACCOUNT_EXISTS, or IDENTITY_IN_USE when linking", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
+    IdentityInUse: { description: IDENTITY_IN_USE, content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
+    InvalidState: { description: INVALID_STATE, content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
+    UnsupportedMediaType: { description: "INVALID_REQUEST: the body was sent with a Content-Type other than application/json", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
+    PayloadTooLarge: { description: "PAYLOAD_TOO_LARGE: over 64 KiB", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
+    RateLimited:
+      description: RATE_LIMIT_EXCEEDED
+      headers: { Retry-After: { schema: { type: integer, minimum: 1 } } }
+      content: { application/json: { schema: { $ref: "#/components/schemas/Error" }, example: { error: { code: RATE_LIMIT_EXCEEDED, message: Too many requests. Try again later., details: { retry_after: 42 } } } } }
+    Unavailable: { description: "UNAVAILABLE: the store cannot persist changes", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
+"""#
+}
