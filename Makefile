@@ -3,7 +3,7 @@ SWIFT ?= swift
 PYTHON ?= python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: serve test checks deps build release bench crash
+.PHONY: serve test checks examples deps build release bench crash
 
 # libsodium is the one system library authd needs; install it when missing (Debian/Ubuntu).
 deps:
@@ -27,11 +27,22 @@ test: deps
 
 checks:
 	$(SWIFT) build --build-tests
+	scripts/check-sdk-surface
 	$(SWIFT) test --skip-build
+	$(MAKE) --no-print-directory examples
 	bench/run --quick --debug
 	@$(PYTHON) -c "import pytest, joserfc, argon2, aiosmtpd, cryptography, openapi_spec_validator, schemathesis" 2>/dev/null || $(PYTHON) -m pip install -q pytest joserfc argon2-cffi aiosmtpd cryptography openapi-spec-validator schemathesis
 	AUTHD_BINARY=$$($(SWIFT) build --show-bin-path)/authd $(PYTHON) -m pytest -q tests/blackbox
 	AUTHD_BINARY=$$($(SWIFT) build --show-bin-path)/authd tests/crash/run --kills 50
+
+# The example providers are packages of their own that depend on this one by path; they share
+# its build folder, so only their own code compiles. The invite example's server is run for real.
+examples:
+	for p in Examples/*/; do \
+		$(SWIFT) build --package-path $$p --scratch-path $(CURDIR)/.build --build-tests && \
+		$(SWIFT) test --package-path $$p --scratch-path $(CURDIR)/.build --skip-build || exit 1; \
+	done
+	Examples/InviteCodeProvider/smoke-test $(CURDIR)/.build/debug/invite-authd
 
 # The full benchmark (release build, about five minutes): see bench/README.md.
 bench: deps

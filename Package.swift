@@ -203,13 +203,6 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // A provider written the way a third party would: outside Sources/, against AuthKernel's public API only.
-        .target(
-            name: "InviteCodeProvider",
-            dependencies: ["AuthKernel", .product(name: "Logging", package: "swift-log")],
-            path: "Examples/InviteCodeProvider",
-            swiftSettings: swiftSettings
-        ),
         // The test kit: the kernel with chosen providers on a temporary folder, a manual clock,
         // mail in an outbox, logs in memory, request helpers. The repository's tests use it too.
         .target(
@@ -313,16 +306,6 @@ let package = Package(
             name: "SpecTests",
             dependencies: [
                 "AuthdServer", "AuthKernel", "EmailProvider", "AnonymousProvider", "PINProvider", "PasswordProvider", "AppleProvider", "AuthKernelTesting",
-            ],
-            swiftSettings: swiftSettings
-        ),
-        .testTarget(
-            name: "CustomProviderTests",
-            dependencies: ["AuthdServer", 
-                "AuthKernel",
-                "InviteCodeProvider",
-                "AuthKernelTesting",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings
         ),

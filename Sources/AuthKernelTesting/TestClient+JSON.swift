@@ -5,17 +5,19 @@ public import HummingbirdTesting
 public import NIOCore
 
 extension TestClientProtocol {
-    /// Sends a request with an optional JSON body (a dictionary, or raw text) and Bearer token.
+    /// Sends a request with an optional JSON body (a dictionary, or raw text), Bearer token and
+    /// further header fields (e.g. `X-Forwarded-For` through a trusted proxy, over sockets).
     ///
     /// ```swift
-    /// let r = try await client.send(.post, "/api/v1/auth/invite/redeem", json: ["code": "K7Q2"])
+    /// let r = try await client.send(.post, "/api/v1/auth/invite/redeem", json: ["code": "ada-7d2f-93ac-41b8"])
     /// #expect(r.status == .ok)
     /// ```
     @discardableResult
     public func send(
-        _ method: HTTPRequest.Method, _ uri: String, json: [String: Any]? = nil, raw: String? = nil, bearer: String? = nil
+        _ method: HTTPRequest.Method, _ uri: String, json: [String: Any]? = nil, raw: String? = nil, bearer: String? = nil,
+        headers extra: HTTPFields = [:]
     ) async throws -> TestResponse {
-        var headers: HTTPFields = [:]
+        var headers = extra
         if let bearer { headers[.authorization] = "Bearer \(bearer)" }
         var body: ByteBuffer?
         if let json {

@@ -13,9 +13,9 @@ import Synchronization
 ///
 /// ```swift
 /// @Test func redeemingACodeSignsIn() async throws {
-///     let h = try await TestHarness.make(providers: [InviteCodeProvider.self], config: #"{"invite":{"codes":["K7Q2"]}}"#)
+///     let h = try await TestHarness.make(providers: [InviteCodeProvider.self], config: #"{"providers":["invite"],"invite":{"codes":["ada-7d2f-93ac-41b8"]}}"#)
 ///     try await h.test { client in
-///         let r = try await client.send(.post, "/api/v1/auth/invite/redeem", json: ["code": "K7Q2"])
+///         let r = try await client.send(.post, "/api/v1/auth/invite/redeem", json: ["code": "ada-7d2f-93ac-41b8"])
 ///         #expect(r.status == .ok)
 ///     }
 /// }
@@ -70,10 +70,12 @@ public struct TestHarness: Sendable {
         return TestHarness(server: server, clock: clock, folder: folder, logs: logs, faults: faults)
     }
 
-    /// Runs `body` with a client of the router (no sockets), then closes the server's store.
-    public func test<R: Sendable>(_ body: @Sendable (any TestClientProtocol) async throws -> R) async throws -> R {
+    /// Runs `body` with a client of the router (no sockets; the client's address is "unknown"), or,
+    /// with `overSockets`, of the server listening on 127.0.0.1 (so `http.trusted_proxies` and
+    /// `X-Forwarded-For` can stand in for other addresses); then closes the server's store.
+    public func test<R: Sendable>(overSockets: Bool = false, _ body: @Sendable (any TestClientProtocol) async throws -> R) async throws -> R {
         do {
-            let result = try await server.application.test(.router, body)
+            let result = try await server.application.test(overSockets ? .live : .router, body)
             await server.close()
             return result
         } catch {

@@ -28,11 +28,14 @@ extension SessionService {
         ]
         if let name = device.name { payload["device_name"] = .string(name) }
         if let platform = device.platform { payload["platform"] = .string(platform) }
+        let clientIP = RequestInfo.current?.clientIP
+        if let clientIP { payload["client_ip"] = .string(clientIP) }
         let record = CodeRecord(
             purpose: Self.challengePurpose, key: Self.challengeKey(token), digest: "challenge", sentAt: now, expiresAt: expires, payload: payload
         )
         try await store.write([.code(purpose: record.purpose, key: record.key)]) { $0.put(record) }
-        let challenge = SignInChallenge(token: token, userID: user.id, amr: amr, factors: factors, expiresAt: expires)
+        let challenge = SignInChallenge(
+            token: token, userID: user.id, amr: amr, factors: factors, expiresAt: expires, device: device, clientIP: clientIP)
         for name in factors { try await hooks.factor(named: name)?.challengeStarted(challenge, for: user) }
         logger.info("second factor required", metadata: ["user.id": "\(user.id.lowercased)", "factors": "\(factors.joined(separator: ","))"])
         return SecondFactorRequired(challenge: token, factors: factors, expiresIn: Self.challengeTTL)
@@ -55,7 +58,8 @@ extension SessionService {
             let user = try await store.read([.user(userID)], { $0.user(id: userID) })
         else { throw AuthError.invalidChallenge }
         let challenge = SignInChallenge(
-            token: token, userID: userID, amr: Self.strings(payload["amr"]), factors: Self.strings(payload["factors"]), expiresAt: record.expiresAt
+            token: token, userID: userID, amr: Self.strings(payload["amr"]), factors: Self.strings(payload["factors"]), expiresAt: record.expiresAt,
+            device: Self.device(payload), clientIP: Self.string(payload["client_ip"])
         )
         return (challenge, user)
     }
@@ -95,10 +99,19 @@ extension SessionService {
         if case .number(let version) = payload["credential_version"] { user.credentialVersion = Int(version) }
         var checkCredentials = true
         if case .bool(let check) = payload["check_credentials"] { checkCredentials = check }
+        return try await startSession(
+            user, amr: challenge.amr + [factor, "mfa"], device: Self.device(payload), requireUnchangedCredentials: checkCredentials)
+    }
+
+    private static func device(_ payload: [String: JSONValue]) -> DeviceInfo {
         var device = DeviceInfo.none
-        if case .string(let name) = payload["device_name"] { device.name = name }
-        if case .string(let platform) = payload["platform"] { device.platform = platform }
-        return try await startSession(user, amr: challenge.amr + [factor, "mfa"], device: device, requireUnchangedCredentials: checkCredentials)
+        device.name = string(payload["device_name"])
+        device.platform = string(payload["platform"])
+        return device
+    }
+
+    private static func string(_ value: JSONValue?) -> String? {
+        if case .string(let s) = value { s } else { nil }
     }
 
     private static func strings(_ value: JSONValue?) -> [String] {

@@ -41,6 +41,10 @@ public struct SignInChallenge: Sendable {
     public let factors: [String]
     /// When it stops working.
     public let expiresAt: Date
+    /// The labels the signing-in client sent.
+    public let device: DeviceInfo
+    /// The address the sign-in came from (the peer, or what a trusted proxy forwarded), when known.
+    public let clientIP: String?
 }
 
 public import Foundation

@@ -1,0 +1,40 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+// A sign-in method written the way a third party would: its own package, depending on authd by
+// path (a real one would name authd's repository and a version), building its own server.
+let package = Package(
+    name: "InviteCodeProvider",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "InviteCodeProvider", targets: ["InviteCodeProvider"]),
+        .executable(name: "invite-authd", targets: ["invite-authd"]),
+    ],
+    dependencies: [
+        .package(name: "authd", path: "../.."),
+        // The routes a provider returns are Hummingbird's; the same traits as authd's, so it is built once.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: ["FullFoundation"]),
+    ],
+    targets: [
+        .target(
+            name: "InviteCodeProvider",
+            dependencies: [
+                .product(name: "AuthKernel", package: "authd"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]
+        ),
+        .executableTarget(
+            name: "invite-authd",
+            dependencies: ["InviteCodeProvider", .product(name: "AuthdServer", package: "authd")]
+        ),
+        .testTarget(
+            name: "InviteCodeProviderTests",
+            dependencies: [
+                "InviteCodeProvider",
+                .product(name: "AuthKernelTesting", package: "authd"),
+                .product(name: "EmailProvider", package: "authd"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
+    ]
+)
