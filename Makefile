@@ -28,6 +28,7 @@ test: deps
 checks:
 	$(SWIFT) build --build-tests
 	scripts/check-sdk-surface
+	scripts/check-docs
 	$(SWIFT) test --skip-build
 	$(MAKE) --no-print-directory examples
 	bench/run --quick --debug

@@ -36,9 +36,12 @@ public final class ApprovalService: Sendable {
 
     /// Creates a pending request and returns it with its match code (to show on the requesting device only).
     /// - Parameters:
+    ///   - kind: what is asked, e.g. `password_reset` (the approving device is shown it).
     ///   - userID: whose devices approve; nil makes a decoy that behaves like a real request to the
     ///     requester (so a response never reveals whether an account exists) and simply expires.
     ///   - ttl: seconds until a pending request expires; an approved one then has as long again to complete.
+    ///   - deviceName: the requesting device's name, shown to the approving one.
+    ///   - payload: data kept with the request for whoever completes it.
     ///   - matchDigits: length of the match code.
     public func create(
         kind: String, userID: UUID?, ttl: Int, deviceName: String?, payload: [String: JSONValue], matchDigits: Int = 3

@@ -11,7 +11,7 @@ import NIOPosix
 
 /// `DATA/audit.jsonl`: security events, one JSON line each, fsync'ed before ``record(_:provider:user:account:device:reason:)``
 /// returns (concurrent events share an fsync), rotated by size into `audit-1.jsonl` (newest) …
-/// `audit-N.jsonl`. The client's address and the request id come from ``RequestInfo/current``.
+/// `audit-N.jsonl`. The client's address and the request id come from `RequestInfo/current`.
 ///
 /// Recording is awaited next to the change it describes, so both are on disk before the client
 /// hears of it. If the audit file cannot be written, the failure is logged and the request goes

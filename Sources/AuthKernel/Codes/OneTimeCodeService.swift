@@ -23,7 +23,11 @@ public struct OneTimeCodeService: Sendable {
     }
 
     /// Creates a new code for `key`, replacing any earlier one, and returns it for delivery.
-    /// - Parameter payload: data handed back by ``verify(purpose:key:code:policy:)``; nil keeps the earlier code's.
+    /// - Parameters:
+    ///   - purpose: what the code is for (your provider's name for it); codes of two purposes never mix.
+    ///   - key: whom it is for within the purpose (an email, a hash of a challenge).
+    ///   - policy: lifetime, resend interval and attempt limits.
+    ///   - payload: data handed back by ``verify(purpose:key:code:policy:)``; nil keeps the earlier code's.
     /// - Throws: 429 with `retry_after` when the last code for this key was sent less than
     ///   `policy.resendInterval` seconds ago.
     public func issue(purpose: String, key: String, policy: CodePolicy, payload: [String: JSONValue]? = nil) async throws -> String {

@@ -6,5 +6,6 @@ public struct ConfigError: Error, CustomStringConvertible, Sendable, Equatable {
     /// Creates an error with a message that names the key.
     public init(_ message: String) { self.message = message }
 
+    /// The text shown for it.
     public var description: String { message }
 }

@@ -51,6 +51,7 @@ public struct AuthError: Error, HTTPResponseError, Sendable, Equatable {
         return w.bytes
     }
 
+    /// The HTTP response for it.
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }

@@ -3,12 +3,12 @@ public import Logging
 public import NIOCore
 
 /// The request context of every authd route: the core context, the client's address, and the
-/// signed-in principal once ``BearerAuthenticator`` has run.
+/// signed-in principal once `BearerAuthenticator` has run.
 public struct AuthRequestContext: RequestContext {
     /// Hummingbird's core storage.
     public var coreContext: CoreRequestContextStorage
     /// The client's IP address, for per-IP rate limits, logs and audit events: the peer's, or what a
-    /// trusted proxy forwarded (see ``RequestInfoMiddleware``).
+    /// trusted proxy forwarded (see `RequestInfoMiddleware`).
     public package(set) var clientIP: String
     /// What per-client rate limits count under: the IPv4 address, or the /64 of an IPv6 address
     /// (one subscriber's network), written `2001:db8:0:1::/64`.

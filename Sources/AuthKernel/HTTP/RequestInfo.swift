@@ -1,7 +1,7 @@
 package import Logging
 
 /// Who is asking, for the duration of one request: its id and the client's address. Set by
-/// ``RequestInfoMiddleware`` as a task-local, so log lines and audit events written anywhere below
+/// `RequestInfoMiddleware` as a task-local, so log lines and audit events written anywhere below
 /// the route (kernel services, providers, tasks they start) carry them without passing them along.
 package struct RequestInfo: Sendable {
     /// A random id, also sent back as `X-Request-Id`.

@@ -4,7 +4,7 @@ public import Logging
 import Synchronization
 
 /// A durable queue of retried background work. Providers register a handler per kind at start-up;
-/// ``JobRunner`` runs due jobs, retrying failures with doubling delays (from the kind's base delay,
+/// `JobRunner` runs due jobs, retrying failures with doubling delays (from the kind's base delay,
 /// at most six hours) up to the kind's attempt limit, then logs the job as failed and drops it.
 public final class JobQueue: Sendable {
     /// Runs one job; throwing means "try again later", throwing ``PermanentFailure`` "give up now".

@@ -1,4 +1,4 @@
-/// An email to send, already worded (see ``MailTemplates``).
+/// An email to send, already worded (see `MailTemplates`).
 package struct MailMessage: Sendable, Equatable, Codable {
     /// Recipient address.
     package var to: String

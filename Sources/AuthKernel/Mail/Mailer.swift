@@ -70,9 +70,14 @@ public final class Mailer: Sendable {
         templates.register(name, template)
     }
 
-    /// Renders a template and sends it (see ``MailTemplates``).
-    /// - Parameter waitForDelivery: false returns once the message is queued (durably), without
-    ///   waiting for the first attempt (notices that no one is waiting for).
+    /// Renders a template and sends it (see `MailTemplates`).
+    /// - Parameters:
+    ///   - template: the name it was registered under (``register(_:_:)``).
+    ///   - to: the address.
+    ///   - values: the `{{name}}` placeholders' values (escaped for HTML in the HTML part).
+    ///   - code: the one-time code, for `{{code}}`; never logged.
+    ///   - waitForDelivery: false returns once the message is queued (durably), without
+    ///     waiting for the first attempt (notices that no one is waiting for).
     public func send(template: String, to: String, values: [String: String] = [:], code: String? = nil, waitForDelivery: Bool = true) async throws {
         try await send(templates.render(template, to: to, values: values, code: code), waitForDelivery: waitForDelivery)
     }

@@ -9,7 +9,7 @@ import Synchronization
 /// says whether the account exists. Alone, decoys live in memory, bounded by `capacity`: the least
 /// recently tried are forgotten first, and a restart forgets them all (real accounts' locks are
 /// durable). Keys are kept as their SHA-256, so an entry's size does not depend on what was tried:
-/// `capacity` bounds the bytes held as well as the entries. With a ``DecoyRecordStore`` shared by several instances, a decoy counts the tries made
+/// `capacity` bounds the bytes held as well as the entries. With a `DecoyRecordStore` shared by several instances, a decoy counts the tries made
 /// on every instance, as a real account's counter does, so spreading guesses over instances does not
 /// tell an unknown account from a known one.
 public final class DecoyAccounts<Record: Codable & Sendable>: Sendable {
@@ -31,7 +31,7 @@ public final class DecoyAccounts<Record: Codable & Sendable>: Sendable {
     }
 
     /// Runs `body` on the decoy for `key`, creating it with `make` the first time.
-    /// - Throws: `body`'s errors; ``StoreError/unavailable`` when shared decoys cannot be reached.
+    /// - Throws: `body`'s errors; `StoreError/unavailable` when shared decoys cannot be reached.
     public func withRecord<R: Sendable>(
         _ key: String, now: Date, make: @Sendable () -> Record, _ body: @Sendable (inout Record) throws -> R
     ) async throws -> R {

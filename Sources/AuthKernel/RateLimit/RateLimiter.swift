@@ -10,7 +10,7 @@ import Synchronization
 /// `window` spaces events `window / limit` apart and allows a burst of `limit`. Checks run under one
 /// lock, so N concurrent requests against a limit of 1 let exactly one through.
 ///
-/// Counters live in a ``RateLimitCounters``: in memory by default (a restart forgives), or in the
+/// Counters live in a `RateLimitCounters`: in memory by default (a restart forgives), or in the
 /// database several instances share, so a limit holds across all of them. Limits that must survive
 /// restarts (code attempts, resend intervals) are kept in the store by the services that own them.
 public final class RateLimiter: Sendable {
@@ -58,7 +58,7 @@ public final class RateLimiter: Sendable {
 
     /// Records one event for `key` under `rule` if allowed.
     /// - Returns: nil when allowed, otherwise the whole seconds to wait (at least 1).
-    /// - Throws: ``StoreError/unavailable`` when shared counters cannot be reached.
+    /// - Throws: `StoreError/unavailable` when shared counters cannot be reached.
     public func attempt(_ rule: RateLimitRule, key: String) async throws -> Int? {
         let rule = effective(rule)
         let interval = Double(rule.window) / Double(rule.limit)

@@ -20,7 +20,7 @@ public struct SessionResponse: ResponseCodable, Sendable {
 }
 
 extension SessionResponse {
-    /// The answer, written without `JSONEncoder` (see ``JSONWriter``); the same JSON as the `Codable` form.
+    /// The answer, written without `JSONEncoder` (see `JSONWriter`); the same JSON as the `Codable` form.
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         var w = JSONWriter(capacity: 768)
         w.beginObject()

@@ -48,7 +48,9 @@ public struct SessionService: Sendable {
     /// was ended for a credential change since (a password reset racing this sign-in), the sign-in
     /// is refused with 401 `INVALID_CREDENTIALS`, in the same write that would have started it.
     /// - Parameters:
+    ///   - user: who signs in, as your provider found or created them.
     ///   - amr: the factor used, e.g. `["email"]` (the provider's id).
+    ///   - device: the labels the client sent.
     ///   - requireUnchangedCredentials: false for a sign-in that checked nothing stored on the user
     ///     (an emailed code, an Apple token), which a reset does not make wrong.
     /// - Throws: 403 `ACCOUNT_DISABLED`; what a policy refuses with; 403 `FORBIDDEN` when a policy
@@ -222,7 +224,7 @@ public struct SessionService: Sendable {
     }
 
     /// Ends every session of a user except `keep` (e.g. after a password change), and moves the
-    /// user's ``UserRecord/credentialVersion`` on, so no sign-in that checked the old credential
+    /// user's `UserRecord/credentialVersion` on, so no sign-in that checked the old credential
     /// can start a session afterwards.
     public func revokeAll(of userID: UUID, except keep: UUID? = nil) async throws {
         let now = clock.now()

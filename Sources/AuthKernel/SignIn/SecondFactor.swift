@@ -4,7 +4,7 @@ public import AuthStorage
 /// emailed code, a passkey, or one of your own. Register with ``SignInHooks/register(_:)-(SecondFactor)``.
 ///
 /// `POST /api/v1/auth/mfa/verify` with `{"challenge": "…", "<name>": <answer>}` finds the factor by
-/// the field its ``name`` names and asks it to ``verify(_:for:)`` the answer.
+/// the field its ``name`` names and asks it to ``verify(_:for:challenge:)`` the answer.
 public protocol SecondFactor: Sendable {
     /// Its name in a challenge's `factors` and the field of `/mfa/verify` that carries its answer
     /// (`totp`, `recovery_code`); also the name the session's `amr` gets.

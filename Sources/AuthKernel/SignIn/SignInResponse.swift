@@ -15,6 +15,7 @@ public enum SignInResponse: ResponseGenerator, Sendable {
         return nil
     }
 
+    /// The HTTP response for it.
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         switch self {
         case .session(let session): try session.response(from: request, context: context)

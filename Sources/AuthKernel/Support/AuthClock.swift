@@ -11,6 +11,7 @@ public protocol AuthClock: Sendable {
 public struct SystemClock: AuthClock {
     /// Creates the clock.
     public init() {}
+    /// The system time.
     public func now() -> Date { Date() }
 }
 
@@ -21,6 +22,7 @@ public final class ManualClock: AuthClock {
     /// Creates a clock showing `start`.
     public init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) { current = Mutex(start) }
 
+    /// The time it is set to.
     public func now() -> Date { current.withLock { $0 } }
 
     /// Moves the clock forward by `seconds`.

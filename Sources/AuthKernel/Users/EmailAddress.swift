@@ -42,6 +42,7 @@ public struct EmailAddress: Sendable, Hashable, CustomStringConvertible {
         value = s
     }
 
+    /// The text shown for it.
     public var description: String { value }
 }
 

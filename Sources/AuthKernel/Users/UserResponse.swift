@@ -4,14 +4,23 @@ public import Hummingbird
 
 /// The user object of the contract, as clients see it.
 public struct UserResponse: ResponseCodable, Sendable, Equatable {
+    /// `id`: the user's UUID, lower case.
     public var id: String
+    /// `email`, if any.
     public var email: String?
+    /// `email_verified`: whether someone proved they read mail at `email`.
     public var emailVerified: Bool
+    /// `display_name`, if set.
     public var displayName: String?
+    /// `username`, if chosen.
     public var username: String?
+    /// `is_anonymous`: no sign-in method but its sessions (and a PIN, if set).
     public var isAnonymous: Bool
+    /// `auth_providers`: the providers of its identities.
     public var authProviders: [String]
+    /// `created_at`, RFC 3339.
     public var createdAt: String
+    /// `updated_at`, RFC 3339.
     public var updatedAt: String
 
     /// The public view of a stored user.
@@ -33,6 +42,7 @@ public struct UserResponse: ResponseCodable, Sendable, Equatable {
     }
 
     // Explicit nulls: the contract shows `"display_name": null`, not a missing key.
+    /// Encodes it as its JSON.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(id, forKey: .id)
@@ -48,7 +58,7 @@ public struct UserResponse: ResponseCodable, Sendable, Equatable {
 }
 
 extension UserResponse {
-    /// Written directly (see ``JSONWriter``); the same JSON as ``encode(to:)``.
+    /// Written directly (see `JSONWriter`); the same JSON as ``encode(to:)``.
     package func write(to w: inout JSONWriter) {
         w.beginObject()
         w.key("id"); w.string(id)

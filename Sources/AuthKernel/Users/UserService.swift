@@ -172,7 +172,10 @@ public struct UserService: Sendable {
     /// Like ``update(_:_:)``, but `body` returns a value, and the changes it made are kept even when the
     /// value says the operation failed: e.g. a wrong PIN is answered 401 *and* its failure is counted.
     /// When `body` throws, nothing changes. An unchanged user is not written.
-    /// - Parameter durability: `.eventual` answers before the change is on disk (for failure counters; see ``WriteDurability``).
+    /// - Parameters:
+    ///   - userID: the user to change.
+    ///   - durability: `.eventual` answers before the change is on disk (for failure counters; see `WriteDurability`).
+    ///   - body: the change, with the user as stored now.
     public func change<R: Sendable>(
         _ userID: UUID, durability: WriteDurability = .synced, _ body: @Sendable (inout UserRecord) throws -> R
     ) async throws -> R {

@@ -53,7 +53,16 @@ public struct ApprovalRecord: Codable, Sendable, Equatable {
 
     /// What a client sees.
     public enum Status: String, Codable, Sendable {
-        case pending, approved, denied, expired, completed
+        /// Waiting for the other device.
+        case pending
+        /// Approved; the requester may complete it.
+        case approved
+        /// Denied on the other device.
+        case denied
+        /// Not answered, or not completed, in time.
+        case expired
+        /// Used by the requester.
+        case completed
     }
 
     /// The status at `now`: pending and approved requests expire; the others are final.

@@ -2,13 +2,20 @@ import Foundation
 
 /// Any JSON value; used for configuration sections and error details whose shape varies.
 public enum JSONValue: Codable, Sendable, Equatable {
+    /// `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// A number (JSON does not tell integers apart).
     case number(Double)
+    /// A string.
     case string(String)
+    /// An array.
     case array([JSONValue])
+    /// An object.
     case object([String: JSONValue])
 
+    /// Decodes it from its JSON.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.singleValueContainer()
         if c.decodeNil() { self = .null }
@@ -19,6 +26,7 @@ public enum JSONValue: Codable, Sendable, Equatable {
         else { self = .object(try c.decode([String: JSONValue].self)) }
     }
 
+    /// Encodes it as its JSON.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.singleValueContainer()
         switch self {

@@ -60,6 +60,7 @@ public struct UserRecord: Codable, Sendable, Equatable {
         case disabledAt = "disabled_at", credentialVersion = "credential_version"
     }
 
+    /// Decodes it from its JSON.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         id = try c.decode(UUID.self, forKey: .id)
@@ -76,6 +77,7 @@ public struct UserRecord: Codable, Sendable, Equatable {
         credentialVersion = try c.decodeIfPresent(Int.self, forKey: .credentialVersion) ?? 0
     }
 
+    /// Encodes it as its JSON.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(id, forKey: .id)

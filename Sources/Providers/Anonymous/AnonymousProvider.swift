@@ -11,7 +11,9 @@ public import ServiceLifecycle
 /// `anonymous` section). A configuration that lists `pin` gets it too, set by the `pin` section,
 /// as before this was a provider of its own.
 public struct AnonymousProvider: AuthProvider {
+    /// `anonymous`: its name in `providers`, its configuration section, `auth_providers` and `amr`.
     public static let id = "anonymous"
+    /// How the notice of a newly added sign-in method names it.
     public static let methodName = "anonymous sign-in"
     /// The default `providers` get it through `pin`.
     public static let startsByDefault = false
@@ -19,6 +21,7 @@ public struct AnonymousProvider: AuthProvider {
     let kernel: Kernel
     let settings: AnonymousSettings
 
+    /// Reads its configuration section and registers its mail and hooks with the kernel.
     public init(kernel: Kernel, config: inout ConfigSection) throws {
         self.init(kernel: kernel, settings: try AnonymousSettings(&config))
     }
@@ -36,6 +39,7 @@ public struct AnonymousProvider: AuthProvider {
     }
     struct UsernameBody: Decodable { var username: String }
 
+    /// Its routes, under `/api/v1/auth`.
     public func routes() -> RouteCollection<AuthRequestContext> {
         let routes = RouteCollection(context: AuthRequestContext.self)
         let kernel = self.kernel, settings = self.settings

@@ -9,7 +9,9 @@ public import ServiceLifecycle
 /// app's key is configured — exchanges the authorization code so that deleting the account can
 /// revoke the user's Apple tokens.
 public struct AppleProvider: AuthProvider {
+    /// `apple`: its name in `providers`, its configuration section, `auth_providers` and `amr`.
     public static let id = "apple"
+    /// How the notice of a newly added sign-in method names it.
     public static let methodName = "Sign in with Apple"
     /// Needs `apple.audiences`: started only when listed in `providers`.
     public static let startsByDefault = false
@@ -22,6 +24,7 @@ public struct AppleProvider: AuthProvider {
     let tokenClient: AppleTokenClient?
     let box: SecretBox
 
+    /// Reads its configuration section and registers its mail and hooks with the kernel.
     public init(kernel: Kernel, config: inout ConfigSection) throws {
         self.kernel = kernel
         settings = try AppleSettings(&config)
@@ -58,8 +61,10 @@ public struct AppleProvider: AuthProvider {
         }
     }
 
+    /// Its background work, run beside the server.
     public var services: [any Service] { [AppleKeyRefresher(keySet: keySet)] }
 
+    /// Its routes, under `/api/v1/auth`.
     public func routes() -> RouteCollection<AuthRequestContext> {
         let routes = RouteCollection(context: AuthRequestContext.self)
         routes.post("apple") { request, context -> SignInResponse in

@@ -8,7 +8,9 @@ import Logging
 /// - `POST /api/v1/auth/email/verify` with `email`, `code`: sign in, creating the user on first sign-in.
 ///   With a Bearer token, the email identity is linked to the caller instead.
 public struct EmailProvider: AuthProvider {
+    /// `email`: its name in `providers`, its configuration section, `auth_providers` and `amr`.
     public static let id = "email"
+    /// How the notice of a newly added sign-in method names it.
     public static let methodName = "sign-in with a code mailed to this address"
     /// Code purpose in the store.
     static let purpose = "email_sign_in"
@@ -16,6 +18,7 @@ public struct EmailProvider: AuthProvider {
     let kernel: Kernel
     let settings: EmailSettings
 
+    /// Reads its configuration section and registers its mail and hooks with the kernel.
     public init(kernel: Kernel, config: inout ConfigSection) throws {
         self.kernel = kernel
         self.settings = try EmailSettings(&config)
@@ -36,6 +39,7 @@ public struct EmailProvider: AuthProvider {
         enum CodingKeys: String, CodingKey { case message, expiresIn = "expires_in" }
     }
 
+    /// Its routes, under `/api/v1/auth`.
     public func routes() -> RouteCollection<AuthRequestContext> {
         let routes = RouteCollection(context: AuthRequestContext.self)
         routes.post("email/send-code") { request, context in

@@ -13,7 +13,9 @@ public import ServiceLifecycle
 /// It brings ``AnonymousProvider`` (anonymous sign-in and user names) along, set by this section's
 /// `anonymous_per_ip` and `anonymous_ttl`, unless `providers` lists `anonymous` itself.
 public struct PINProvider: AuthProvider {
+    /// `pin`: its name in `providers`, its configuration section, `auth_providers` and `amr`.
     public static let id = "pin"
+    /// How the notice of a newly added sign-in method names it.
     public static let methodName = "a PIN"
 
     let kernel: Kernel
@@ -24,6 +26,7 @@ public struct PINProvider: AuthProvider {
     /// Anonymous sign-in and user names, when this provider brings them along.
     let anonymous: AnonymousProvider?
 
+    /// Reads its configuration section and registers its mail and hooks with the kernel.
     public init(kernel: Kernel, config: inout ConfigSection) throws {
         self.kernel = kernel
         self.settings = try PINSettings(&config)
@@ -68,6 +71,7 @@ public struct PINProvider: AuthProvider {
         case currentPINRequired
     }
 
+    /// Its routes, under `/api/v1/auth`.
     public func routes() -> RouteCollection<AuthRequestContext> {
         let routes = anonymous?.routes() ?? RouteCollection(context: AuthRequestContext.self)
 

@@ -7,7 +7,9 @@ public import ServiceLifecycle
 /// Email and password sign-in with verification by mailed code, and password resets by mailed code
 /// or by approval from another signed-in device (contract §4 "password").
 public struct PasswordProvider: AuthProvider {
+    /// `password`: its name in `providers`, its configuration section, `auth_providers` and `amr`.
     public static let id = "password"
+    /// How the notice of a newly added sign-in method names it.
     public static let methodName = "a password"
     static let verifyPurpose = "password_register"
     static let resetPurpose = "password_reset"
@@ -20,6 +22,7 @@ public struct PasswordProvider: AuthProvider {
     /// Lock state for emails without an account (see ``DecoyAccounts``).
     let decoys: DecoyAccounts<PasswordCredential>
 
+    /// Reads its configuration section and registers its mail and hooks with the kernel.
     public init(kernel: Kernel, config: inout ConfigSection) throws {
         self.kernel = kernel
         settings = try PasswordSettings(&config)
@@ -30,6 +33,7 @@ public struct PasswordProvider: AuthProvider {
         kernel.approvals.setAuditPrefix("reset", for: Self.approvalKind)
     }
 
+    /// Its background work, run beside the server.
     public var services: [any Service] { [HasherShutdownService(hasher: hasher)] }
 
     // MARK: Bodies
@@ -98,6 +102,7 @@ public struct PasswordProvider: AuthProvider {
 
     // MARK: Routes
 
+    /// Its routes, under `/api/v1/auth`.
     public func routes() -> RouteCollection<AuthRequestContext> {
         let routes = RouteCollection(context: AuthRequestContext.self)
         routes.post("password/register") { request, context in try await register(request, context) }
