@@ -85,6 +85,34 @@ struct StoreContractTests {
         #expect(try await h.server.store.counts() == StoreCounts(users: 3, sessions: 1))
     }
 
+    @Test("An API key is found by its hash, exchanged, and says why once it has ended", arguments: StoreBackend.all)
+    func apiKeys(_ backend: StoreBackend) async throws {
+        let clock = ManualClock()
+        let h = try await harness(backend, clock: clock)
+        defer { Task { await h.server.close() } }
+        let signedIn = try await h.signIn("k", email: "k@example.com")
+        let principal = try await h.kernel.sessions.authenticate(bearer: signedIn.accessToken)
+        let kept = try await h.kernel.sessions.createAPIKey(for: principal, name: "NAS", expiresIn: nil)
+        let revoked = try await h.kernel.sessions.createAPIKey(for: principal, name: "old", expiresIn: nil)
+        let expiring = try await h.kernel.sessions.createAPIKey(for: principal, name: "short", expiresIn: 60)
+        #expect(Set(try await h.kernel.sessions.apiKeys(of: principal.user.id).map(\.deviceName)) == ["NAS", "old", "short"])
+        let stored = try #require(try await h.kernel.sessions.apiKeys(of: principal.user.id).first { $0.id == kept.session.id })
+        #expect(stored.kind == .apiKey && stored.keyPrefix == kept.session.keyPrefix && stored.expiresAt == SessionRecord.neverExpires)
+
+        clock.advance(by: 61)
+        let (token, _) = try await h.kernel.sessions.exchangeAPIKey(kept.secret)
+        #expect(try await h.kernel.sessions.authenticate(bearer: token).session.id == kept.session.id)
+        try await h.kernel.users.waitUntilDurable()
+        #expect(try await h.kernel.sessions.apiKeys(of: principal.user.id).first { $0.id == kept.session.id }?.lastUsedAt == clock.now())
+        try await h.kernel.sessions.revokeAPIKey(revoked.session.id, of: principal.user.id)
+        try await h.kernel.sessions.purgeExpired()
+        for (secret, reason) in [(revoked.secret, "revoked"), (expiring.secret, "expired"), ("authd_ak_nothing", "unknown")] {
+            await #expect(throws: AuthError.invalidAPIKey(reason)) { _ = try await h.kernel.sessions.exchangeAPIKey(secret) }
+        }
+        await #expect(throws: AuthError.invalidRefreshToken) { _ = try await h.kernel.sessions.refresh(kept.secret) }
+        #expect(try await h.kernel.sessions.apiKeys(of: principal.user.id).map(\.deviceName) == ["NAS"])
+    }
+
     @Test("Concurrent first sign-ins of one identity make one user", arguments: StoreBackend.all)
     func concurrentFirstSignIns(_ backend: StoreBackend) async throws {
         let h = try await harness(backend)

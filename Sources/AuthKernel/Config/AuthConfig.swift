@@ -41,6 +41,8 @@ package struct AuthConfig: Sendable {
     package var audit = AuditSettings()
     /// Where `GET /metrics` is served (`metrics.listen`, `"HOST:PORT"`); nil (the default) serves no metrics.
     package var metricsListen: (host: String, port: Int)?
+    /// Device sign-in (the `device` section).
+    package var device = DeviceSettings()
     /// Raw configuration sections of providers, by provider id.
     package var providerSections: [String: ConfigSection]
 
@@ -76,6 +78,40 @@ package struct AuthConfig: Sendable {
         package var refreshRate = RateLimitRule(limit: 30, window: 60)
         /// Clock skew tolerated when checking `exp`, `nbf` and `iat`, seconds.
         package var clockSkew: Int = 30
+        /// API keys (the `api_keys` section).
+        package var apiKeys = APIKeySettings()
+        /// Creates the defaults.
+        package init() {}
+    }
+
+    /// Device sign-in (contract §7): the `device` section.
+    package struct DeviceSettings: Sendable {
+        /// Seconds a user code lives (`code_ttl`).
+        package var codeTTL: Int = 600
+        /// Seconds a device waits between polls (`interval`).
+        package var interval: Int = 5
+        /// Where people go to enter the code (`verification_uri`); nil: `{issuer}/device`.
+        package var verificationURI: String?
+        /// New requests per client network (`starts_per_ip`).
+        package var startsPerIP = RateLimitRule(limit: 30, window: 600)
+        /// User codes a signed-in session may look up, approve or deny (`lookups_per_session`).
+        package var lookupsPerSession = RateLimitRule(limit: 10, window: 600)
+        /// User codes one client network may look up, approve or deny (`lookups_per_ip`).
+        package var lookupsPerIP = RateLimitRule(limit: 30, window: 600)
+        /// Creates the defaults.
+        package init() {}
+    }
+
+    /// API keys (contract §6): the `api_keys` section.
+    package struct APIKeySettings: Sendable {
+        /// Lifetime of an access token from an exchange, seconds (`access_ttl`).
+        package var accessTTL: Int = 300
+        /// Keys one user may hold (`max_per_user`).
+        package var maxPerUser: Int = 50
+        /// Exchanges per client network (`exchanges_per_ip`), whatever key they present.
+        package var exchangesPerIP = RateLimitRule(limit: 120, window: 60)
+        /// Exchanges per key (`exchanges_per_key`).
+        package var exchangesPerKey = RateLimitRule(limit: 30, window: 60)
         /// Creates the defaults.
         package init() {}
     }
@@ -192,6 +228,13 @@ package struct AuthConfig: Sendable {
         tokens.refreshRate = try t.rule("refresh_rate", default: tokens.refreshRate)
         tokens.clockSkew = try t.int("clock_skew", default: tokens.clockSkew, in: 0...300)
         try t.rejectUnknownKeys()
+        var k = try top.section("api_keys")
+        tokens.apiKeys.accessTTL = try k.seconds("access_ttl", default: tokens.apiKeys.accessTTL, max: 86_400)
+        guard tokens.apiKeys.accessTTL >= 1 else { throw ConfigError("api_keys.access_ttl must be at least 1 second") }
+        tokens.apiKeys.maxPerUser = try k.int("max_per_user", default: tokens.apiKeys.maxPerUser, in: 1...10_000)
+        tokens.apiKeys.exchangesPerIP = try k.rule("exchanges_per_ip", default: tokens.apiKeys.exchangesPerIP)
+        tokens.apiKeys.exchangesPerKey = try k.rule("exchanges_per_key", default: tokens.apiKeys.exchangesPerKey)
+        try k.rejectUnknownKeys()
 
         var mail = MailSettings()
         var m = try top.section("mail")
@@ -271,6 +314,20 @@ package struct AuthConfig: Sendable {
         let maxConnectionsPerClient = try http.int("max_connections_per_client", default: 256, in: 1...1_000_000)
         try http.rejectUnknownKeys()
 
+        var device = DeviceSettings()
+        var d = try top.section("device")
+        device.codeTTL = try d.seconds("code_ttl", default: device.codeTTL, max: 3600)
+        guard device.codeTTL >= 5 else { throw ConfigError("device.code_ttl must be at least 5 seconds") }
+        device.interval = try d.int("interval", default: device.interval, in: 1...60)
+        device.verificationURI = try d.optionalString("verification_uri")
+        if let uri = device.verificationURI, !(uri.hasPrefix("https://") || uri.hasPrefix("http://")) || uri.contains(where: { $0.isWhitespace || $0 == "?" || $0 == "#" }) {
+            throw ConfigError("device.verification_uri must be an http(s) URL without a query, e.g. \"https://auth.example.com/device\"")
+        }
+        device.startsPerIP = try d.rule("starts_per_ip", default: device.startsPerIP)
+        device.lookupsPerSession = try d.rule("lookups_per_session", default: device.lookupsPerSession)
+        device.lookupsPerIP = try d.rule("lookups_per_ip", default: device.lookupsPerIP)
+        try d.rejectUnknownKeys()
+
         var auth = try top.section("auth")
         let freshAuth = try auth.seconds("fresh_auth", default: 600, max: 86_400)
         try auth.rejectUnknownKeys()
@@ -320,6 +377,7 @@ package struct AuthConfig: Sendable {
         config.maxConnections = maxConnections
         config.maxConnectionsPerClient = maxConnectionsPerClient
         config.freshAuth = freshAuth
+        config.device = device
         config.trustedProxies = trustedProxies
         config.shutdownTimeout = shutdownTimeout
         config.log = log

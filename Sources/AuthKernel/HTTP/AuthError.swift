@@ -99,6 +99,13 @@ extension AuthError {
     package static let wrongMatchCode = AuthError(status: .unauthorized, code: "INVALID_CODE", message: "The match code is wrong. Type the code shown on the device that made the request.")
     /// 401 `INVALID_CREDENTIALS`.
     public static let invalidCredentials = AuthError(status: .unauthorized, code: "INVALID_CREDENTIALS", message: "The credentials are not correct.")
+    /// 401 `INVALID_API_KEY`, with `details.reason`: `unknown`, `revoked` or `expired` (contract §6).
+    package static func invalidAPIKey(_ reason: String) -> AuthError {
+        AuthError(
+            status: .unauthorized, code: "INVALID_API_KEY", message: "The API key is \(reason == "unknown" ? "not known" : reason). Create a new one.",
+            details: ["reason": .string(reason)])
+    }
+
     /// 401 `INVALID_REFRESH_TOKEN`.
     package static let invalidRefreshToken = AuthError(status: .unauthorized, code: "INVALID_REFRESH_TOKEN", message: "The refresh token is not valid. Sign in again.")
     /// 401 `REFRESH_TOKEN_REUSED`: an already-rotated token came back; its session has been ended.

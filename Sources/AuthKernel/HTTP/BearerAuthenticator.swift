@@ -6,6 +6,10 @@ package import Hummingbird
 /// ``AuthRequestContext/requirePrincipal()``). A header that is present but wrong, or whose session
 /// has ended, is refused with 401 at once, so a sign-in that meant to link an identity never silently
 /// creates another account instead.
+///
+/// A limited session (made by an API key or the device flow, contract §5) may only read and edit the
+/// profile, list sessions, log out and refresh: on any other route its token gets 403 `FORBIDDEN`
+/// here, before a provider's handler runs, so no provider can forget the rule.
 package struct BearerAuthenticator: RouterMiddleware {
     package typealias Context = AuthRequestContext
     let sessions: SessionService
@@ -17,8 +21,23 @@ package struct BearerAuthenticator: RouterMiddleware {
         guard let header = request.headers[.authorization] else { return try await next(request, context) }
         guard let token = Self.bearerToken(header) else { throw AuthError.unauthorized }
         var context = context
-        context.principal = try await sessions.authenticate(bearer: token)
+        let principal = try await sessions.authenticate(bearer: token)
+        if principal.session.isLimited, !Self.allowsLimited(request.method, request.uri.path) { throw AuthError.forbidden }
+        context.principal = principal
         return try await next(request, context)
+    }
+
+    /// The routes a limited session may use (contract §5).
+    static func allowsLimited(_ method: HTTPRequest.Method, _ path: String) -> Bool {
+        var path = Substring(path)
+        while path.count > 1, path.hasSuffix("/") { path = path.dropLast() }
+        switch (method, path) {
+        case (.get, "/api/v1/auth/me"), (.patch, "/api/v1/auth/me"), (.get, "/api/v1/auth/sessions"),
+            (.post, "/api/v1/auth/logout"), (.post, "/api/v1/auth/refresh"):
+            return true
+        default:
+            return false
+        }
     }
 
     /// The token of `Bearer <token>` (scheme case-insensitive, surrounding spaces ignored). Byte-level:

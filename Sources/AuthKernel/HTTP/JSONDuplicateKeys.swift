@@ -5,7 +5,7 @@ import Foundation
 /// JSON parsers disagree on which copy of a duplicated key wins, so a body with one could mean one
 /// thing to a proxy or a client library and another to authd: such bodies are refused instead.
 /// Runs after `JSONDecoder` accepted the bytes, so it only needs to walk valid JSON.
-enum JSONDuplicateKeys {
+package enum JSONDuplicateKeys {
     private struct Level {
         var isObject: Bool
         var expectingKey: Bool
@@ -13,7 +13,7 @@ enum JSONDuplicateKeys {
     }
 
     /// The first duplicated key, or nil.
-    static func first(in bytes: some Collection<UInt8>) -> String? {
+    package static func first(in bytes: some Collection<UInt8>) -> String? {
         let bytes = Array(bytes)
         var stack: [Level] = []
         var i = 0

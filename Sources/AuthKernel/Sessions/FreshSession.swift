@@ -7,6 +7,8 @@ enum FreshSession {
     /// Throws 403 `REAUTH_REQUIRED` unless `principal`'s session is fresh at `now`. A user with no way
     /// to sign in again (anonymous, nothing linked) is let through: they could never become fresh.
     static func require(_ principal: Principal, now: Date, within seconds: Int) throws(AuthError) {
+        // A key's or a device's session never changes credentials, however new (contract §5).
+        if principal.session.isLimited { throw AuthError.forbidden }
         if principal.user.isAnonymous, principal.user.identities.isEmpty { return }
         guard isFresh(principal, now: now, within: seconds) else { throw AuthError.reauthRequired }
     }

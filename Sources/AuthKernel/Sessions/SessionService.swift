@@ -117,7 +117,8 @@ public struct SessionService: Sendable {
         guard token.utf8.count <= 256 else { throw AuthError.invalidRefreshToken }
         let presented = RefreshToken.hash(token)
         let found = try await store.read([.sessionByRefreshHash(presented)]) { state in
-            state.session(refreshHash: presented).map { ($0.id, $0.userID) }
+            // An API key's hash sits in the same index; a key is exchanged, never rotated.
+            state.session(refreshHash: presented).flatMap { $0.isAPIKey ? nil : ($0.id, $0.userID) }
         }
         guard let (sessionID, userID) = found else { throw AuthError.invalidRefreshToken }
         try await rateLimiter.consume(settings.refreshRate, key: "refresh:\(sessionID)", message: "Too many refreshes for this session. Wait before trying again.")
@@ -212,11 +213,12 @@ public struct SessionService: Sendable {
     /// Ends one session of a user.
     /// - Throws: 404 `NOT_FOUND` when the user has no such session.
     public func revoke(_ sessionID: UUID, of userID: UUID) async throws {
+        let now = clock.now()
         let ended = try await store.write([.session(sessionID)]) { state -> SessionRecord in
             guard let session = state.session(id: sessionID), session.userID == userID else {
                 throw AuthError.notFound("No such session.")
             }
-            state.deleteSession(id: sessionID)
+            Self.end(session, in: &state, now: now)
             return session
         }
         await events.sessionsEnded([ended])
@@ -231,7 +233,7 @@ public struct SessionService: Sendable {
         // The user first, then its sessions: the order account deletion locks them in.
         let ended = try await store.write([.user(userID), .sessionsOfUser(userID)]) { state -> [SessionRecord] in
             let ended = state.sessions(userID: userID).filter { $0.id != keep }
-            for session in ended { state.deleteSession(id: session.id) }
+            for session in ended { Self.end(session, in: &state, now: now) }
             if var user = state.user(id: userID) {
                 user.credentialVersion += 1
                 user.updatedAt = now
@@ -251,13 +253,13 @@ public struct SessionService: Sendable {
         let now = clock.now()
         let deleted = try await StorePurge.run(store) { part in
             try await store.write([.sessionsExpired(before: now)]) { state -> Int in
-                var expired: [UUID] = []
+                var expired: [SessionRecord] = []
                 state.sessions.forEachValue(inShards: part) { session in
                     guard session.expiresAt <= now else { return }
                     if let user = state.user(id: session.userID), user.isAnonymous, user.identities.isEmpty { return }
-                    expired.append(session.id)
+                    expired.append(session)
                 }
-                for id in expired { state.deleteSession(id: id) }
+                for session in expired { Self.end(session, in: &state, now: now, reason: "expired") }
                 return expired.count
             }
         }
@@ -287,15 +289,21 @@ public struct SessionService: Sendable {
     }
 
     private func response(user: UserRecord, session: SessionRecord, refreshToken: String, now: Date) throws -> SessionResponse {
+        SessionResponse(
+            accessToken: try accessToken(user: user, session: session, now: now, ttl: settings.accessTTL), refreshToken: refreshToken,
+            expiresIn: settings.accessTTL, user: UserResponse(user)
+        )
+    }
+
+    /// A signed access token of `session`, `ttl` seconds long.
+    func accessToken(user: UserRecord, session: SessionRecord, now: Date, ttl: Int) throws -> String {
         let iat = Int(now.timeIntervalSince1970)
         let claims = AccessTokenClaims(
             iss: verifier.issuer, aud: verifier.audience, sub: user.id.lowercased,
-            sid: session.id.lowercased, iat: iat, exp: iat + settings.accessTTL,
+            sid: session.id.lowercased, iat: iat, exp: iat + ttl,
             jti: Base64URL.encode(SecureRandom.bytes(16)), amr: session.amr, isAnonymous: user.isAnonymous,
             authTime: Int(session.createdAt.timeIntervalSince1970), extra: extraClaims(for: user, session: session)
         )
-        return SessionResponse(
-            accessToken: try issuer.sign(claims), refreshToken: refreshToken, expiresIn: settings.accessTTL, user: UserResponse(user)
-        )
+        return try issuer.sign(claims)
     }
 }

@@ -6,10 +6,10 @@ import Foundation
 /// `/openapi.yaml` (whose `maxLength` also counts code points as sent, and whose pattern allows
 /// white space, newlines included, only at either end), so a client that validates against the
 /// schema is never surprised.
-enum ShortLabel {
+package enum ShortLabel {
     /// Returns the cleaned label (nil for absent or blank).
     /// - Throws: 400 `INVALID_REQUEST` naming `field`.
-    static func clean(_ value: String?, field: String, maxLength: Int) throws(AuthError) -> String? {
+    package static func clean(_ value: String?, field: String, maxLength: Int) throws(AuthError) -> String? {
         guard let value else { return nil }
         guard value.unicodeScalars.count <= maxLength else {
             throw AuthError.invalidRequest("The field `\(field)` must be at most \(maxLength) characters (Unicode code points).", field: field)

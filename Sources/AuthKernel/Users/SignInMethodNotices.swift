@@ -27,9 +27,13 @@ package final class SignInMethodNotices: Sendable {
 
     /// Mails `before`'s owner that `added` were linked, if `before` is a non-anonymous account with a verified email.
     func notify(before: UserRecord, added: [Identity]) async {
-        guard !added.isEmpty, !before.isAnonymous, before.emailVerified, let email = before.email else { return }
         var seen = Set<String>()
-        let methods = added.map(\.provider).filter { seen.insert($0).inserted }.map { names[$0] ?? $0 }
+        await notify(before, methods: added.map(\.provider).filter { seen.insert($0).inserted }.map { names[$0] ?? $0 })
+    }
+
+    /// Mails `user`'s owner that `methods` (as a person would name them) were added, under the same rule.
+    func notify(_ before: UserRecord, methods: [String]) async {
+        guard !methods.isEmpty, !before.isAnonymous, before.emailVerified, let email = before.email else { return }
         do {
             try await mailer.send(
                 template: Self.template, to: email,

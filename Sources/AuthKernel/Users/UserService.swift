@@ -238,9 +238,20 @@ public struct UserService: Sendable {
         return deleted
     }
 
+    /// Mails the owner of a non-anonymous account with a verified email that `method` (as a person
+    /// would name it, e.g. "an API key") was added to it.
+    package func noticeMethodAdded(_ user: UserRecord, method: String) async {
+        await notices?.notify(user, methods: [method])
+    }
+
     /// Deletes a user with its identities, sessions and codes.
     package func delete(_ userID: UUID) async throws {
-        try await store.write([.user(userID), .sessionsOfUser(userID), .approvalsOfUser(userID)]) { $0.deleteUser(id: userID) }
+        let now = clock.now()
+        try await store.write([.user(userID), .sessionsOfUser(userID), .approvalsOfUser(userID)]) { state in
+            // Its API keys say `revoked` from now on rather than `unknown`.
+            for key in state.sessions(userID: userID) where key.isAPIKey { SessionService.end(key, in: &state, now: now) }
+            state.deleteUser(id: userID)
+        }
         logger.info("user deleted", metadata: ["user.id": "\(userID.lowercased)"])
     }
 }

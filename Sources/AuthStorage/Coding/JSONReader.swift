@@ -315,8 +315,13 @@ extension SessionRecord {
     package static func read(_ r: inout JSONReader) throws -> SessionRecord {
         var id: UUID?, userID: UUID?, created: Date?, lastUsed: Date?, expires: Date?
         var deviceName: String?, platform: String?, amr: [String]?, hashes: [String]?, retired: [RetiredRefreshToken]?
+        var kind: SessionRecord.Kind?, keyPrefix: String?
         try r.object { r, key in
             switch key {
+            case "kind":
+                guard let k = SessionRecord.Kind(rawValue: try r.string()) else { throw JSONReader.Mismatch() }
+                kind = k
+            case "key_prefix": keyPrefix = try r.optionalString()
             case "id": id = try r.uuid()
             case "user_id": userID = try r.uuid()
             case "device_name": deviceName = try r.optionalString()
@@ -351,6 +356,8 @@ extension SessionRecord {
         s.lastUsedAt = lastUsed
         s.refreshHashes = hashes
         s.retired = retired
+        s.kind = kind
+        s.keyPrefix = keyPrefix
         return s
     }
 }

@@ -69,6 +69,8 @@ extension SessionRecord {
         if let deviceName { w.key("device_name"); w.string(deviceName) }
         w.key("expires_at"); w.double(expiresAt.timeIntervalSince1970)
         w.key("id"); w.uuid(id)
+        if let keyPrefix { w.key("key_prefix"); w.string(keyPrefix) }
+        if let kind { w.key("kind"); w.string(kind.rawValue) }
         w.key("last_used_at"); w.double(lastUsedAt.timeIntervalSince1970)
         if let platform { w.key("platform"); w.string(platform) }
         w.key("refresh_hashes"); w.strings(refreshHashes)

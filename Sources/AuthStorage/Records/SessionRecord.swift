@@ -23,6 +23,27 @@ public struct SessionRecord: Codable, Sendable, Equatable {
     package var refreshHashes: [String]
     /// Recently rotated-out refresh tokens: usable within the grace, reuse after it revokes the session.
     package var retired: [RetiredRefreshToken]
+    /// What it is: a sign-in (nil, stored as nothing) or an API key (contract §6), whose one hash in
+    /// ``refreshHashes`` is the key's and is exchanged, never rotated.
+    public var kind: Kind?
+    /// An API key's first 8 characters after `authd_ak_`, which tell keys apart; nil for a sign-in.
+    public var keyPrefix: String?
+
+    /// The kinds of session.
+    public enum Kind: String, Codable, Sendable {
+        /// A long-lived key a device exchanges for short-lived access tokens.
+        case apiKey = "api_key"
+    }
+
+    /// Whether it is an API key.
+    public var isAPIKey: Bool { kind == .apiKey }
+
+    /// Whether it may only read and edit the profile, list sessions, log out and refresh (contract
+    /// §5): made by an API key or by the device flow, never by a person signing in on this device.
+    public var isLimited: Bool { kind == .apiKey || amr.contains("api_key") || amr.contains("device") }
+
+    /// The `expires_at` of an API key that does not expire (9999-12-31T23:59:59Z).
+    public static let neverExpires = Date(timeIntervalSince1970: 253_402_300_799)
 
     /// Creates a session.
     package init(
@@ -39,11 +60,14 @@ public struct SessionRecord: Codable, Sendable, Equatable {
         self.expiresAt = expiresAt
         self.refreshHashes = [refreshHash]
         self.retired = []
+        self.kind = nil
+        self.keyPrefix = nil
     }
 
     package enum CodingKeys: String, CodingKey {
         case id, userID = "user_id", deviceName = "device_name", platform, amr, createdAt = "created_at"
         case lastUsedAt = "last_used_at", expiresAt = "expires_at", refreshHashes = "refresh_hashes", retired
+        case kind, keyPrefix = "key_prefix"
     }
 }
 

@@ -34,9 +34,15 @@ struct AdminSessionView: Codable, Sendable {
     var createdAt: String
     var lastUsedAt: String
     var expiresAt: String
+    /// `session` or `api_key`.
+    var kind: String
+    /// An API key's prefix, `authd_ak_XXXXXXXX…`: enough to tell keys apart, never the secret.
+    var keyPrefix: String?
 
     init(_ s: SessionRecord) {
         id = s.id.lowercased
+        kind = s.kind?.rawValue ?? "session"
+        keyPrefix = s.keyPrefix.map { SessionService.apiKeyPrefix + $0 + "…" }
         deviceName = s.deviceName
         platform = s.platform
         amr = s.amr
@@ -47,6 +53,7 @@ struct AdminSessionView: Codable, Sendable {
 
     enum CodingKeys: String, CodingKey {
         case id, deviceName = "device_name", platform, amr, createdAt = "created_at", lastUsedAt = "last_used_at", expiresAt = "expires_at"
+        case kind, keyPrefix = "key_prefix"
     }
 }
 
@@ -111,8 +118,13 @@ enum AdminFormat {
 
     static func sessionsTable(_ sessions: [AdminSessionView]) -> String {
         table(
-            ["ID", "DEVICE", "PLATFORM", "VIA", "CREATED", "LAST USED", "EXPIRES"],
-            sessions.map { [$0.id, $0.deviceName ?? "-", $0.platform ?? "-", $0.amr.joined(separator: ","), $0.createdAt, $0.lastUsedAt, $0.expiresAt] }
+            ["ID", "KIND", "DEVICE OR KEY", "PLATFORM", "VIA", "CREATED", "LAST USED", "EXPIRES"],
+            sessions.map {
+                [
+                    $0.id, $0.kind, [$0.deviceName ?? "-", $0.keyPrefix].compactMap { $0 }.joined(separator: " "), $0.platform ?? "-",
+                    $0.amr.joined(separator: ","), $0.createdAt, $0.lastUsedAt, $0.expiresAt,
+                ]
+            }
         ) + "\(sessions.count) session\(sessions.count == 1 ? "" : "s")\n"
     }
 

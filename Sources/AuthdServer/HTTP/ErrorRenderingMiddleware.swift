@@ -19,6 +19,8 @@ package struct ErrorRenderingMiddleware: RouterMiddleware {
             return try await next(request, context)
         } catch let error as AuthError {
             throw error
+        } catch let error as OAuthError {
+            throw error  // the /oauth routes' own shape (RFC 6749 §5.2)
         } catch is NIOTooManyBytesError {
             throw AuthError.payloadTooLarge
         } catch let error as HTTPError {

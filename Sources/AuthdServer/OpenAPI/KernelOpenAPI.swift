@@ -21,6 +21,8 @@ info:
     An optional request field may be null, which means the same as leaving it out.
     A sign-in answers 202 second_factor_required instead of a session when a sign-in policy asks for a
     second factor; POST /api/v1/auth/mfa/verify completes it.
+    A session made by an API key or the device flow (amr api_key or device) is limited: on every Bearer
+    endpoint but GET and PATCH /api/v1/auth/me, GET /api/v1/auth/sessions, logout and refresh it gets 403 FORBIDDEN.
 servers:
   - url: http://127.0.0.1:8080
 security: []
@@ -30,6 +32,8 @@ tags:
   - { name: account, description: "The signed-in user" }
   - { name: approvals, description: "Requests waiting for another device's approval" }
   - { name: second-factor, description: "Completing a sign-in that needs a second factor" }
+  - { name: api-keys, description: "Long-lived keys for devices, exchanged for short-lived access tokens" }
+  - { name: device, description: "Device sign-in (RFC 8628): a box shows a code, a signed-in person approves it" }
 paths:
   /health:
     get:
@@ -122,6 +126,7 @@ paths:
       responses:
         "204": { description: Deleted }
         "401": { $ref: "#/components/responses/Unauthorized" }
+        "403": { $ref: "#/components/responses/Forbidden" }
         "503": { $ref: "#/components/responses/Unavailable" }
   /api/v1/auth/sessions:
     get:
@@ -146,8 +151,189 @@ paths:
       responses:
         "204": { description: Ended }
         "401": { $ref: "#/components/responses/Unauthorized" }
+        "403": { $ref: "#/components/responses/Forbidden" }
         "404": { $ref: "#/components/responses/NotFound" }
         "503": { $ref: "#/components/responses/Unavailable" }
+  /api/v1/auth/api-keys:
+    post:
+      operationId: createAPIKey
+      tags: [api-keys]
+      summary: Make an API key (needs a fresh, full session); the secret is shown only here
+      security: [{ bearer: [] }]
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              required: [name]
+              properties:
+                name: { allOf: [{ $ref: "#/components/schemas/Label" }], type: string, pattern: "[^\\t-\\r \\x85\\xA0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000]" }
+                expires_in: { type: [integer, "null"], minimum: 60, maximum: 315360000, description: "Seconds; none: until revoked" }
+            example: { name: Living-room frame, expires_in: 31536000 }
+      responses:
+        "201":
+          description: "The key: keep `api_key` now, it is never shown again"
+          headers: { Cache-Control: { schema: { const: no-store } } }
+          content: { application/json: { schema: { $ref: "#/components/schemas/CreatedAPIKey" } } }
+        "400": { $ref: "#/components/responses/InvalidRequest" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "403": { $ref: "#/components/responses/ReauthRequired" }
+        "409": { $ref: "#/components/responses/InvalidState" }
+        "413": { $ref: "#/components/responses/PayloadTooLarge" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
+        "503": { $ref: "#/components/responses/Unavailable" }
+    get:
+      operationId: listAPIKeys
+      tags: [api-keys]
+      summary: The user's API keys (never their secrets)
+      security: [{ bearer: [] }]
+      responses:
+        "200":
+          description: Keys, oldest first
+          content: { application/json: { schema: { type: object, required: [api_keys], properties: { api_keys: { type: array, items: { $ref: "#/components/schemas/APIKey" } } } } } }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "403": { $ref: "#/components/responses/Forbidden" }
+  /api/v1/auth/api-keys/{id}:
+    delete:
+      operationId: revokeAPIKey
+      tags: [api-keys]
+      summary: Revoke one of the user's API keys
+      security: [{ bearer: [] }]
+      parameters: [{ name: id, in: path, required: true, schema: { type: string } }]
+      responses:
+        "204": { description: Revoked }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "403": { $ref: "#/components/responses/Forbidden" }
+        "404": { $ref: "#/components/responses/NotFound" }
+        "503": { $ref: "#/components/responses/Unavailable" }
+  /api/v1/auth/api-keys/exchange:
+    post:
+      operationId: exchangeAPIKey
+      tags: [api-keys]
+      summary: An access token for an API key (amr api_key, api_keys.access_ttl long)
+      requestBody:
+        required: true
+        content: { application/json: { schema: { type: object, required: [api_key], properties: { api_key: { type: string } } } } }
+      responses:
+        "200":
+          description: A short-lived access token; no refresh token
+          headers: { Cache-Control: { schema: { const: no-store } } }
+          content:
+            application/json:
+              schema: { type: object, required: [access_token, token_type, expires_in], properties: { access_token: { type: string }, token_type: { const: Bearer }, expires_in: { type: integer } } }
+        "400": { $ref: "#/components/responses/InvalidRequest" }
+        "401": { $ref: "#/components/responses/InvalidAPIKey" }
+        "403": { $ref: "#/components/responses/AccountDisabled" }
+        "413": { $ref: "#/components/responses/PayloadTooLarge" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
+        "429": { $ref: "#/components/responses/RateLimited" }
+        "503": { $ref: "#/components/responses/Unavailable" }
+  /api/v1/auth/device/{user_code}:
+    get:
+      operationId: getDeviceRequest
+      tags: [device]
+      summary: The device sign-in waiting for this user code (a full session only)
+      security: [{ bearer: [] }]
+      parameters: [{ $ref: "#/components/parameters/UserCode" }]
+      responses:
+        "200":
+          description: The request, with the labels the device reported
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [user_code, client_id, device_name, platform, created_at, expires_at]
+                properties:
+                  user_code: { type: string, pattern: "^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$" }
+                  client_id: { type: [string, "null"] }
+                  device_name: { type: [string, "null"] }
+                  platform: { type: [string, "null"] }
+                  created_at: { type: string, format: date-time }
+                  expires_at: { type: string, format: date-time }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "403": { $ref: "#/components/responses/Forbidden" }
+        "404": { $ref: "#/components/responses/NotFound" }
+        "429": { $ref: "#/components/responses/RateLimited" }
+  /api/v1/auth/device/{user_code}/approve:
+    post:
+      operationId: approveDevice
+      tags: [device]
+      summary: Approve a device sign-in; its next poll gets a session of this user (amr device)
+      security: [{ bearer: [] }]
+      parameters: [{ $ref: "#/components/parameters/UserCode" }]
+      responses:
+        "204": { description: Approved }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "403": { $ref: "#/components/responses/Forbidden" }
+        "404": { $ref: "#/components/responses/NotFound" }
+        "409": { $ref: "#/components/responses/InvalidState" }
+        "429": { $ref: "#/components/responses/RateLimited" }
+        "503": { $ref: "#/components/responses/Unavailable" }
+  /api/v1/auth/device/{user_code}/deny:
+    post:
+      operationId: denyDevice
+      tags: [device]
+      summary: Deny a device sign-in
+      security: [{ bearer: [] }]
+      parameters: [{ $ref: "#/components/parameters/UserCode" }]
+      responses:
+        "204": { description: Denied }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "403": { $ref: "#/components/responses/Forbidden" }
+        "404": { $ref: "#/components/responses/NotFound" }
+        "409": { $ref: "#/components/responses/InvalidState" }
+        "429": { $ref: "#/components/responses/RateLimited" }
+        "503": { $ref: "#/components/responses/Unavailable" }
+  /oauth/device_authorization:
+    post:
+      operationId: startDeviceAuthorization
+      tags: [device]
+      summary: Start a device sign-in (RFC 8628 §3.1); OAuth's wire format, every answer no-store
+      requestBody:
+        required: false
+        content:
+          application/x-www-form-urlencoded: { schema: { $ref: "#/components/schemas/DeviceAuthorizationRequest" } }
+          application/json: { schema: { $ref: "#/components/schemas/DeviceAuthorizationRequest" } }
+      responses:
+        "200":
+          description: The codes to show and poll with
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [device_code, user_code, verification_uri, verification_uri_complete, expires_in, interval]
+                properties:
+                  device_code: { type: string }
+                  user_code: { type: string, example: BDFG-HJKL }
+                  verification_uri: { type: string }
+                  verification_uri_complete: { type: string }
+                  expires_in: { type: integer }
+                  interval: { type: integer }
+        "400": { $ref: "#/components/responses/OAuthError" }
+        "413": { $ref: "#/components/responses/OAuthError" }
+        "415": { $ref: "#/components/responses/OAuthError" }
+        "429": { $ref: "#/components/responses/OAuthError" }
+        "503": { $ref: "#/components/responses/OAuthError" }
+  /oauth/token:
+    post:
+      operationId: requestToken
+      tags: [device]
+      summary: "Poll for the device's session (device_code grant), or refresh (refresh_token grant)"
+      requestBody:
+        required: true
+        content:
+          application/x-www-form-urlencoded: { schema: { $ref: "#/components/schemas/TokenRequest" } }
+          application/json: { schema: { $ref: "#/components/schemas/TokenRequest" } }
+      responses:
+        "200":
+          description: "The session response (RFC 6749 §5.1 fields plus user)"
+          content: { application/json: { schema: { $ref: "#/components/schemas/Session" } } }
+        "400": { $ref: "#/components/responses/OAuthError" }
+        "413": { $ref: "#/components/responses/OAuthError" }
+        "415": { $ref: "#/components/responses/OAuthError" }
+        "429": { $ref: "#/components/responses/OAuthError" }
+        "503": { $ref: "#/components/responses/OAuthError" }
   /api/v1/auth/approvals:
     get:
       operationId: listApprovals
@@ -159,6 +345,7 @@ paths:
           description: Pending approvals (never the match code)
           content: { application/json: { schema: { type: object, required: [approvals], properties: { approvals: { type: array, items: { $ref: "#/components/schemas/Approval" } } } } } }
         "401": { $ref: "#/components/responses/Unauthorized" }
+        "403": { $ref: "#/components/responses/Forbidden" }
   /api/v1/auth/approvals/stream:
     get:
       operationId: streamApprovals
@@ -168,6 +355,7 @@ paths:
       responses:
         "200": { description: An event stream, content: { text/event-stream: { schema: { type: string } } } }
         "401": { $ref: "#/components/responses/Unauthorized" }
+        "403": { $ref: "#/components/responses/Forbidden" }
   /api/v1/auth/approvals/{id}/approve:
     post:
       operationId: approveRequest
@@ -183,6 +371,7 @@ paths:
         "204": { description: Approved }
         "400": { $ref: "#/components/responses/InvalidRequest" }
         "401": { $ref: "#/components/responses/InvalidCode" }
+        "403": { $ref: "#/components/responses/Forbidden" }
         "404": { $ref: "#/components/responses/NotFound" }
         "409": { $ref: "#/components/responses/InvalidState" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
@@ -197,6 +386,7 @@ paths:
       responses:
         "204": { description: Denied }
         "401": { $ref: "#/components/responses/Unauthorized" }
+        "403": { $ref: "#/components/responses/Forbidden" }
         "404": { $ref: "#/components/responses/NotFound" }
         "409": { $ref: "#/components/responses/InvalidState" }
         "503": { $ref: "#/components/responses/Unavailable" }
@@ -275,14 +465,55 @@ components:
         expires_in: { type: integer }
     SessionInfo:
       type: object
-      required: [id, device_name, platform, created_at, last_used_at, current]
+      required: [id, device_name, platform, created_at, last_used_at, current, kind]
       properties:
         id: { type: string }
-        device_name: { type: [string, "null"] }
+        device_name: { type: [string, "null"], description: "For an API key, its name" }
         platform: { type: [string, "null"] }
         created_at: { type: string, format: date-time }
         last_used_at: { type: string, format: date-time }
         current: { type: boolean }
+        kind: { enum: [session, api_key] }
+    DeviceAuthorizationRequest:
+      type: object
+      properties:
+        client_id: { type: string, pattern: "^[!-~]{1,128}$" }
+        device_name: { $ref: "#/components/schemas/Label" }
+        platform: { $ref: "#/components/schemas/Label" }
+    TokenRequest:
+      type: object
+      required: [grant_type]
+      properties:
+        grant_type: { enum: ["urn:ietf:params:oauth:grant-type:device_code", refresh_token] }
+        device_code: { type: string }
+        client_id: { type: string }
+        refresh_token: { type: string }
+    OAuthError:
+      type: object
+      required: [error, error_description]
+      properties:
+        error: { type: string, description: "RFC 6749 §5.2 / RFC 8628 §3.5: invalid_request, invalid_grant, unsupported_grant_type, authorization_pending, slow_down (also on 429), access_denied, expired_token, temporarily_unavailable, server_error" }
+        error_description: { type: string }
+    APIKey:
+      type: object
+      required: [id, name, prefix, created_at, last_used_at, expires_at]
+      properties:
+        id: { type: string }
+        name: { type: string }
+        prefix: { type: string, description: "The first 8 characters after authd_ak_" }
+        created_at: { type: string, format: date-time }
+        last_used_at: { type: [string, "null"], format: date-time }
+        expires_at: { type: [string, "null"], format: date-time }
+    CreatedAPIKey:
+      type: object
+      required: [id, name, api_key, prefix, created_at, expires_at]
+      properties:
+        id: { type: string }
+        name: { type: string }
+        api_key: { type: string, pattern: "^authd_ak_[A-Za-z0-9_-]{43,}$" }
+        prefix: { type: string }
+        created_at: { type: string, format: date-time }
+        expires_at: { type: [string, "null"], format: date-time }
     Approval:
       type: object
       required: [id, kind, created_at, expires_at, device_name]
@@ -321,6 +552,13 @@ components:
       properties:
         device_name: { $ref: "#/components/schemas/Label" }
         platform: { $ref: "#/components/schemas/Label" }
+  parameters:
+    UserCode:
+      name: user_code
+      in: path
+      required: true
+      description: "The code the device shows, XXXX-XXXX; case and dashes are ignored"
+      schema: { type: string, maxLength: 32 }
   requestBodies:
     Email:
       required: true
@@ -343,6 +581,11 @@ components:
     RefreshRefused: { description: "INVALID_REFRESH_TOKEN, or REFRESH_TOKEN_REUSED (the session has been ended)", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
     ReauthRequired: { description: "REAUTH_REQUIRED: adding or changing a credential needs a session signed in at most auth.fresh_auth seconds ago (the access token's auth_time)", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
     AccountDisabled: { description: "ACCOUNT_DISABLED: an operator disabled the account (authd users disable), or FORBIDDEN: a sign-in policy asks for a second factor the account does not have", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
+    OAuthError:
+      description: "RFC 6749 §5.2's error shape, Cache-Control: no-store"
+      content: { application/json: { schema: { $ref: "#/components/schemas/OAuthError" }, example: { error: authorization_pending, error_description: The person has not approved this device yet. } } }
+    Forbidden: { description: "FORBIDDEN: a session made by an API key or the device flow may not do this", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
+    InvalidAPIKey: { description: "INVALID_API_KEY with details.reason unknown, revoked or expired", content: { application/json: { schema: { $ref: "#/components/schemas/Error" }, example: { error: { code: INVALID_API_KEY, message: The API key is revoked. Create a new one., details: { reason: revoked } } } } } }
     NotFound: { description: NOT_FOUND, content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
     AccountExists: { description: "ACCOUNT_EXISTS, or IDENTITY_IN_USE when linking", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
     IdentityInUse: { description: IDENTITY_IN_USE, content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }

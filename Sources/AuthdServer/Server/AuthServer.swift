@@ -161,6 +161,10 @@ package final class AuthServer: Sendable {
             KernelRoutes(kernel: kernel, keyRing: keyRing, providerIDs: config.providers, openAPI: openAPI).add(to: router, api: api)
             ApprovalRoutes(kernel: kernel).add(to: api)
             SecondFactorRoutes(kernel: kernel).add(to: api)
+            APIKeyRoutes(kernel: kernel).add(to: api)
+            let devices = DeviceAuthorizations(store: store, sessions: sessions, clock: clock, logger: logger, audit: audit, settings: config.device)
+            DeviceRoutes(kernel: kernel, devices: devices).add(to: api)
+            OAuthRoutes(kernel: kernel, devices: devices, issuer: issuerName).add(to: router)
             for provider in providers { api.addRoutes(provider.routes()) }
 
             // Order matters at shutdown: services stop in reverse, so the store closes after the HTTP

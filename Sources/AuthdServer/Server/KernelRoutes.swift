@@ -50,7 +50,9 @@ package struct KernelRoutes: Sendable {
             var createdAt: String
             var lastUsedAt: String
             var current: Bool
-            enum CodingKeys: String, CodingKey { case id, deviceName = "device_name", platform, createdAt = "created_at", lastUsedAt = "last_used_at", current }
+            /// `session` (a sign-in) or `api_key` (contract §6).
+            var kind: String
+            enum CodingKeys: String, CodingKey { case id, deviceName = "device_name", platform, createdAt = "created_at", lastUsedAt = "last_used_at", current, kind }
             func encode(to encoder: any Encoder) throws {
                 var c = encoder.container(keyedBy: CodingKeys.self)
                 try c.encode(id, forKey: .id)
@@ -59,6 +61,7 @@ package struct KernelRoutes: Sendable {
                 try c.encode(createdAt, forKey: .createdAt)
                 try c.encode(lastUsedAt, forKey: .lastUsedAt)
                 try c.encode(current, forKey: .current)
+                try c.encode(kind, forKey: .kind)
             }
         }
         var sessions: [Item]
@@ -126,7 +129,7 @@ package struct KernelRoutes: Sendable {
                     .init(
                         id: $0.id.lowercased, deviceName: $0.deviceName, platform: $0.platform,
                         createdAt: Timestamp.string($0.createdAt), lastUsedAt: Timestamp.string($0.lastUsedAt),
-                        current: $0.id == principal.session.id
+                        current: $0.id == principal.session.id, kind: $0.kind?.rawValue ?? "session"
                     )
                 }
             )

@@ -1,0 +1,204 @@
+package import AuthStorage
+package import Foundation
+package import Logging
+
+/// Device sign-in (RFC 8628, contract §7): a box without a keyboard shows a short user code, a
+/// person approves it from a signed-in app or the `/device` page, and the box's polling gets a
+/// session of kind `device` (a limited one, §5).
+///
+/// One record per request, under its normalised user code, kept with the one-time codes: the
+/// device code is `USERCODE.SECRET`, and only the secret's SHA-256 is stored.
+package struct DeviceAuthorizations: Sendable {
+    let store: any AuthStore
+    let sessions: SessionService
+    let clock: any AuthClock
+    let logger: Logger
+    let audit: AuditLog?
+    /// The `device` section.
+    package let settings: AuthConfig.DeviceSettings
+
+    static let purpose = "device_authorization"
+    /// The letters of a user code: no vowels (no words), no look-alikes.
+    package static let alphabet = Array("BCDFGHJKLMNPQRSTVWXZ")
+
+    /// Creates the service.
+    package init(store: any AuthStore, sessions: SessionService, clock: any AuthClock, logger: Logger, audit: AuditLog?, settings: AuthConfig.DeviceSettings) {
+        self.store = store
+        self.sessions = sessions
+        self.clock = clock
+        self.logger = logger
+        self.audit = audit
+        self.settings = settings
+    }
+
+    /// A new request, for the box to show and poll.
+    package struct Started: Sendable {
+        /// What the box polls `/oauth/token` with.
+        package var deviceCode: String
+        /// What the person types, `XXXX-XXXX`.
+        package var userCode: String
+        /// Seconds it lives.
+        package var expiresIn: Int
+        /// Seconds between polls.
+        package var interval: Int
+    }
+
+    /// What a signed-in person is shown before approving.
+    package struct Pending: Sendable {
+        /// `XXXX-XXXX`.
+        package var userCode: String
+        /// The client the box named, if any.
+        package var clientID: String?
+        /// The labels the box reported (shown as reported, never trusted).
+        package var device: DeviceInfo
+        /// When it was asked.
+        package var createdAt: Date
+        /// When it stops working.
+        package var expiresAt: Date
+    }
+
+    /// What a poll of `/oauth/token` finds.
+    package enum Poll: Sendable {
+        /// Signed in: the box's session.
+        case session(SessionResponse)
+        /// RFC 8628 §3.5 errors.
+        case authorizationPending, slowDown, accessDenied, expiredToken, invalidGrant
+    }
+
+    /// Starts a request.
+    package func start(clientID: String?, device: DeviceInfo) async throws -> Started {
+        let now = clock.now()
+        let secret = Base64URL.encode(SecureRandom.bytes(32))
+        var payload: [String: JSONValue] = ["status": .string("pending"), "interval": .number(Double(settings.interval))]
+        if let clientID { payload["client_id"] = .string(clientID) }
+        if let name = device.name { payload["device_name"] = .string(name) }
+        if let platform = device.platform { payload["platform"] = .string(platform) }
+        let expires = now.addingTimeInterval(TimeInterval(settings.codeTTL))
+        // A fresh code that is taken (20^8 codes; only live ones collide) is drawn again.
+        for _ in 0..<8 {
+            let code = String((0..<8).map { _ in Self.alphabet[Int(SecureRandom.uniform(UInt32(Self.alphabet.count)))] })
+            let record = CodeRecord(
+                purpose: Self.purpose, key: code, digest: Hex.encode(SHA256.hash(secret)), sentAt: now, expiresAt: expires, payload: payload)
+            let stored = try await store.write([.code(purpose: Self.purpose, key: code)]) { state -> Bool in
+                if let existing = state.code(purpose: Self.purpose, key: code), existing.expiresAt > now { return false }
+                state.put(record)
+                return true
+            }
+            if stored {
+                logger.info("device authorization started", metadata: ["device.name": "\(LogSafe.text(device.name ?? "-", maxLength: 100))"])
+                return Started(deviceCode: code + "." + secret, userCode: Self.display(code), expiresIn: settings.codeTTL, interval: settings.interval)
+            }
+        }
+        throw AuthError.unavailable
+    }
+
+    /// The user code as people type it: letters only, upper case, dashes and spaces ignored; nil when
+    /// it cannot be one.
+    package static func normalise(_ text: String) -> String? {
+        guard text.utf8.count <= 32 else { return nil }
+        let letters = text.uppercased().filter { $0 != "-" && $0 != " " }
+        guard letters.count == 8, letters.allSatisfy({ alphabet.contains($0) }) else { return nil }
+        return letters
+    }
+
+    /// `BCDFGHJK` as `BCDF-GHJK`.
+    package static func display(_ code: String) -> String { "\(code.prefix(4))-\(code.dropFirst(4))" }
+
+    /// The pending request a person is about to approve.
+    /// - Throws: 404 `NOT_FOUND` when no request of that code is pending.
+    package func pending(_ userCode: String) async throws -> Pending {
+        guard let code = Self.normalise(userCode) else { throw AuthError.notFound("No such device code.") }
+        let now = clock.now()
+        let record = try await store.read([.code(purpose: Self.purpose, key: code)]) { $0.code(purpose: Self.purpose, key: code) }
+        guard let record, record.expiresAt > now, case .string("pending") = record.payload?["status"] else {
+            throw AuthError.notFound("No such device code, or it has expired or been answered.")
+        }
+        return Self.pending(record)
+    }
+
+    static func pending(_ record: CodeRecord) -> Pending {
+        var device = DeviceInfo.none
+        if case .string(let name) = record.payload?["device_name"] { device.name = name }
+        if case .string(let platform) = record.payload?["platform"] { device.platform = platform }
+        var clientID: String?
+        if case .string(let id) = record.payload?["client_id"] { clientID = id }
+        return Pending(userCode: display(record.key), clientID: clientID, device: device, createdAt: record.sentAt, expiresAt: record.expiresAt)
+    }
+
+    /// Approves (`userID` set) or denies a pending request for the signed-in `userID`.
+    /// - Throws: 404 `NOT_FOUND` (unknown or expired); 409 `INVALID_STATE` (already answered).
+    package func answer(_ userCode: String, approve: Bool, by userID: UUID) async throws -> Pending {
+        guard let code = Self.normalise(userCode) else { throw AuthError.notFound("No such device code.") }
+        let now = clock.now()
+        let record = try await store.write([.code(purpose: Self.purpose, key: code)]) { state -> CodeRecord in
+            guard var record = state.code(purpose: Self.purpose, key: code), record.expiresAt > now else {
+                throw AuthError.notFound("No such device code, or it has expired.")
+            }
+            guard case .string("pending") = record.payload?["status"] else { throw AuthError.invalidState("This device code has been answered already.") }
+            record.payload?["status"] = .string(approve ? "approved" : "denied")
+            record.payload?["user_id"] = .string(userID.lowercased)
+            state.put(record)
+            return record
+        }
+        let pending = Self.pending(record)
+        logger.info(approve ? "device approved" : "device denied", metadata: ["user.id": "\(userID.lowercased)"])
+        await audit?.record(approve ? "device_approved" : "device_denied", user: userID, device: pending.device.name)
+        return pending
+    }
+
+    /// A poll of `/oauth/token` with `device_code` (and `client_id` when the request named one).
+    package func poll(deviceCode: String, clientID: String?) async throws -> Poll {
+        let parts = deviceCode.split(separator: ".", maxSplits: 1)
+        guard deviceCode.utf8.count <= 128, parts.count == 2, let code = Self.normalise(String(parts[0])) else { return .invalidGrant }
+        let presented = SHA256.hash(String(parts[1]))
+        let now = clock.now()
+        let interval = TimeInterval(settings.interval)
+        let outcome = try await store.write([.code(purpose: Self.purpose, key: code)], durability: .eventual) { state -> (Poll, UUID?, DeviceInfo) in
+            guard var record = state.code(purpose: Self.purpose, key: code), ConstantTime.equals(presented, Hex.decode(record.digest) ?? []) else {
+                return (.invalidGrant, nil, .none)
+            }
+            var expected: String?
+            if case .string(let id) = record.payload?["client_id"] { expected = id }
+            guard expected == clientID else { return (.invalidGrant, nil, .none) }
+            guard record.expiresAt > now else { return (.expiredToken, nil, .none) }
+            var payload = record.payload ?? [:]
+            var wait = interval
+            if case .number(let n) = payload["interval"] { wait = n }
+            if case .number(let last) = payload["last_poll"], now.timeIntervalSince1970 - last < wait {
+                // RFC 8628 §3.5: each slow_down adds 5 seconds to the interval the device must keep.
+                payload["interval"] = .number(wait + 5)
+                payload["last_poll"] = .number(now.timeIntervalSince1970)
+                record.payload = payload
+                state.put(record)
+                return (.slowDown, nil, .none)
+            }
+            payload["last_poll"] = .number(now.timeIntervalSince1970)
+            let pending = Self.pending(record)
+            switch payload["status"] {
+            case .string("approved"):
+                guard case .string(let id) = payload["user_id"], let userID = UUID(uuidString: id) else { return (.invalidGrant, nil, .none) }
+                payload["status"] = .string("used")
+                record.payload = payload
+                state.put(record)
+                return (.invalidGrant, userID, pending.device)  // becomes the session below
+            case .string("denied"):
+                record.payload = payload
+                state.put(record)
+                return (.accessDenied, nil, .none)
+            case .string("pending"):
+                record.payload = payload
+                state.put(record)
+                return (.authorizationPending, nil, .none)
+            default:
+                return (.invalidGrant, nil, .none)
+            }
+        }
+        guard let userID = outcome.1 else { return outcome.0 }
+        // The code is used (durably) before the session starts: a crash in between loses a sign-in, never doubles one.
+        try await store.waitUntilDurable()
+        guard let user = try await store.read([.user(userID)], { $0.user(id: userID) }) else { return .invalidGrant }
+        let session = try await sessions.startSession(user, amr: ["device"], device: outcome.2, requireUnchangedCredentials: false)
+        logger.info("device signed in", metadata: ["user.id": "\(userID.lowercased)"])
+        return .session(session)
+    }
+}

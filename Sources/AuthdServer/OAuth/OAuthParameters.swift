@@ -1,0 +1,88 @@
+import AuthKernel
+import Foundation
+import Hummingbird
+import NIOCore
+
+/// The parameters of an `/oauth` request: `application/x-www-form-urlencoded` as OAuth sends them,
+/// or a JSON object of strings (contract §7). A parameter given twice is refused (RFC 6749 §3.2).
+struct OAuthParameters: Sendable {
+    private var values: [String: String]
+
+    subscript(_ name: String) -> String? { values[name].flatMap { $0.isEmpty ? nil : $0 } }
+
+    static func read(_ request: Request, context: AuthRequestContext) async throws -> OAuthParameters {
+        let type = request.headers[.contentType]?.lowercased() ?? ""
+        let bytes: [UInt8]
+        do {
+            bytes = Array(try await request.body.collect(upTo: context.maxUploadSize).readableBytesView)
+        } catch is NIOTooManyBytesError {
+            throw OAuthError("invalid_request", "The body is over 64 KiB.", status: .contentTooLarge)
+        }
+        if type.hasPrefix("application/json") {
+            guard let object = try? JSONDecoder().decode([String: JSONValue].self, from: Data(bytes)) else {
+                throw OAuthError("invalid_request", "The body is not a JSON object.")
+            }
+            if let key = JSONDuplicateKeys.first(in: bytes[...]) {
+                throw OAuthError("invalid_request", "The parameter `\(LogSafe.text(key, maxLength: 64))` is given twice.")
+            }
+            var values: [String: String] = [:]
+            for (key, value) in object {
+                switch value {
+                case .string(let s): values[key] = s
+                case .number(let n) where n.rounded() == n && abs(n) < 1e15: values[key] = String(Int64(n))
+                case .null: continue
+                default: throw OAuthError("invalid_request", "The parameter `\(LogSafe.text(key, maxLength: 64))` must be a string.")
+                }
+            }
+            return OAuthParameters(values: values)
+        }
+        guard type.isEmpty || type.hasPrefix("application/x-www-form-urlencoded") else {
+            throw OAuthError("invalid_request", "Send application/x-www-form-urlencoded or application/json.", status: .unsupportedMediaType)
+        }
+        return try OAuthParameters(form: bytes)
+    }
+
+    init(values: [String: String]) { self.values = values }
+
+    init(form bytes: [UInt8]) throws {
+        values = [:]
+        for pair in bytes.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = Self.decode(parts[0]), let value = Self.decode(parts.count > 1 ? parts[1] : []) else {
+                throw OAuthError("invalid_request", "The body is not valid form encoding.")
+            }
+            guard values[name] == nil else { throw OAuthError("invalid_request", "The parameter `\(LogSafe.text(name, maxLength: 64))` is given twice.") }
+            values[name] = value
+        }
+    }
+
+    /// `+` is a space, `%XX` a byte; the result must be UTF-8.
+    private static func decode(_ bytes: ArraySlice<UInt8>) -> String? {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var i = bytes.startIndex
+        while i < bytes.endIndex {
+            let b = bytes[i]
+            if b == UInt8(ascii: "+") {
+                out.append(0x20)
+            } else if b == UInt8(ascii: "%") {
+                guard i + 2 < bytes.endIndex, let hi = hex(bytes[i + 1]), let lo = hex(bytes[i + 2]) else { return nil }
+                out.append(hi << 4 | lo)
+                i += 2
+            } else {
+                out.append(b)
+            }
+            i += 1
+        }
+        return String(validating: out, as: UTF8.self)
+    }
+
+    private static func hex(_ b: UInt8) -> UInt8? {
+        switch b {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): b - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): b - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): b - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import AuthKernel
+import AuthStorage
+import Foundation
+import Hummingbird
+
+/// `/oauth/device_authorization` and `/oauth/token` (contract §7): the device flow of RFC 8628 and
+/// the refresh grant, in OAuth's wire format, so generic device-flow clients work unchanged.
+struct OAuthRoutes: Sendable {
+    let kernel: Kernel
+    let devices: DeviceAuthorizations
+    let issuer: IssuerName
+
+    static let deviceCodeGrant = "urn:ietf:params:oauth:grant-type:device_code"
+
+    func add(to router: Router<AuthRequestContext>) {
+        let oauth = router.group("oauth").add(middleware: OAuthErrorMiddleware())
+        let kernel = self.kernel, devices = self.devices, issuer = self.issuer
+
+        oauth.post("device_authorization") { request, context -> Response in
+            try await kernel.rateLimiter.consume(
+                devices.settings.startsPerIP, key: "device.start.ip:\(context.clientKey)",
+                message: "Too many device sign-ins started from this network. Wait before trying again.")
+            let parameters = try await OAuthParameters.read(request, context: context)
+            let clientID = try Self.clientID(parameters)
+            let device: DeviceInfo
+            do { device = try DeviceInfo(name: parameters["device_name"], platform: parameters["platform"]) } catch let error as AuthError {
+                throw OAuthError("invalid_request", error.message)
+            }
+            let started = try await devices.start(clientID: clientID, device: device)
+            let uri = devices.settings.verificationURI ?? issuer.value + "/device"
+            var w = JSONWriter(capacity: 384)
+            w.beginObject()
+            w.key("device_code"); w.string(started.deviceCode)
+            w.key("user_code"); w.string(started.userCode)
+            w.key("verification_uri"); w.string(uri)
+            w.key("verification_uri_complete"); w.string(uri + "?user_code=" + started.userCode)
+            w.key("expires_in"); w.int(started.expiresIn)
+            w.key("interval"); w.int(started.interval)
+            w.endObject()
+            return w.response()
+        }
+
+        oauth.post("token") { request, context -> Response in
+            let parameters = try await OAuthParameters.read(request, context: context)
+            switch parameters["grant_type"] {
+            case Self.deviceCodeGrant?:
+                guard let deviceCode = parameters["device_code"] else { throw OAuthError("invalid_request", "The parameter `device_code` is required.") }
+                switch try await devices.poll(deviceCode: deviceCode, clientID: try Self.clientID(parameters)) {
+                case .session(let session): return try Self.tokenResponse(session)
+                case .authorizationPending: throw OAuthError("authorization_pending", "The person has not approved this device yet.")
+                case .slowDown: throw OAuthError("slow_down", "Polling too often: wait 5 seconds longer between polls.")
+                case .accessDenied: throw OAuthError("access_denied", "The person denied this device.")
+                case .expiredToken: throw OAuthError("expired_token", "The device code has expired. Start again.")
+                case .invalidGrant: throw OAuthError("invalid_grant", "The device code is not valid, was used already, or belongs to another client.")
+                }
+            case "refresh_token"?:
+                guard let token = parameters["refresh_token"] else { throw OAuthError("invalid_request", "The parameter `refresh_token` is required.") }
+                do {
+                    return try Self.tokenResponse(try await kernel.sessions.refresh(token))
+                } catch let error as AuthError where error.status == .unauthorized {
+                    throw OAuthError("invalid_grant", error.message)
+                }
+            case nil:
+                throw OAuthError("invalid_request", "The parameter `grant_type` is required.")
+            case let other?:
+                throw OAuthError("unsupported_grant_type", "authd issues tokens for the device_code and refresh_token grants, not `\(LogSafe.text(other, maxLength: 64))`.")
+            }
+        }
+    }
+
+    /// `client_id` is optional and free-form (authd has no registered clients); bounded before it is stored.
+    static func clientID(_ parameters: OAuthParameters) throws -> String? {
+        guard let id = parameters["client_id"] else { return nil }
+        guard id.utf8.count <= 128, id.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) }) else {
+            throw OAuthError("invalid_request", "The parameter `client_id` must be 1 to 128 visible ASCII characters.")
+        }
+        return id
+    }
+
+    /// RFC 6749 §5.1's fields plus the contract's `user`: the session response as it is.
+    static func tokenResponse(_ session: SessionResponse) throws -> Response {
+        var w = JSONWriter(capacity: 768)
+        w.beginObject()
+        w.key("access_token"); w.string(session.accessToken)
+        w.key("refresh_token"); w.string(session.refreshToken)
+        w.key("token_type"); w.string(session.tokenType)
+        w.key("expires_in"); w.int(session.expiresIn)
+        w.key("user"); session.user.write(to: &w)
+        w.endObject()
+        return w.response()
+    }
+}
