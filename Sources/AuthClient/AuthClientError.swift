@@ -16,6 +16,16 @@ public enum AuthClientError: Error, Sendable, Equatable, LocalizedError {
     case emailNotVerified
     /// An operator disabled the account (`ACCOUNT_DISABLED`, authd's addition to the contract).
     case accountDisabled
+    /// Adding or changing a credential needs a recent sign-in (`REAUTH_REQUIRED`): sign in again first.
+    case reauthRequired
+    /// This session may not do this (`FORBIDDEN`): e.g. one made from an API key or by device sign-in.
+    case forbidden
+    /// The API key does not work (`INVALID_API_KEY`): `reason` is `unknown`, `revoked` or `expired`.
+    case invalidAPIKey(reason: String)
+    /// The person denied the device sign-in.
+    case deviceSignInDenied
+    /// The device code expired before anyone approved it: start again.
+    case deviceSignInExpired
     case notFound
     case accountExists
     case identityInUse
@@ -56,6 +66,12 @@ public enum AuthClientError: Error, Sendable, Equatable, LocalizedError {
         case .invalidAppleToken: "Sign in with Apple didn't work. Please try again."
         case .emailNotVerified: "Please confirm your email address first. We've sent you a code."
         case .accountDisabled: "This account has been disabled. Please contact support."
+        case .reauthRequired: "For your security, please sign in again first."
+        case .forbidden: "This device is not allowed to do that. Use an app you are signed in to."
+        case .invalidAPIKey(let reason):
+            reason == "expired" ? "This device's key has expired. Create a new one." : "This device's key no longer works. Create a new one."
+        case .deviceSignInDenied: "The sign-in was denied."
+        case .deviceSignInExpired: "The code expired before it was approved. Start again."
         case .notFound: "That could not be found."
         case .accountExists: "An account with this email already exists. Try signing in instead."
         case .identityInUse: "This sign-in method already belongs to another account."
@@ -109,6 +125,11 @@ public enum AuthClientError: Error, Sendable, Equatable, LocalizedError {
         case "INVALID_APPLE_TOKEN": return .invalidAppleToken
         case "EMAIL_NOT_VERIFIED": return .emailNotVerified
         case "ACCOUNT_DISABLED": return .accountDisabled
+        case "REAUTH_REQUIRED": return .reauthRequired
+        case "FORBIDDEN": return .forbidden
+        case "INVALID_API_KEY":
+            if case .string(let reason) = e.details?["reason"] { return .invalidAPIKey(reason: reason) }
+            return .invalidAPIKey(reason: "unknown")
         case "NOT_FOUND": return .notFound
         case "ACCOUNT_EXISTS": return .accountExists
         case "IDENTITY_IN_USE": return .identityInUse

@@ -63,7 +63,71 @@ public struct AuthSessionInfo: Codable, Sendable, Equatable {
     public var lastUsedAt: String
     /// Whether this is the session making the call.
     public var current: Bool
-    enum CodingKeys: String, CodingKey { case id, deviceName = "device_name", platform, createdAt = "created_at", lastUsedAt = "last_used_at", current }
+    /// `session` (a sign-in) or `api_key`; nil from servers that predate API keys.
+    public var kind: String?
+    enum CodingKeys: String, CodingKey { case id, deviceName = "device_name", platform, createdAt = "created_at", lastUsedAt = "last_used_at", current, kind }
+}
+
+/// An API key as `GET /api-keys` lists it: never its secret.
+public struct APIKey: Codable, Sendable, Equatable {
+    public var id: String
+    /// What the person called it (usually the device that keeps it).
+    public var name: String
+    /// The first 8 characters after `authd_ak_`, to tell keys apart.
+    public var prefix: String
+    public var createdAt: String
+    /// Nil until the key is first exchanged.
+    public var lastUsedAt: String?
+    /// Nil for a key that lives until revoked.
+    public var expiresAt: String?
+    enum CodingKeys: String, CodingKey { case id, name, prefix, createdAt = "created_at", lastUsedAt = "last_used_at", expiresAt = "expires_at" }
+}
+
+/// A key just created: keep ``secret`` (in the keychain); it is never shown again.
+public struct CreatedAPIKey: Codable, Sendable, Equatable {
+    public var id: String
+    public var name: String
+    /// `authd_ak_…`.
+    public var secret: String
+    public var prefix: String
+    public var createdAt: String
+    public var expiresAt: String?
+    enum CodingKeys: String, CodingKey { case id, name, secret = "api_key", prefix, createdAt = "created_at", expiresAt = "expires_at" }
+}
+
+/// A device sign-in waiting for approval, as a signed-in app sees it. The labels are what the
+/// device reported about itself: show them as such.
+public struct PendingDeviceSignIn: Codable, Sendable, Equatable {
+    public var userCode: String
+    public var clientID: String?
+    public var deviceName: String?
+    public var platform: String?
+    public var createdAt: String
+    public var expiresAt: String
+    enum CodingKeys: String, CodingKey {
+        case userCode = "user_code", clientID = "client_id", deviceName = "device_name", platform, createdAt = "created_at", expiresAt = "expires_at"
+    }
+}
+
+/// A device sign-in in progress (RFC 8628): show ``userCode`` and ``verificationURI`` (or a QR code
+/// of ``verificationURIComplete``), then wait with ``AuthClient/waitForDeviceSignIn(_:)``.
+public struct DeviceSignIn: Codable, Sendable, Equatable {
+    /// What the device polls with; keep it to itself.
+    public var deviceCode: String
+    /// What the person types, `XXXX-XXXX`.
+    public var userCode: String
+    /// Where the person goes.
+    public var verificationURI: String
+    /// The same with the code filled in.
+    public var verificationURIComplete: String
+    /// Seconds before the code expires.
+    public var expiresIn: Int
+    /// Seconds to wait between polls.
+    public var interval: Int
+    enum CodingKeys: String, CodingKey {
+        case deviceCode = "device_code", userCode = "user_code", verificationURI = "verification_uri"
+        case verificationURIComplete = "verification_uri_complete", expiresIn = "expires_in", interval
+    }
 }
 
 /// A request waiting for this user's approval (e.g. a password reset from another device).

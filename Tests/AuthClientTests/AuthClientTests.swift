@@ -1,5 +1,8 @@
 import AuthClient
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import ServerProcessSupport
 import Testing
 
@@ -9,7 +12,7 @@ struct AuthClientTests {
     static let config = #"""
         {"mail":{"transport":"outbox"},"providers":["email","pin","password","apple"],
          "email":{"resend_interval":1},"password":{"resend_interval":1,"approval_ttl":30},
-         "tokens":{"refresh_rate":{"limit":2,"window":60}},
+         "tokens":{"refresh_rate":{"limit":2,"window":60}},"device":{"interval":1},
          "apple":{"audiences":["com.example.app"],"jwks_url":"http://127.0.0.1:1/keys"}}
         """#
 
@@ -244,5 +247,58 @@ struct AuthClientTests {
         #expect(mode == 0o600)
         try await store.clear()
         #expect(try await store.load() == nil)
+    }
+
+    @Test func anAPIKeyIsCreatedListedExchangedByItsProviderAndRevoked() async throws {
+        let f = try Fixture()
+        let phone = f.client()
+        _ = try await f.signInByEmail(phone, "keys@example.com", device: "phone")
+        let created = try await phone.createAPIKey(name: "NAS")
+        #expect(created.secret.hasPrefix("authd_ak_") && created.name == "NAS" && created.expiresAt == nil)
+        #expect(try await phone.apiKeys().map(\.id) == [created.id])
+        #expect(try await phone.sessions().contains { $0.kind == "api_key" && $0.id == created.id })
+
+        let tokens = APIKeyTokenProvider(baseURL: URL(string: f.server.baseURL)!, apiKey: created.secret, margin: 299.5)
+        async let a = tokens.accessToken()
+        async let b = tokens.accessToken()
+        let (first, second) = try await (a, b)
+        let exchanges = await tokens.exchanges
+        #expect(first == second && exchanges == 1, "concurrent callers share one exchange")
+        var me = URLRequest(url: URL(string: f.server.baseURL + "/api/v1/auth/me")!)
+        me.setValue("Bearer \(first)", forHTTPHeaderField: "Authorization")
+        #expect((try await URLSession.shared.data(for: me).1 as? HTTPURLResponse)?.statusCode == 200)
+        try await Task.sleep(for: .seconds(1))
+        #expect(try await tokens.accessToken() != first, "exchanged again once within the margin of expiry")
+        let after = await tokens.exchanges
+        #expect(after == 2)
+
+        try await phone.revokeAPIKey(created.id)
+        await tokens.invalidate()
+        await #expect(throws: AuthClientError.invalidAPIKey(reason: "revoked")) { _ = try await tokens.accessToken() }
+        #expect(try await phone.apiKeys().isEmpty)
+    }
+
+    @Test func aDeviceSignsInWhenAPersonApprovesAndIsToldWhenDenied() async throws {
+        let f = try Fixture()
+        let phone = f.client()
+        _ = try await f.signInByEmail(phone, "tv@example.com", device: "phone")
+        let tv = f.client()
+        let started = try await tv.startDeviceSignIn(clientID: "tv-app", deviceName: "Living-room TV", platform: "tvos")
+        #expect(started.userCode.count == 9 && started.interval == 1 && started.verificationURI.hasSuffix("/device"))
+        async let waiting = tv.waitForDeviceSignIn(started, clientID: "tv-app")
+        let pending = try await phone.deviceSignInRequest(userCode: started.userCode.lowercased())
+        #expect(pending.deviceName == "Living-room TV" && pending.platform == "tvos" && pending.clientID == "tv-app")
+        try await phone.approveDeviceSignIn(userCode: started.userCode)
+        let session = try await waiting
+        #expect(session.user.email == "tv@example.com")
+        #expect(try await tv.me().email == "tv@example.com")
+        await #expect(throws: AuthClientError.forbidden) { _ = try await tv.createAPIKey(name: "nope") }
+        #expect(try await tv.refresh().accessToken != session.tokens.accessToken, "a device session refreshes like any other")
+
+        let other = f.client()
+        let denied = try await other.startDeviceSignIn()
+        let refused = Task { try await other.waitForDeviceSignIn(denied) }
+        try await phone.denyDeviceSignIn(userCode: denied.userCode)
+        await #expect(throws: AuthClientError.deviceSignInDenied) { _ = try await refused.value }
     }
 }

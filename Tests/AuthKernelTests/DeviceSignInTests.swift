@@ -158,4 +158,24 @@ struct DeviceSignInTests {
             #expect(third.status == .tooManyRequests && Self.oauthError(third) == "slow_down" && third.headers[.retryAfter] != nil)
         }
     }
+
+    @Test func thePageIsServedOnlyOverHTTPSOrToThisMachine() async throws {
+        let plain = try await TestHarness.make()
+        try await plain.test { client async throws in
+            // The router's client is no loopback address, and the issuer is http: refused.
+            let page = try await client.execute(uri: "/device", method: .get)
+            #expect(page.status == .forbidden && String(buffer: page.body).contains("Use HTTPS"))
+        }
+        let https = try await TestHarness.make(config: #"{"issuer":"https://auth.example.com","mail":{"transport":"outbox"}}"#)
+        try await https.test { client async throws in
+            let page = try await client.execute(uri: "/device?user_code=BCDF-GHJK", method: .get)
+            #expect(page.status == .ok)
+            #expect(String(buffer: page.body).contains(#"value="BCDF-GHJK""#))
+            #expect(page.headers[.contentSecurityPolicy]?.contains("frame-ancestors 'none'") == true)
+            let post = try await client.execute(
+                uri: "/device/start", method: .post, headers: [.contentType: "application/x-www-form-urlencoded", .origin: "https://auth.example.com"],
+                body: ByteBuffer(string: "csrf=x&user_code=BCDF-GHJK&email=a@example.com"))
+            #expect(post.status == .forbidden, "no page session")
+        }
+    }
 }

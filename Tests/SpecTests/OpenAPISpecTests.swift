@@ -56,7 +56,10 @@ struct OpenAPISpecTests {
         ["email", "pin", "password", "apple"], ["email"], ["pin"], ["anonymous"], ["pin", "anonymous"], ["password", "apple"],
     ])
     func everyRouteIsInTheServedDocumentAndTheReverse(providers: [String]) async throws {
-        let (served, document) = try await Self.serve(providers)
+        let (routes, document) = try await Self.serve(providers)
+        // The /device page is HTML for people (contract §7), not part of the API the document describes.
+        let served = routes.filter { !$0.hasSuffix(" /device") && !$0.contains(" /device/") }
+        #expect(served.count == routes.count - 7)
         let specified = Self.specOperations(document)
         #expect(specified.count > 15)
         #expect(Set(served).subtracting(specified).sorted() == [], "served but not in /openapi.yaml")

@@ -201,3 +201,19 @@ def test_a_backup_cannot_write_outside_the_keys_folder():
             assert result.returncode == 1 and "a key file entry is damaged" in result.stderr, (name, result.stderr)
             assert not os.path.exists(target), "nothing may be written before the backup is checked"
         assert not os.path.exists(os.path.join(elsewhere, "evil"))
+
+
+def test_sessions_lists_api_keys_by_name_and_prefix_never_the_secret():
+    with running_server() as server:
+        session = server.sign_in("keys@example.com")
+        status, key, _ = server.call("POST", "/api/v1/auth/api-keys", {"name": "Backup NAS"}, token=session["access_token"])
+        assert status == 201, key
+        table = authd("sessions", "list", "keys@example.com", folder=server.folder).stdout
+        assert "api_key" in table and "Backup NAS (authd_ak_" + key["prefix"] + "…)" in table, table
+        listed = json.loads(authd("sessions", "list", "keys@example.com", "--json", folder=server.folder).stdout)
+        item = next(s for s in listed if s["kind"] == "api_key")
+        assert item["device_name"] == "Backup NAS" and item["key_prefix"] == "authd_ak_" + key["prefix"] + "…"
+        for text in (table, json.dumps(listed), open(os.path.join(server.folder, "audit.jsonl")).read()):
+            assert key["api_key"] not in text and key["api_key"][9:] not in text
+        audit = [json.loads(line) for line in open(os.path.join(server.folder, "audit.jsonl"))]
+        assert any(e["event"] == "api_key_created" and e["device"] == f"Backup NAS (authd_ak_{key['prefix']}…)" for e in audit)

@@ -11,6 +11,14 @@ public struct SignInAttempt: Sendable {
     public let device: DeviceInfo
     /// The client's address (the peer, or what a trusted proxy forwarded), when known.
     public let clientIP: String?
+
+    /// Creates an attempt (the kernel does, before each sign-in).
+    package init(user: UserRecord, amr: [String], device: DeviceInfo, clientIP: String?) {
+        self.user = user
+        self.amr = amr
+        self.device = device
+        self.clientIP = clientIP
+    }
 }
 
 /// What a ``SignInPolicy`` decides about a ``SignInAttempt``.

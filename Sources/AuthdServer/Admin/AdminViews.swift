@@ -119,10 +119,12 @@ enum AdminFormat {
     static func sessionsTable(_ sessions: [AdminSessionView]) -> String {
         table(
             ["ID", "KIND", "DEVICE OR KEY", "PLATFORM", "VIA", "CREATED", "LAST USED", "EXPIRES"],
-            sessions.map {
-                [
-                    $0.id, $0.kind, [$0.deviceName ?? "-", $0.keyPrefix].compactMap { $0 }.joined(separator: " "), $0.platform ?? "-",
-                    $0.amr.joined(separator: ","), $0.createdAt, $0.lastUsedAt, $0.expiresAt,
+            sessions.map { s in
+                // A key by its name and prefix, as the audit log names it; never its secret.
+                let label = s.keyPrefix.map { "\(s.deviceName ?? "-") (\($0))" } ?? (s.deviceName ?? "-")
+                return [
+                    s.id, s.kind, label, s.platform ?? "-", s.amr.joined(separator: ","), s.createdAt, s.lastUsedAt,
+                    s.expiresAt.hasPrefix("9999-") ? "never" : s.expiresAt,
                 ]
             }
         ) + "\(sessions.count) session\(sessions.count == 1 ? "" : "s")\n"

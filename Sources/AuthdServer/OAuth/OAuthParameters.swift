@@ -8,6 +8,9 @@ import NIOCore
 struct OAuthParameters: Sendable {
     private var values: [String: String]
 
+    /// The parameters the `/oauth` endpoints read.
+    static let known: Set<String> = ["grant_type", "device_code", "client_id", "refresh_token", "device_name", "platform", "scope"]
+
     subscript(_ name: String) -> String? { values[name].flatMap { $0.isEmpty ? nil : $0 } }
 
     static func read(_ request: Request, context: AuthRequestContext) async throws -> OAuthParameters {
@@ -22,16 +25,16 @@ struct OAuthParameters: Sendable {
             guard let object = try? JSONDecoder().decode([String: JSONValue].self, from: Data(bytes)) else {
                 throw OAuthError("invalid_request", "The body is not a JSON object.")
             }
-            if let key = JSONDuplicateKeys.first(in: bytes[...]) {
-                throw OAuthError("invalid_request", "The parameter `\(LogSafe.text(key, maxLength: 64))` is given twice.")
+            if let key = JSONDuplicateKeys.first(in: bytes[...]), Self.known.contains(key) {
+                throw OAuthError("invalid_request", "The parameter `\(key)` is given twice.")
             }
             var values: [String: String] = [:]
-            for (key, value) in object {
+            // Parameters authd reads must be strings; others are ignored, as in a form.
+            for (key, value) in object where Self.known.contains(key) {
                 switch value {
                 case .string(let s): values[key] = s
-                case .number(let n) where n.rounded() == n && abs(n) < 1e15: values[key] = String(Int64(n))
                 case .null: continue
-                default: throw OAuthError("invalid_request", "The parameter `\(LogSafe.text(key, maxLength: 64))` must be a string.")
+                default: throw OAuthError("invalid_request", "The parameter `\(key)` must be a string.")
                 }
             }
             return OAuthParameters(values: values)
@@ -44,14 +47,27 @@ struct OAuthParameters: Sendable {
 
     init(values: [String: String]) { self.values = values }
 
+    /// A form whose every field is kept (the `/device` page's own forms).
+    init(form bytes: [UInt8], keeping names: Set<String>) throws {
+        self.init(values: [:])
+        for pair in bytes.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = Self.decode(parts[0]), names.contains(name), let value = Self.decode(parts.count > 1 ? parts[1] : []) else { continue }
+            guard values[name] == nil else { throw OAuthError("invalid_request", "The field `\(name)` is given twice.") }
+            values[name] = value
+        }
+    }
+
     init(form bytes: [UInt8]) throws {
         values = [:]
         for pair in bytes.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
             let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
-            guard let name = Self.decode(parts[0]), let value = Self.decode(parts.count > 1 ? parts[1] : []) else {
-                throw OAuthError("invalid_request", "The body is not valid form encoding.")
+            // Parameters authd does not read are ignored, even repeated or badly encoded (RFC 6749 §3.1).
+            guard let name = Self.decode(parts[0]), Self.known.contains(name) else { continue }
+            guard let value = Self.decode(parts.count > 1 ? parts[1] : []) else {
+                throw OAuthError("invalid_request", "The parameter `\(name)` is not valid form encoding.")
             }
-            guard values[name] == nil else { throw OAuthError("invalid_request", "The parameter `\(LogSafe.text(name, maxLength: 64))` is given twice.") }
+            guard values[name] == nil else { throw OAuthError("invalid_request", "The parameter `\(name)` is given twice.") }
             values[name] = value
         }
     }

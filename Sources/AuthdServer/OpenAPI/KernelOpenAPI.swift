@@ -21,6 +21,7 @@ info:
     An optional request field may be null, which means the same as leaving it out.
     A sign-in answers 202 second_factor_required instead of a session when a sign-in policy asks for a
     second factor; POST /api/v1/auth/mfa/verify completes it.
+    GET /device is the web page where a person approves a device sign-in (HTML, not described here).
     A session made by an API key or the device flow (amr api_key or device) is limited: on every Bearer
     endpoint but GET and PATCH /api/v1/auth/me, GET /api/v1/auth/sessions, logout and refresh it gets 403 FORBIDDEN.
 servers:
@@ -481,13 +482,18 @@ components:
         device_name: { $ref: "#/components/schemas/Label" }
         platform: { $ref: "#/components/schemas/Label" }
     TokenRequest:
-      type: object
-      required: [grant_type]
-      properties:
-        grant_type: { enum: ["urn:ietf:params:oauth:grant-type:device_code", refresh_token] }
-        device_code: { type: string }
-        client_id: { type: string }
-        refresh_token: { type: string }
+      oneOf:
+        - type: object
+          required: [grant_type, device_code]
+          properties:
+            grant_type: { const: "urn:ietf:params:oauth:grant-type:device_code" }
+            device_code: { type: string, minLength: 1 }
+            client_id: { type: string, pattern: "^[!-~]{1,128}$" }
+        - type: object
+          required: [grant_type, refresh_token]
+          properties:
+            grant_type: { const: refresh_token }
+            refresh_token: { type: string, minLength: 1 }
     OAuthError:
       type: object
       required: [error, error_description]

@@ -165,6 +165,8 @@ package final class AuthServer: Sendable {
             let devices = DeviceAuthorizations(store: store, sessions: sessions, clock: clock, logger: logger, audit: audit, settings: config.device)
             DeviceRoutes(kernel: kernel, devices: devices).add(to: api)
             OAuthRoutes(kernel: kernel, devices: devices, issuer: issuerName).add(to: router)
+            DevicePageRoutes.registerMail(on: mailer)
+            DevicePageRoutes(kernel: kernel, devices: devices, store: store, issuer: issuerName, productName: config.mail.productName).add(to: router)
             for provider in providers { api.addRoutes(provider.routes()) }
 
             // Order matters at shutdown: services stop in reverse, so the store closes after the HTTP

@@ -1,0 +1,247 @@
+import AuthKernel
+import AuthStorage
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// `GET /device` and its forms (contract §7): a person enters the code a device shows, signs in with
+/// a code mailed to them, compares the code, and approves or denies. Served only to loopback clients
+/// or behind an `https` issuer; a `__Host-` cookie session, a CSRF token and an `Origin` check on every
+/// POST; `frame-ancestors 'none'`; no script and nothing from another site.
+struct DevicePageRoutes: Sendable {
+    let kernel: Kernel
+    let devices: DeviceAuthorizations
+    let store: any AuthStore
+    let issuer: IssuerName
+    let productName: String
+
+    static let mailTemplate = "device_sign_in_code"
+    static let codePurpose = "device_page_sign_in"
+    static let codes = CodePolicy(ttl: 600, resendInterval: 60, maxAttempts: 5, maxFailures: 10, failureWindow: 3600)
+    static let signInsPerIP = RateLimitRule(limit: 30, window: 600)
+
+    static func registerMail(on mailer: Mailer) {
+        mailer.register(
+            mailTemplate,
+            .code(
+                subject: "Your {{product_name}} code to sign in a device: {{code}}",
+                lead: "To approve a device signing in to your {{product_name}} account, enter",
+                tail: "It expires in {{lifetime}}. If you are not signing in a device, ignore this email: nothing happens without the code."))
+    }
+
+    func add(to router: Router<AuthRequestContext>) {
+        let page = self
+        router.get("device/style.css") { _, _ -> Response in
+            var response = Response(status: .ok, headers: [.contentType: "text/css; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: DevicePageHTML.css)))
+            response.headers[.cacheControl] = "public, max-age=3600"
+            response.headers[.xContentTypeOptions] = "nosniff"
+            return response
+        }
+        router.get("device") { request, context -> Response in try await page.show(request, context) }
+        for action in ["start", "verify", "restart", "approve", "deny"] {
+            router.post("device/\(action)") { request, context -> Response in try await page.post(action, request, context) }
+        }
+    }
+
+    // MARK: - Requests
+
+    func show(_ request: Request, _ context: AuthRequestContext) async throws -> Response {
+        guard isAllowed(context) else { return Self.refusal() }
+        let now = kernel.clock.now()
+        var session = try await load(request, now: now)
+        let isNew = session == nil
+        if session == nil {
+            session = DevicePageSession.new(now: now)
+            try await save(session!)
+        }
+        var s = session!
+        let prefill = request.uri.queryParameters.get("user_code").map { String($0.prefix(32)) }
+        if s.step == "start", let prefill { s.userCode = prefill }
+        return try await render(s, setCookie: isNew)
+    }
+
+    func post(_ action: String, _ request: Request, _ context: AuthRequestContext) async throws -> Response {
+        guard isAllowed(context) else { return Self.refusal() }
+        guard isSameOrigin(request, context) else { return Self.expired("This form came from another site.") }
+        let now = kernel.clock.now()
+        let form: OAuthParameters
+        do {
+            form = try OAuthParameters(
+                form: Array(try await request.body.collect(upTo: context.maxUploadSize).readableBytesView), keeping: ["csrf", "user_code", "email", "code"])
+        } catch {
+            return Self.expired("The form could not be read.")
+        }
+        guard var s = try await load(request, now: now), let csrf = form["csrf"],
+            ConstantTime.equals(Array(csrf.utf8), Array(s.csrf.utf8))
+        else { return Self.expired("This page has expired.") }
+
+        switch (action, s.step) {
+        case ("restart", _):
+            s = DevicePageSession(cookie: s.cookie, csrf: s.csrf, step: "start", expiresAt: s.expiresAt)
+        case ("start", "start"):
+            let typed = form["user_code"] ?? ""
+            let email = form["email"] ?? ""
+            s.userCode = String(typed.prefix(32))
+            s.email = String(email.prefix(254))
+            try await kernel.rateLimiter.consume(devices.settings.lookupsPerIP, key: "device.lookup.ip:\(context.clientKey)", message: "Too many codes tried. Wait a few minutes.")
+            guard let pending = try? await devices.pending(typed) else {
+                return try await render(s, error: "No device is waiting for this code. Check the code on the device, or start again there.", status: .badRequest)
+            }
+            guard let address = EmailAddress(email) else {
+                return try await render(s, error: "That is not a valid email address.", status: .badRequest)
+            }
+            try await kernel.rateLimiter.consume(Self.signInsPerIP, key: "device.page.ip:\(context.clientKey)", message: "Too many sign-ins from this network. Wait a few minutes.")
+            s.userCode = pending.userCode
+            s.email = address.value
+            s.step = "code"
+            if let user = try await kernel.users.user(email: address.value), user.emailVerified, user.disabledAt == nil {
+                do {
+                    let code = try await kernel.codes.issue(purpose: Self.codePurpose, key: address.value, policy: Self.codes)
+                    try await kernel.mailer.send(
+                        template: Self.mailTemplate, to: address.value, values: ["lifetime": MailTemplate.lifetime(Self.codes.ttl)], code: code)
+                } catch let error as AuthError where error.status == .tooManyRequests {
+                    // A code went out a moment ago: that one works.
+                }
+            }
+            // Unknown addresses get the same page and no mail: the page says nothing about who has an account.
+        case ("verify", "code"):
+            guard let email = s.email else { return Self.expired("This page has expired.") }
+            do {
+                try await kernel.rateLimiter.consume(Self.signInsPerIP, key: "device.page.ip:\(context.clientKey)", message: "Too many sign-ins from this network. Wait a few minutes.")
+                try await kernel.codes.verify(purpose: Self.codePurpose, key: email, code: String((form["code"] ?? "").prefix(16)), policy: Self.codes)
+            } catch let error as AuthError {
+                await kernel.audit.record("sign_in_failed", provider: "device_page", account: email, reason: error.code)
+                let message = error.status == .tooManyRequests ? "Too many tries. Wait a few minutes, then start again." : "That code is wrong or has expired."
+                return try await render(s, error: message, status: error.status)
+            }
+            guard let user = try await kernel.users.user(email: email), user.disabledAt == nil else { return Self.expired("This page has expired.") }
+            let attempt = SignInAttempt(user: user, amr: ["email"], device: .none, clientIP: context.clientIP)
+            for policy in kernel.signInHooks.policies where try await policy.decide(attempt) != .allow {
+                s = DevicePageSession(cookie: s.cookie, csrf: s.csrf, step: "start", expiresAt: s.expiresAt)
+                try await save(s)
+                return try await render(
+                    s, error: "Your account needs a second step this page cannot ask for. Approve the device from an app you are signed in to.",
+                    status: .forbidden)
+            }
+            await kernel.audit.record("sign_in", provider: "device_page", user: user.id)
+            s.userID = user.id
+            s.step = "confirm"
+        case ("approve", "confirm"), ("deny", "confirm"):
+            guard let userID = s.userID, let code = s.userCode else { return Self.expired("This page has expired.") }
+            let approve = action == "approve"
+            let pending: DeviceAuthorizations.Pending
+            do {
+                pending = try await devices.answer(code, approve: approve, by: userID)
+            } catch let error as AuthError {
+                s = DevicePageSession(cookie: s.cookie, csrf: s.csrf, step: "start", expiresAt: s.expiresAt)
+                try await save(s)
+                return try await render(s, error: error.status == .notFound ? "This code has expired. Start again on the device." : "This code has been answered already.", status: error.status)
+            }
+            if approve, let user = try await kernel.users.user(id: userID) {
+                let label = [pending.device.name, pending.device.platform].compactMap { $0 }.joined(separator: ", ")
+                await kernel.users.noticeMethodAdded(user, method: "a device signed in with a code (\(label.isEmpty ? "unnamed" : label))")
+            }
+            let key = DevicePageSession.key(s.cookie)
+            try await store.write([.code(purpose: DevicePageSession.purpose, key: key)]) {
+                $0.deleteCode(id: CodeRecord.id(purpose: DevicePageSession.purpose, key: key))
+            }
+            var response = Self.html(DevicePageHTML.page(.done(approved: approve), csrf: "", productName: productName))
+            response.setCookie(Self.cookie("", maxAge: 0))
+            return response
+        default:
+            return Self.expired("This page has expired.")
+        }
+        try await save(s)
+        // Post, redirect, get: a reload does not send the form again.
+        return Response(status: .seeOther, headers: [.location: "/device", .cacheControl: "no-store"])
+    }
+
+    // MARK: - Pieces
+
+    func render(_ s: DevicePageSession, error: String? = nil, status: HTTPResponse.Status = .ok, setCookie: Bool = false) async throws -> Response {
+        let step: DevicePageHTML.Step
+        switch s.step {
+        case "code": step = .code(email: s.email ?? "")
+        case "confirm":
+            guard let code = s.userCode, let pending = try? await devices.pending(code) else {
+                let restarted = DevicePageSession(cookie: s.cookie, csrf: s.csrf, step: "start", expiresAt: s.expiresAt)
+                try await save(restarted)
+                return try await render(restarted, error: "This code has expired or been answered. Start again on the device.", status: .gone)
+            }
+            step = .confirm(pending, email: s.email ?? "")
+        default: step = .start(userCode: s.userCode ?? "", email: s.email ?? "")
+        }
+        var response = Self.html(DevicePageHTML.page(step, csrf: s.csrf, error: error, productName: productName), status: status)
+        if setCookie { response.setCookie(Self.cookie(s.cookie, maxAge: DevicePageSession.lifetime)) }
+        return response
+    }
+
+    static func cookie(_ value: String, maxAge: Int) -> Cookie {
+        // Secure always: browsers refuse a __Host- cookie without it, and treat loopback as secure.
+        Cookie(name: DevicePageSession.cookieName, value: value, maxAge: maxAge, path: "/", secure: true, httpOnly: true, sameSite: .strict)
+    }
+
+    static func html(_ text: String, status: HTTPResponse.Status = .ok) -> Response {
+        var response = Response(status: status, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: text)))
+        response.headers[.contentSecurityPolicy] = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+        response.headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
+        response.headers[.cacheControl] = "no-store"
+        response.headers[.xContentTypeOptions] = "nosniff"
+        // same-origin, not no-referrer: with no-referrer browsers send `Origin: null` on the page's own forms.
+        response.headers[HTTPField.Name("Referrer-Policy")!] = "same-origin"
+        return response
+    }
+
+    static func expired(_ reason: String) -> Response {
+        html(
+            "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>Expired</title><link rel=\"stylesheet\" href=\"/device/style.css\"></head><body><main><h1>Start again</h1><p class=\"error\" role=\"alert\" id=\"error\">\(DevicePageHTML.escape(reason))</p><p><a href=\"/device\">Sign in a device</a></p></main></body></html>\n",
+            status: .forbidden)
+    }
+
+    static func refusal() -> Response {
+        html(
+            "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>HTTPS only</title></head><body><main><h1>Use HTTPS</h1><p>This page is served only over HTTPS (or to this machine itself).</p></main></body></html>\n",
+            status: .forbidden)
+    }
+
+    /// Over HTTPS (the issuer says clients reach authd by https, through a proxy or its own TLS) or from this machine.
+    func isAllowed(_ context: AuthRequestContext) -> Bool {
+        issuer.value.hasPrefix("https://") || Self.isLoopback(context.clientIP)
+    }
+
+    static func isLoopback(_ address: String) -> Bool {
+        address.hasPrefix("127.") || address == "::1" || address.hasPrefix("::ffff:127.")
+    }
+
+    /// The form was posted by this page: `Origin` is the issuer's, the verification URI's, or, for a
+    /// loopback client, this host's as it was asked for.
+    func isSameOrigin(_ request: Request, _ context: AuthRequestContext) -> Bool {
+        guard let origin = request.headers[.origin] else { return false }
+        var allowed = [Self.origin(issuer.value)]
+        if let uri = devices.settings.verificationURI { allowed.append(Self.origin(uri)) }
+        if Self.isLoopback(context.clientIP), let host = request.head.authority ?? request.headers[HTTPField.Name("Host")!] {
+            allowed.append("http://" + host)
+        }
+        return allowed.contains(origin)
+    }
+
+    /// `scheme://host[:port]` of a URL.
+    static func origin(_ url: String) -> String {
+        guard let c = URLComponents(string: url), let scheme = c.scheme, let host = c.host else { return url }
+        return "\(scheme)://\(host)\(c.port.map { ":\($0)" } ?? "")"
+    }
+
+    func load(_ request: Request, now: Date) async throws -> DevicePageSession? {
+        guard let cookie = request.cookies[DevicePageSession.cookieName]?.value, !cookie.isEmpty, cookie.utf8.count <= 64 else { return nil }
+        let key = DevicePageSession.key(cookie)
+        let record = try await store.read([.code(purpose: DevicePageSession.purpose, key: key)]) { $0.code(purpose: DevicePageSession.purpose, key: key) }
+        guard let record, record.expiresAt > now else { return nil }
+        return DevicePageSession(cookie: cookie, record: record)
+    }
+
+    func save(_ s: DevicePageSession) async throws {
+        let record = s.record
+        try await store.write([.code(purpose: record.purpose, key: record.key)]) { $0.put(record) }
+    }
+}

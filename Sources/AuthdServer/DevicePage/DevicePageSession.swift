@@ -1,0 +1,52 @@
+import AuthKernel
+import AuthStorage
+import Foundation
+
+/// The `/device` page's own short session (contract §7): a random cookie, of which the store keeps
+/// only a hash, holding the step the person is at. It is not an authd session: it can approve the
+/// one device code it was opened for, nothing else, and lives at most ten minutes.
+struct DevicePageSession: Sendable {
+    static let purpose = "device_page"
+    static let lifetime = 600
+    /// `__Host-`: only this host, path `/`, `Secure`; never sent to another site's requests.
+    static let cookieName = "__Host-authd-device"
+
+    /// The cookie's value (sent to the browser, never stored).
+    var cookie: String
+    /// The token every form carries.
+    var csrf: String
+    /// `start`, `code` or `confirm`.
+    var step: String
+    var email: String?
+    var userCode: String?
+    var userID: UUID?
+    var expiresAt: Date
+
+    static func new(now: Date) -> DevicePageSession {
+        DevicePageSession(
+            cookie: Base64URL.encode(SecureRandom.bytes(32)), csrf: Base64URL.encode(SecureRandom.bytes(32)), step: "start",
+            expiresAt: now.addingTimeInterval(TimeInterval(lifetime)))
+    }
+
+    static func key(_ cookie: String) -> String { Hex.encode(SHA256.hash(cookie)) }
+
+    var record: CodeRecord {
+        var payload: [String: JSONValue] = ["csrf": .string(csrf), "step": .string(step)]
+        if let email { payload["email"] = .string(email) }
+        if let userCode { payload["user_code"] = .string(userCode) }
+        if let userID { payload["user_id"] = .string(userID.lowercased) }
+        return CodeRecord(purpose: Self.purpose, key: Self.key(cookie), digest: "", sentAt: expiresAt.addingTimeInterval(-TimeInterval(Self.lifetime)), expiresAt: expiresAt, payload: payload)
+    }
+
+    init(cookie: String, csrf: String, step: String, email: String? = nil, userCode: String? = nil, userID: UUID? = nil, expiresAt: Date) {
+        (self.cookie, self.csrf, self.step, self.email, self.userCode, self.userID, self.expiresAt) = (cookie, csrf, step, email, userCode, userID, expiresAt)
+    }
+
+    init?(cookie: String, record: CodeRecord) {
+        func string(_ key: String) -> String? { if case .string(let s) = record.payload?[key] { s } else { nil } }
+        guard let csrf = string("csrf"), let step = string("step") else { return nil }
+        self.init(
+            cookie: cookie, csrf: csrf, step: step, email: string("email"), userCode: string("user_code"),
+            userID: string("user_id").flatMap(UUID.init(uuidString:)), expiresAt: record.expiresAt)
+    }
+}

@@ -1,0 +1,147 @@
+"""The /device page in a real browser: headless Chromium driven by Selenium through the whole flow
+(type the code, read the mailed code from the outbox, compare, approve) while the device polls
+/oauth/token and receives its session. A screenshot of each step is kept under
+tests/blackbox/output/device-page/ (look at them after a change to the page)."""
+import json
+import os
+import shutil
+import time
+
+import pytest
+import requests
+
+from conftest import running_server
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.ui import WebDriverWait
+
+OUTPUT = os.path.join(os.path.dirname(__file__), "output", "device-page")
+GRANT = "urn:ietf:params:oauth:grant-type:device_code"
+
+
+@pytest.fixture
+def browser():
+    options = webdriver.ChromeOptions()
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=390,900"):
+        options.add_argument(flag)
+    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def click(driver, by, selector):
+    """Clicks and waits for the next page: the form posts, the server answers or redirects."""
+    page = driver.find_element(By.TAG_NAME, "html")
+    driver.find_element(by, selector).click()
+    WebDriverWait(driver, 10).until(expected_conditions.staleness_of(page))
+
+
+def shot(driver, name):
+    os.makedirs(OUTPUT, exist_ok=True)
+    driver.save_screenshot(os.path.join(OUTPUT, name + ".png"))
+
+
+def mailed(server, to, subject_part):
+    for line in reversed(server.outbox()):
+        message = json.loads(line)
+        if message["to"] == to and subject_part in message["subject"]:
+            return message
+    raise AssertionError(f"no mail to {to} about {subject_part!r}")
+
+
+def test_a_person_approves_a_device_in_a_browser(browser):
+    with running_server({"device": {"interval": 1}}) as server:
+        server.sign_in("anna@example.com")  # the account exists, its email verified
+        started = requests.post(server.url + "/oauth/device_authorization",
+                                data={"client_id": "frame", "device_name": "Living-room frame", "platform": "linux"}).json()
+        code = started["user_code"]
+
+        browser.get(server.url + "/device?user_code=" + code)
+        assert browser.find_element(By.ID, "user_code").get_attribute("value") == code
+        assert browser.switch_to.active_element.get_attribute("id") == "email", "focus starts where the person types next"
+        shot(browser, "1-enter-code")
+        browser.find_element(By.ID, "email").send_keys("anna@example.com")
+        click(browser, By.CSS_SELECTOR, "button[type=submit]")
+
+        assert "Check your email" in browser.find_element(By.TAG_NAME, "h1").text
+        shot(browser, "2-mailed-code")
+        browser.find_element(By.ID, "code").send_keys("000000")
+        click(browser, By.CSS_SELECTOR, "form[action='/device/verify'] button")
+        assert "wrong" in browser.find_element(By.ID, "error").text
+        shot(browser, "3-wrong-code")
+        browser.find_element(By.ID, "code").send_keys(mailed(server, "anna@example.com", "sign in a device")["code"])
+        click(browser, By.CSS_SELECTOR, "form[action='/device/verify'] button")
+
+        assert browser.find_element(By.ID, "device-name").text == "Living-room frame"
+        assert browser.find_element(By.ID, "user-code").text == code
+        assert "Does this code match the one on your device?" in browser.find_element(By.ID, "question").text
+        shot(browser, "4-confirm")
+        # Nothing is approved yet: the device is still waiting.
+        pending = requests.post(server.url + "/oauth/token", data={"grant_type": GRANT, "device_code": started["device_code"], "client_id": "frame"})
+        assert pending.json()["error"] == "authorization_pending"
+        click(browser, By.ID, "approve")
+        assert browser.find_element(By.ID, "result").text == "Device approved"
+        shot(browser, "5-approved")
+
+        time.sleep(1.1)
+        token = requests.post(server.url + "/oauth/token", data={"grant_type": GRANT, "device_code": started["device_code"], "client_id": "frame"})
+        assert token.status_code == 200, token.text
+        assert token.json()["user"]["email"] == "anna@example.com"
+        assert "a device signed in with a code (Living-room frame, linux)" in mailed(server, "anna@example.com", "new way to sign in")["text"]
+
+        # At 320 px wide nothing scrolls sideways.
+        browser.set_window_size(320, 800)
+        browser.get(server.url + "/device")
+        assert browser.execute_script("return document.documentElement.scrollWidth") <= 320
+        shot(browser, "6-narrow")
+
+
+def test_a_denied_device_is_told_so_and_the_page_escapes_what_the_device_reported(browser):
+    with running_server({"device": {"interval": 1}}) as server:
+        server.sign_in("bo@example.com")
+        started = requests.post(server.url + "/oauth/device_authorization",
+                                data={"device_name": "<img src=x onerror=alert(1)>"}).json()
+        browser.get(server.url + "/device")
+        browser.find_element(By.ID, "user_code").send_keys(started["user_code"].lower().replace("-", ""))
+        browser.find_element(By.ID, "email").send_keys("bo@example.com")
+        click(browser, By.CSS_SELECTOR, "button[type=submit]")
+        browser.find_element(By.ID, "code").send_keys(mailed(server, "bo@example.com", "sign in a device")["code"])
+        click(browser, By.CSS_SELECTOR, "form[action='/device/verify'] button")
+        assert browser.find_element(By.ID, "device-name").text == "<img src=x onerror=alert(1)>"
+        assert browser.find_elements(By.CSS_SELECTOR, "main img") == []
+        shot(browser, "7-escaped-name")
+        click(browser, By.ID, "deny")
+        assert browser.find_element(By.ID, "result").text == "Device denied"
+        time.sleep(1.1)
+        denied = requests.post(server.url + "/oauth/token", data={"grant_type": GRANT, "device_code": started["device_code"]})
+        assert denied.json()["error"] == "access_denied"
+
+
+def test_the_page_refuses_forged_posts_and_cannot_be_framed():
+    with running_server() as server:
+        s = requests.Session()
+        page = s.get(server.url + "/device")
+        assert page.status_code == 200
+        csp = page.headers["Content-Security-Policy"]
+        assert "frame-ancestors 'none'" in csp and "default-src 'none'" in csp and "script-src" not in csp
+        assert page.headers["X-Frame-Options"] == "DENY" and page.headers["Cache-Control"] == "no-store"
+        cookie = page.headers["Set-Cookie"]
+        assert cookie.startswith("__Host-authd-device=") and "Secure" in cookie and "HttpOnly" in cookie
+        assert "SameSite=Strict" in cookie and "Path=/" in cookie and "Domain" not in cookie
+        csrf = page.text.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+        origin = server.url
+        form = {"csrf": csrf, "user_code": "BCDF-GHJK", "email": "a@example.com"}
+        # Requests' cookie jar does not send a Secure cookie over http; send it by hand, as a browser on loopback would.
+        jar = {"__Host-authd-device": s.cookies.get("__Host-authd-device")}
+        assert requests.post(server.url + "/device/start", data=form, cookies=jar, headers={"Origin": origin}, allow_redirects=False).status_code == 400
+        assert requests.post(server.url + "/device/start", data=form, cookies=jar, headers={"Origin": "https://evil.example"}).status_code == 403
+        assert requests.post(server.url + "/device/start", data=form, cookies=jar).status_code == 403, "no Origin"
+        assert requests.post(server.url + "/device/start", data={**form, "csrf": "forged"}, cookies=jar, headers={"Origin": origin}).status_code == 403
+        assert requests.post(server.url + "/device/start", data=form, headers={"Origin": origin}).status_code == 403, "no page session"
+        assert requests.post(server.url + "/device/approve", data={"csrf": csrf}, cookies=jar, headers={"Origin": origin}).status_code == 403, "not signed in"
