@@ -98,5 +98,24 @@ struct ConfigTests {
         #expect(set.builtIn == RateLimitRule.Limits(limit: 20, window: 3600))
         #expect(unset.name == "email.verifies_per_ip" && unset == RateLimitRule(limit: 60, window: 600))
     }
-}
 
+    @Test func transportAPIKeyAndDeviceKeys() throws {
+        let pem = NSTemporaryDirectory() + "authd-config-\(UUID().uuidString).pem"
+        try Data("x".utf8).write(to: URL(fileURLWithPath: pem))
+        defer { try? FileManager.default.removeItem(atPath: pem) }
+        let tls = try parse(#"{"http":{"tls":{"cert_file":"\#(pem)","key_file":"\#(pem)"},"unix_socket":"/run/authd.sock"}}"#)
+        #expect(tls.tls == AuthConfig.TLSFiles(certificateFile: pem, keyFile: pem) && tls.issuer == "https://127.0.0.1:8080")
+        #expect(tls.unixSocket == "/run/authd.sock" && tls.tcp)
+        #expect(message(#"{"http":{"tls":{"cert_file":"\#(pem)"}}}"#) == "http.tls needs cert_file and key_file (PEM)")
+        #expect(message(#"{"http":{"tls":{"cert_file":"/nonexistent","key_file":"\#(pem)"}}}"#) == "http.tls.cert_file: cannot read /nonexistent")
+        #expect(message(#"{"http":{"tcp":false}}"#) == "http.tcp false needs http.unix_socket: authd would listen nowhere")
+        #expect(message(#"{"http":{"unix_socket":""}}"#) == "http.unix_socket must be a path of at most 100 bytes")
+        #expect(message(#"{"api_keys":{"access_ttl":0}}"#) == "api_keys.access_ttl must be between 1 and 86400, not 0")
+        #expect(message(#"{"api_keys":{"max_per_user":0}}"#) != nil)
+        #expect(message(#"{"device":{"code_ttl":2}}"#) == "device.code_ttl must be at least 5 seconds")
+        #expect(message(#"{"device":{"verification_uri":"ftp://x/device"}}"#)?.hasPrefix("device.verification_uri must be") == true)
+        #expect(message(#"{"device":{"verification_uri":"https://x/device?a=b"}}"#)?.hasPrefix("device.verification_uri must be") == true)
+        let d = try parse(#"{"device":{"interval":3,"verification_uri":"https://auth.example.com/device"},"api_keys":{"access_ttl":60}}"#)
+        #expect(d.device.interval == 3 && d.device.verificationURI == "https://auth.example.com/device" && d.tokens.apiKeys.accessTTL == 60)
+    }
+}

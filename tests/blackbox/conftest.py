@@ -109,10 +109,10 @@ BASE_CONFIG = {"issuer": "https://auth.example.test", "audience": "my-app", "mai
 
 @contextlib.contextmanager
 def running_server(config=None, log=False, level_from_env=True):
-    """A server on a fresh data folder; `config` entries are merged over BASE_CONFIG."""
+    """A server on a fresh data folder; `config` entries are merged over BASE_CONFIG (None removes one)."""
     with tempfile.TemporaryDirectory() as folder:
         with open(os.path.join(folder, "authd.json"), "w") as f:
-            json.dump({**BASE_CONFIG, **(config or {})}, f)
+            json.dump({k: v for k, v in {**BASE_CONFIG, **(config or {})}.items() if v is not None}, f)
         s = Server(folder, log=log, level_from_env=level_from_env)
         try:
             yield s

@@ -35,6 +35,25 @@ package struct AuthConfig: Sendable {
     package var freshAuth: Int = 600
     /// Reverse proxies whose `X-Forwarded-For` is believed (`http.trusted_proxies`; default none).
     package var trustedProxies = TrustedProxies.none
+    /// HTTPS served by authd itself (`http.tls`); nil serves plain HTTP.
+    package var tls: TLSFiles?
+    /// A Unix-domain socket serving the same API to processes on this machine (`http.unix_socket`).
+    package var unixSocket: String?
+    /// Whether the TCP listener runs (`http.tcp`, default true; false with a Unix socket serves only that).
+    package var tcp = true
+
+    /// `http.tls`: PEM files, read at start-up and again on SIGHUP.
+    package struct TLSFiles: Sendable, Equatable {
+        /// The certificate chain, leaf first (`cert_file`).
+        package var certificateFile: String
+        /// Its private key (`key_file`).
+        package var keyFile: String
+        /// Creates the settings.
+        package init(certificateFile: String, keyFile: String) {
+            self.certificateFile = certificateFile
+            self.keyFile = keyFile
+        }
+    }
     /// Logging (`log.format`, `log.level`).
     package var log = LogSettings()
     /// The audit log (`audit.max_bytes`, `audit.keep`).
@@ -230,7 +249,6 @@ package struct AuthConfig: Sendable {
         try t.rejectUnknownKeys()
         var k = try top.section("api_keys")
         tokens.apiKeys.accessTTL = try k.seconds("access_ttl", default: tokens.apiKeys.accessTTL, max: 86_400)
-        guard tokens.apiKeys.accessTTL >= 1 else { throw ConfigError("api_keys.access_ttl must be at least 1 second") }
         tokens.apiKeys.maxPerUser = try k.int("max_per_user", default: tokens.apiKeys.maxPerUser, in: 1...10_000)
         tokens.apiKeys.exchangesPerIP = try k.rule("exchanges_per_ip", default: tokens.apiKeys.exchangesPerIP)
         tokens.apiKeys.exchangesPerKey = try k.rule("exchanges_per_key", default: tokens.apiKeys.exchangesPerKey)
@@ -312,6 +330,24 @@ package struct AuthConfig: Sendable {
         guard requestTimeout >= 1 else { throw ConfigError("http.request_timeout must be at least 1 second") }
         let maxConnections = try http.int("max_connections", default: 4096, in: 1...1_000_000)
         let maxConnectionsPerClient = try http.int("max_connections_per_client", default: 256, in: 1...1_000_000)
+        var tlsSection = try http.section("tls")
+        var tls: TLSFiles?
+        if !tlsSection.isEmpty {
+            guard let cert = try tlsSection.optionalString("cert_file"), let key = try tlsSection.optionalString("key_file") else {
+                throw ConfigError("http.tls needs cert_file and key_file (PEM)")
+            }
+            for (name, file) in [("cert_file", cert), ("key_file", key)] where !FileManager.default.isReadableFile(atPath: file) {
+                throw ConfigError("http.tls.\(name): cannot read \(file)")
+            }
+            try tlsSection.rejectUnknownKeys()
+            tls = TLSFiles(certificateFile: cert, keyFile: key)
+        }
+        let unixSocket = try http.optionalString("unix_socket")
+        if let unixSocket, unixSocket.isEmpty || unixSocket.utf8.count > 100 {
+            throw ConfigError("http.unix_socket must be a path of at most 100 bytes")
+        }
+        let tcp = try http.bool("tcp", default: true)
+        guard tcp || unixSocket != nil else { throw ConfigError("http.tcp false needs http.unix_socket: authd would listen nowhere") }
         try http.rejectUnknownKeys()
 
         var device = DeviceSettings()
@@ -372,10 +408,15 @@ package struct AuthConfig: Sendable {
             storage: storage, providerSections: sections
         )
         config.issuerIsDefault = !top.contains("issuer")
+        // Served over HTTPS by authd itself: the default issuer says so.
+        if config.issuerIsDefault, tls != nil, config.issuer.hasPrefix("http://") { config.issuer = "https://" + config.issuer.dropFirst(7) }
         config.idleTimeout = idleTimeout
         config.requestTimeout = requestTimeout
         config.maxConnections = maxConnections
         config.maxConnectionsPerClient = maxConnectionsPerClient
+        config.tls = tls
+        config.unixSocket = unixSocket
+        config.tcp = tcp
         config.freshAuth = freshAuth
         config.device = device
         config.trustedProxies = trustedProxies

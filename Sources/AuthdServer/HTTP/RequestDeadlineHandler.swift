@@ -47,6 +47,9 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        // An HTTP/2 stream (a child of a connection, itself a child of the listener) carries frames, not
+        // bytes: its clock starts at the head; HTTP/2's own timeouts guard the connection.
+        guard context.channel.parent?.parent == nil else { return }
         // First in the pipeline: sees raw bytes before ByteToMessageHandler(HTTPRequestDecoder) buffers them.
         try? context.pipeline.syncOperations.addHandler(RequestStartWatcher(deadline: self), position: .first)
     }

@@ -2,8 +2,12 @@ package import AuthKernel
 package import FileStore
 package import AuthStorage
 package import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 package import Hummingbird
 import HummingbirdCore
+import HummingbirdHTTP2
 package import Logging
 package import NIOCore
 package import ServiceLifecycle
@@ -76,10 +80,14 @@ package final class AuthServer: Sendable {
     package let application: Application<RouterResponder<AuthRequestContext>>
     /// Every route served, as `METHOD /path` (the spec test compares them with docs/openapi.yaml).
     package let routes: [String]
+    /// The HTTPS certificate, when authd serves TLS itself.
+    let certificates: TLSCertificates?
 
     private init(
-        kernel: Kernel, store: any AuthStore, keyRing: SigningKeyRing, cluster: (any ClusterEvents)?, application: Application<RouterResponder<AuthRequestContext>>, routes: [String]
+        kernel: Kernel, store: any AuthStore, keyRing: SigningKeyRing, cluster: (any ClusterEvents)?, application: Application<RouterResponder<AuthRequestContext>>, routes: [String],
+        certificates: TLSCertificates?
     ) {
+        self.certificates = certificates
         self.kernel = kernel
         self.store = store
         self.keyRing = keyRing
@@ -199,40 +207,101 @@ package final class AuthServer: Sendable {
                 }
             }
             let connectionsPerClient = ConnectionsPerClient(limit: config.maxConnectionsPerClient, proxies: config.trustedProxies)
+            let certificates = try config.tls.map(TLSCertificates.init)
+            let scheme = certificates == nil ? "http" : "https"
+            // Without these an idle, half-sent or trickled request would hold its connection forever (slow-loris).
+            let http1 = HTTP1Channel.Configuration(
+                additionalChannelHandlers: [
+                    connectionsPerClient.handler(), RequestDeadlineHandler(timeout: .seconds(Int64(config.requestTimeout))),
+                ],
+                idleTimeout: .seconds(Int64(config.idleTimeout)))
+            let server: HTTPServerBuilder
+            if let certificates {
+                // HTTPS, HTTP/2 by ALPN; HTTP/1.1 connections get the same handlers, HTTP/2 streams each get them.
+                server = try .http2Upgrade(
+                    tlsConfiguration: certificates.serverConfiguration(),
+                    configuration: .init(idleTimeout: .seconds(Int64(config.idleTimeout)), streamConfiguration: http1))
+            } else {
+                server = .http1(configuration: http1)
+            }
+            // `http.unix_socket` beside the TCP listener is a second listener of the same router; without TCP it is the only one.
+            if config.tcp, let path = config.unixSocket {
+                readiness.expect()
+                services.append(
+                    try Self.unixSocketListener(path: path, router: router, http1: http1, logger: logger) { await readiness.listening() })
+            }
+            let address: BindAddress = config.tcp ? .hostname(options.host, port: options.port) : .unixDomainSocket(path: config.unixSocket!)
+            if !config.tcp { try Self.removeStaleSocket(config.unixSocket!) }
             let application = Application(
                 router: router,
-                // Without these an idle, half-sent or trickled request would hold its connection forever (slow-loris).
-                server: .http1(
-                    configuration: .init(
-                        additionalChannelHandlers: [
-                            connectionsPerClient.handler(), RequestDeadlineHandler(timeout: .seconds(Int64(config.requestTimeout))),
-                        ],
-                        idleTimeout: .seconds(Int64(config.idleTimeout)))),
+                server: server,
                 // Beyond `http.max_connections`, new connections wait in the listen backlog; established ones go on.
                 configuration: .init(
-                    address: .hostname(options.host, port: options.port), serverName: "authd",
+                    address: address, serverName: "authd",
                     availableConnectionsDelegate: MaximumAvailableConnections(config.maxConnections)),
                 services: services,
                 onServerRunning: { channel in
                     // One accept per wake-up, so the connection limit is exact (NIO accepts up to 4 at a time).
                     try? await channel.setOption(ChannelOptions.maxMessagesPerRead, value: 1)
+                    if !config.tcp, let path = config.unixSocket {
+                        chmod(path, 0o660)
+                        await readiness.listening(apiURL: "unix:" + path)
+                        return
+                    }
                     let ip = channel.localAddress?.ipAddress ?? options.host
                     let port = channel.localAddress?.port ?? options.port
                     // `--port 0`: the default issuer names the port actually bound, not 0.
                     if config.issuerIsDefault, options.port != port {
-                        issuerName.set("http://\(options.host.contains(":") ? "[\(options.host)]" : options.host):\(port)")
+                        issuerName.set("\(scheme)://\(options.host.contains(":") ? "[\(options.host)]" : options.host):\(port)")
                     }
-                    await readiness.listening(apiURL: "http://\(ip.contains(":") ? "[\(ip)]" : ip):\(port)")
+                    await readiness.listening(apiURL: "\(scheme)://\(ip.contains(":") ? "[\(ip)]" : ip):\(port)")
                 },
                 logger: logger
             )
             routeTable.set(router.routes.map { (method: $0.method.rawValue, path: "\($0.path)") })
             let routes = router.routes.map { "\($0.method.rawValue) \($0.path)" }.sorted()
-            return AuthServer(kernel: kernel, store: store, keyRing: keyRing, cluster: options.cluster, application: application, routes: routes)
+            return AuthServer(
+                kernel: kernel, store: store, keyRing: keyRing, cluster: options.cluster, application: application, routes: routes,
+                certificates: certificates)
         } catch {
             await store.close()
             throw error
         }
+    }
+
+    /// `http.unix_socket` beside the TCP listener: the same routes for processes on this machine, mode 0660.
+    static func unixSocketListener(
+        path: String, router: Router<AuthRequestContext>, http1: HTTP1Channel.Configuration, logger: Logger,
+        onRunning: @escaping @Sendable () async -> Void
+    ) throws -> some Service {
+        try removeStaleSocket(path)
+        return Application(
+            router: router, server: .http1(configuration: http1),
+            configuration: .init(address: .unixDomainSocket(path: path), serverName: "authd"),
+            onServerRunning: { _ in
+                chmod(path, 0o660)
+                await onRunning()
+            },
+            logger: logger)
+    }
+
+    /// Removes a socket file left by a server that is gone (binding would fail on it); anything else
+    /// at that path, or a socket a live server answers on, is left alone (the bind then fails).
+    static func removeStaleSocket(_ path: String) throws {
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK else { return }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return }
+        defer { _ = Glibc.close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (i, byte) in path.utf8.prefix(buffer.count - 1).enumerated() { buffer[i] = byte }
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        if connected != 0 { unlink(path) }
     }
 
     /// Serves until SIGINT or SIGTERM, then finishes in-flight requests and flushes the store.
@@ -280,6 +349,15 @@ package final class AuthServer: Sendable {
                 waitForDelivery: .milliseconds(Int64(config.mail.waitForDelivery * 1000))
             )
             reloaded.append("mail")
+        }
+        if let certificates {
+            // The files again, whatever the configuration says: a renewed certificate keeps its paths.
+            do {
+                try certificates.reload()
+                reloaded.append("TLS certificate")
+            } catch {
+                kernel.logger.error("SIGHUP: the TLS certificate was not reloaded; the old one stays", metadata: ["error": "\(error)"])
+            }
         }
         let limitsChanged = Self.rateLimits(.object(root), path: "") != Self.rateLimits(.object(previous), path: "")
         await kernel.rateLimiter.reload(root: root, clearCounters: limitsChanged)
