@@ -113,6 +113,22 @@ struct StoreContractTests {
         #expect(try await h.kernel.sessions.apiKeys(of: principal.user.id).map(\.deviceName) == ["NAS"])
     }
 
+    @Test("Service keys are listed by name, found by hash and revoked", arguments: StoreBackend.all)
+    func serviceKeys(_ backend: StoreBackend) async throws {
+        let h = try await harness(backend)
+        defer { Task { await h.server.close() } }
+        let keys = ServiceKeys(store: h.server.store, clock: h.clock)
+        let a = try await keys.create(name: "alpha"), b = try await keys.create(name: "beta")
+        // A code of another purpose is no service key.
+        _ = try await h.kernel.codes.issue(purpose: "other", key: "x", policy: CodePolicy(ttl: 60, resendInterval: 0, maxAttempts: 5, maxFailures: 5, failureWindow: 60))
+        #expect(try await keys.list().map(\.name) == ["alpha", "beta"])
+        let (foundA, foundB) = (try await keys.verify(a), try await keys.verify(b))
+        #expect(foundA == "alpha" && foundB == "beta")
+        try await keys.revoke(name: "alpha")
+        #expect(try await keys.verify(a) == nil)
+        #expect(try await keys.list().map(\.name) == ["beta"])
+    }
+
     @Test("Concurrent first sign-ins of one identity make one user", arguments: StoreBackend.all)
     func concurrentFirstSignIns(_ backend: StoreBackend) async throws {
         let h = try await harness(backend)

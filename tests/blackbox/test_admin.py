@@ -217,3 +217,41 @@ def test_sessions_lists_api_keys_by_name_and_prefix_never_the_secret():
             assert key["api_key"] not in text and key["api_key"][9:] not in text
         audit = [json.loads(line) for line in open(os.path.join(server.folder, "audit.jsonl"))]
         assert any(e["event"] == "api_key_created" and e["device"] == f"Backup NAS (authd_ak_{key['prefix']}…)" for e in audit)
+
+
+def test_service_keys_made_by_the_cli_let_a_backend_introspect_tokens():
+    import urllib.parse
+    import urllib.request
+
+    def introspect(server, token, key):
+        req = urllib.request.Request(server.url + "/oauth/introspect", data=urllib.parse.urlencode({"token": token}).encode(), method="POST")
+        req.add_header("Authorization", "Bearer " + key)
+        try:
+            with urllib.request.urlopen(req, timeout=10) as resp:
+                return resp.status, json.loads(resp.read())
+        except urllib.error.HTTPError as err:
+            return err.code, json.loads(err.read())
+
+    with running_server() as server:
+        out = authd("service-keys", "create", "photo-backend", folder=server.folder).stdout
+        secret = out.splitlines()[0]
+        assert secret.startswith("authd_sk_") and len(secret) >= 9 + 43
+        listed = json.loads(authd("service-keys", "list", "--json", folder=server.folder).stdout)
+        assert listed == [{"name": "photo-backend", "prefix": "authd_sk_" + secret[9:17] + "…", "created_at": listed[0]["created_at"]}]
+        assert authd("service-keys", "create", "photo-backend", folder=server.folder, check=False).returncode == 1
+        assert authd("service-keys", "create", "bad name", folder=server.folder, check=False).returncode == 1
+        session = server.sign_in("resource@example.com")
+        status, body = introspect(server, session["access_token"], secret)
+        assert status == 200 and body["active"] is True and body["sub"] == session["user"]["id"], body
+        for text in (authd("service-keys", "list", folder=server.folder).stdout, open(os.path.join(server.folder, "audit.jsonl")).read()):
+            assert secret not in text and secret[9:] not in text
+        assert "revoked" in authd("service-keys", "revoke", "photo-backend", folder=server.folder).stdout
+        status, body = introspect(server, session["access_token"], secret)
+        assert status == 401 and body["error"] == "invalid_client"
+        assert authd("service-keys", "revoke", "photo-backend", folder=server.folder, check=False).returncode == 1
+        folder = server.folder
+        server.stop()
+        # With no server running the same command works on the data folder itself.
+        offline = authd("service-keys", "create", "offline", folder=folder).stdout.splitlines()[0]
+        assert offline.startswith("authd_sk_")
+        assert [k["name"] for k in json.loads(authd("service-keys", "list", "--json", folder=folder).stdout)] == ["offline"]

@@ -109,6 +109,18 @@ extension SessionService {
         return (try accessToken(user: user, session: session, now: now, ttl: ttl), ttl)
     }
 
+    /// The live key `presented` is and its user, for introspection: nil when it is unknown, ended or
+    /// expired, or its user is disabled. Not a use of the key (`last_used_at` stays).
+    package func activeAPIKey(_ presented: String) async throws -> (SessionRecord, UserRecord)? {
+        guard presented.utf8.count <= 256, presented.hasPrefix(Self.apiKeyPrefix) else { return nil }
+        let hash = RefreshToken.hash(presented)
+        let now = clock.now()
+        guard let key = try await store.read([.sessionByRefreshHash(hash)], { $0.session(refreshHash: hash) }), key.isAPIKey, key.expiresAt > now,
+            let user = try await store.read([.user(key.userID)], { $0.user(id: key.userID) }), user.disabledAt == nil
+        else { return nil }
+        return (key, user)
+    }
+
     /// Deletes `session` from `state`; an API key leaves a tombstone saying why it stopped working.
     package static func end(_ session: SessionRecord, in state: inout StoreState, now: Date, reason: String = "revoked") {
         state.deleteSession(id: session.id)

@@ -34,6 +34,8 @@ package enum StoreKey: Sendable, Hashable {
     case code(purpose: String, key: String)
     /// Every code record (export).
     case allCodes
+    /// Every code record of one purpose (admin listings of small sets, such as service keys).
+    case codesOfPurpose(String)
     /// Code records that expired before this instant.
     case codesExpired(before: Date)
     /// The approval request with this id.

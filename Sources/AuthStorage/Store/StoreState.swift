@@ -57,6 +57,13 @@ package struct StoreState: Sendable {
     /// The code record for a purpose and key.
     package func code(purpose: String, key: String) -> CodeRecord? { codes[CodeRecord.id(purpose: purpose, key: key)] }
 
+    /// Every code record of `purpose` (a small set: a full scan in memory).
+    package func codes(purpose: String) -> [CodeRecord] {
+        var found: [CodeRecord] = []
+        codes.forEachValue(inShards: 0..<ShardedTable<String, CodeRecord>.shardCount) { if $0.purpose == purpose { found.append($0) } }
+        return found
+    }
+
     // MARK: Writes
 
     /// Inserts or replaces a user. The caller has checked uniqueness of email, user name and identities.

@@ -29,6 +29,12 @@ package enum AdminAction: Codable, Sendable, Equatable {
     case export(to: String)
     /// An export or backup loaded into an empty store (a database backend).
     case importBundle(from: String)
+    /// A new service key; its secret is printed once.
+    case createServiceKey(String)
+    /// The service keys by name and prefix.
+    case listServiceKeys(json: Bool)
+    /// Revokes a service key by name.
+    case revokeServiceKey(String)
 }
 
 /// What a command printed, and how the process should exit.

@@ -72,6 +72,24 @@ package struct AdminOperations: Sendable {
             await kernel.audit.record("account_deleted", user: user.id)
             return AdminOutput(text: "user \(user.id.lowercased) deleted with its identities, sessions and codes\n")
 
+        case .createServiceKey(let name):
+            let secret = try await ServiceKeys(store: store, clock: kernel.clock).create(name: name)
+            await kernel.audit.record("admin", account: name, reason: "service-keys create")
+            kernel.logger.notice("service key created", metadata: ["service_key": "\(name)", "via": "\(via)"])
+            return AdminOutput(text: "\(secret)\nservice key \(name): keep the line above; it is not shown again\n")
+
+        case .listServiceKeys(let json):
+            let keys = try await ServiceKeys(store: store, clock: kernel.clock).list().map {
+                AdminServiceKeyView(name: $0.name, prefix: ServiceKeys.prefix + $0.prefix + "…", createdAt: Timestamp.string($0.createdAt))
+            }
+            return json ? try AdminFormat.json(keys) : AdminOutput(text: AdminFormat.table(["NAME", "PREFIX", "CREATED"], keys.map { [$0.name, $0.prefix, $0.createdAt] }))
+
+        case .revokeServiceKey(let name):
+            try await ServiceKeys(store: store, clock: kernel.clock).revoke(name: name)
+            await kernel.audit.record("admin", account: name, reason: "service-keys revoke")
+            kernel.logger.notice("service key revoked", metadata: ["service_key": "\(name)", "via": "\(via)"])
+            return AdminOutput(text: "service key \(name) revoked\n")
+
         case .listSessions(let ref, let json):
             let user = try await user(ref)
             let sessions = try await kernel.sessions.sessions(of: user.id).map(AdminSessionView.init)

@@ -57,6 +57,14 @@ struct AdminSessionView: Codable, Sendable {
     }
 }
 
+/// A service key as the admin commands show it: its name and prefix, never its secret.
+struct AdminServiceKeyView: Codable, Sendable {
+    var name: String
+    var prefix: String
+    var createdAt: String
+    enum CodingKeys: String, CodingKey { case name, prefix, createdAt = "created_at" }
+}
+
 /// A signing key as the admin commands show it: its public id, never its seed.
 struct AdminKeyView: Codable, Sendable {
     var kid: String

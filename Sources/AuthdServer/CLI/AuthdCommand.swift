@@ -19,6 +19,7 @@ struct AuthdCommand: AsyncParsableCommand {
         subcommands: [
             ServeCommand.self, UsersCommand.self, SessionsCommand.self, KeysCommand.self, BackupCommand.self, RestoreCommand.self,
             CheckCommand.self, AuditCommand.self, MigrateCommand.self, ExportCommand.self, ImportCommand.self, OpenAPICommand.self,
+            ServiceKeysCommand.self,
         ]
     )
 }

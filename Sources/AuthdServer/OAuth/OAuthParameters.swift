@@ -9,7 +9,9 @@ struct OAuthParameters: Sendable {
     private var values: [String: String]
 
     /// The parameters the `/oauth` endpoints read.
-    static let known: Set<String> = ["grant_type", "device_code", "client_id", "refresh_token", "device_name", "platform", "scope"]
+    static let known: Set<String> = [
+        "grant_type", "device_code", "client_id", "refresh_token", "device_name", "platform", "scope", "token", "token_type_hint",
+    ]
 
     subscript(_ name: String) -> String? { values[name].flatMap { $0.isEmpty ? nil : $0 } }
 

@@ -2,6 +2,7 @@ import AuthKernel
 import AuthStorage
 import Foundation
 import Hummingbird
+import Logging
 
 /// `/oauth/device_authorization` and `/oauth/token` (contract §7): the device flow of RFC 8628 and
 /// the refresh grant, in OAuth's wire format, so generic device-flow clients work unchanged.
@@ -9,12 +10,13 @@ struct OAuthRoutes: Sendable {
     let kernel: Kernel
     let devices: DeviceAuthorizations
     let issuer: IssuerName
+    let serviceKeys: ServiceKeys
 
     static let deviceCodeGrant = "urn:ietf:params:oauth:grant-type:device_code"
 
     func add(to router: Router<AuthRequestContext>) {
         let oauth = router.group("oauth").add(middleware: OAuthErrorMiddleware())
-        let kernel = self.kernel, devices = self.devices, issuer = self.issuer
+        let kernel = self.kernel, devices = self.devices, issuer = self.issuer, serviceKeys = self.serviceKeys
 
         oauth.post("device_authorization") { request, context -> Response in
             try await kernel.rateLimiter.consume(
@@ -38,6 +40,10 @@ struct OAuthRoutes: Sendable {
             w.key("interval"); w.int(started.interval)
             w.endObject()
             return w.response()
+        }
+
+        oauth.post("introspect") { request, context -> Response in
+            try await Self.introspect(request, context, kernel: kernel, serviceKeys: serviceKeys)
         }
 
         oauth.post("token") { request, context -> Response in
@@ -66,6 +72,48 @@ struct OAuthRoutes: Sendable {
                 throw OAuthError("unsupported_grant_type", "authd issues tokens for the device_code and refresh_token grants, not `\(LogSafe.text(other, maxLength: 64))`.")
             }
         }
+    }
+
+    /// RFC 7662 for resource servers holding a service key: whether an access token or an API key is
+    /// still active. A token whose session or key has ended, expired or been disabled is `{"active":false}`.
+    static func introspect(_ request: Request, _ context: AuthRequestContext, kernel: Kernel, serviceKeys: ServiceKeys) async throws -> Response {
+        guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer "),
+            let caller = try await serviceKeys.verify(String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces))
+        else {
+            var error = try OAuthError("invalid_client", "Send a service key (authd service-keys create) as the Bearer token.", status: .unauthorized)
+                .response(from: request, context: context)
+            error.headers[.wwwAuthenticate] = "Bearer"
+            return error
+        }
+        let parameters = try await OAuthParameters.read(request, context: context)
+        guard let token = parameters["token"] else { throw OAuthError("invalid_request", "The parameter `token` is required.") }
+        var w = JSONWriter(capacity: 256)
+        w.beginObject()
+        if token.hasPrefix(SessionService.apiKeyPrefix) {
+            if let (key, user) = try await kernel.sessions.activeAPIKey(token) {
+                w.key("active"); w.bool(true)
+                w.key("sub"); w.string(user.id.lowercased)
+                w.key("sid"); w.string(key.id.lowercased)
+                w.key("amr"); w.strings(key.amr)
+                if key.expiresAt < SessionRecord.neverExpires { w.key("exp"); w.int(Int(key.expiresAt.timeIntervalSince1970)) }
+                w.key("token_type"); w.string("api_key")
+            } else {
+                w.key("active"); w.bool(false)
+            }
+        } else if let principal = try? await kernel.sessions.authenticate(bearer: token), principal.user.disabledAt == nil {
+            w.key("active"); w.bool(true)
+            w.key("sub"); w.string(principal.user.id.lowercased)
+            w.key("sid"); w.string(principal.session.id.lowercased)
+            w.key("amr"); w.strings(principal.claims.amr)
+            w.key("exp"); w.int(principal.claims.exp)
+            w.key("iat"); w.int(principal.claims.iat)
+            w.key("token_type"); w.string("Bearer")
+        } else {
+            w.key("active"); w.bool(false)
+        }
+        w.endObject()
+        kernel.logger.debug("introspection", metadata: ["service_key": "\(caller)"])
+        return w.response()
     }
 
     /// `client_id` is optional and free-form (authd has no registered clients); bounded before it is stored.

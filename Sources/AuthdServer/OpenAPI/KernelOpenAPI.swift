@@ -316,6 +316,38 @@ paths:
         "415": { $ref: "#/components/responses/OAuthError" }
         "429": { $ref: "#/components/responses/OAuthError" }
         "503": { $ref: "#/components/responses/OAuthError" }
+  /oauth/introspect:
+    post:
+      operationId: introspectToken
+      tags: [device]
+      summary: "RFC 7662: whether an access token or an API key is still active (for your backend, with a service key)"
+      security: [{ serviceKey: [] }]
+      requestBody:
+        required: true
+        content:
+          application/x-www-form-urlencoded: { schema: { $ref: "#/components/schemas/IntrospectionRequest" } }
+          application/json: { schema: { $ref: "#/components/schemas/IntrospectionRequest" } }
+      responses:
+        "200":
+          description: "{\"active\": false} once its session or key has ended; otherwise who and what it is"
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [active]
+                properties:
+                  active: { type: boolean }
+                  sub: { type: string }
+                  sid: { type: string }
+                  amr: { type: array, items: { type: string } }
+                  exp: { type: integer }
+                  iat: { type: integer }
+                  token_type: { enum: [Bearer, api_key] }
+        "400": { $ref: "#/components/responses/OAuthError" }
+        "401": { $ref: "#/components/responses/OAuthError" }
+        "413": { $ref: "#/components/responses/OAuthError" }
+        "415": { $ref: "#/components/responses/OAuthError" }
+        "503": { $ref: "#/components/responses/OAuthError" }
   /oauth/token:
     post:
       operationId: requestToken
@@ -422,6 +454,7 @@ paths:
 components:
   securitySchemes:
     bearer: { type: http, scheme: bearer, bearerFormat: JWT }
+    serviceKey: { type: http, scheme: bearer, description: "A service key (authd_sk_…) made with `authd service-keys create`" }
   schemas:
     Error:
       type: object
@@ -481,6 +514,12 @@ components:
         client_id: { type: string, pattern: "^[!-~]{1,128}$" }
         device_name: { $ref: "#/components/schemas/Label" }
         platform: { $ref: "#/components/schemas/Label" }
+    IntrospectionRequest:
+      type: object
+      required: [token]
+      properties:
+        token: { type: string, minLength: 1 }
+        token_type_hint: { type: string }
     TokenRequest:
       oneOf:
         - type: object

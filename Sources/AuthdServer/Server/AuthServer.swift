@@ -172,7 +172,7 @@ package final class AuthServer: Sendable {
             APIKeyRoutes(kernel: kernel).add(to: api)
             let devices = DeviceAuthorizations(store: store, sessions: sessions, clock: clock, logger: logger, audit: audit, settings: config.device)
             DeviceRoutes(kernel: kernel, devices: devices).add(to: api)
-            OAuthRoutes(kernel: kernel, devices: devices, issuer: issuerName).add(to: router)
+            OAuthRoutes(kernel: kernel, devices: devices, issuer: issuerName, serviceKeys: ServiceKeys(store: store, clock: clock)).add(to: router)
             DevicePageRoutes.registerMail(on: mailer)
             DevicePageRoutes(kernel: kernel, devices: devices, store: store, issuer: issuerName, productName: config.mail.productName).add(to: router)
             for provider in providers { api.addRoutes(provider.routes()) }
@@ -288,8 +288,7 @@ package final class AuthServer: Sendable {
     /// Removes a socket file left by a server that is gone (binding would fail on it); anything else
     /// at that path, or a socket a live server answers on, is left alone (the bind then fails).
     static func removeStaleSocket(_ path: String) throws {
-        var info = stat()
-        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK else { return }
+        guard (try? FileManager.default.attributesOfItem(atPath: path))?[.type] as? FileAttributeType == .typeSocket else { return }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return }
         defer { _ = Glibc.close(fd) }

@@ -96,6 +96,8 @@ enum PostgresRecords {
             return "SELECT 'c', record::text FROM verification_codes WHERE id = \(try bind(CodeRecord.id(purpose: purpose, key: key)))\(forUpdate)"
         case .allCodes:
             return "SELECT 'c', record::text FROM verification_codes"
+        case .codesOfPurpose(let purpose):
+            return "SELECT 'c', record::text FROM verification_codes WHERE purpose = \(try bind(purpose))\(forUpdate)"
         case .codesExpired(let before):
             return "SELECT 'c', record::text FROM verification_codes WHERE expires_at <= \(try bind(before))\(forUpdate)"
         case .approval(let id):
@@ -218,6 +220,7 @@ extension StoreKey {
             case .userByEmail(let s), .userByUsername(let s), .sessionByRefreshHash(let s), .approval(let s): [s]
             case .userByIdentity(let identity): [identity.provider, identity.subject]
             case .code(let purpose, let key): [purpose, key]
+            case .codesOfPurpose(let purpose): [purpose]
             default: []
             }
         return texts.contains { $0.contains("\u{0}") }
