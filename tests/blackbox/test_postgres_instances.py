@@ -281,3 +281,29 @@ def test_text_postgresql_cannot_store_is_answered_as_on_the_file_store():
         assert status == 401 and body["error"]["code"] == "INVALID_CREDENTIALS", body
         status, body, _ = a.call("POST", "/api/v1/auth/pin/verify", {"user_id": "ghost\u0000", "pin": "1234"})
         assert status in (400, 401), body
+
+
+def test_api_keys_and_device_sign_in_work_across_instances():
+    with cluster({"device": {"interval": 1}}) as (a, b):
+        session = sign_in_across(a, b, "devices@example.com")
+        status, key, _ = a.call("POST", "/api/v1/auth/api-keys", {"name": "NAS"}, token=session["access_token"])
+        assert status == 201, key
+        status, exchanged, _ = b.call("POST", "/api/v1/auth/api-keys/exchange", {"api_key": key["api_key"]})
+        assert status == 200 and a.call("GET", "/api/v1/auth/me", token=exchanged["access_token"])[0] == 200
+        assert b.call("DELETE", f"/api/v1/auth/api-keys/{key['id']}", token=session["access_token"])[0] == 204
+        status, body, _ = a.call("POST", "/api/v1/auth/api-keys/exchange", {"api_key": key["api_key"]})
+        assert status == 401 and body["error"]["details"]["reason"] == "revoked"
+
+        # A device starts on one instance, a person approves on the other, the device polls the first.
+        status, started, _ = a.call("POST", "/oauth/device_authorization", {"device_name": "Frame"})
+        assert status == 200, started
+        grant = {"grant_type": "urn:ietf:params:oauth:grant-type:device_code", "device_code": started["device_code"]}
+        assert a.call("POST", "/oauth/token", grant)[1]["error"] == "authorization_pending"
+        assert b.call("POST", "/oauth/token", grant)[1]["error"] == "slow_down", "the interval holds across instances"
+        status, shown, _ = b.call("GET", "/api/v1/auth/device/" + started["user_code"], token=session["access_token"])
+        assert status == 200 and shown["device_name"] == "Frame"
+        assert b.call("POST", f"/api/v1/auth/device/{started['user_code']}/approve", token=session["access_token"])[0] == 204
+        time.sleep(6.1)  # the interval grew to 6 s with the slow_down
+        status, device, _ = a.call("POST", "/oauth/token", grant)
+        assert status == 200 and device["user"]["email"] == "devices@example.com", device
+        assert b.call("POST", "/oauth/token", grant)[1]["error"] == "invalid_grant"

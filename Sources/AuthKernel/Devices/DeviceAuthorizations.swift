@@ -164,7 +164,8 @@ package struct DeviceAuthorizations: Sendable {
             var payload = record.payload ?? [:]
             var wait = interval
             if case .number(let n) = payload["interval"] { wait = n }
-            if case .number(let last) = payload["last_poll"], now.timeIntervalSince1970 - last < wait {
+            // Only a pending code is polled too often: an answer or a used code is told at once.
+            if case .string("pending") = payload["status"], case .number(let last) = payload["last_poll"], now.timeIntervalSince1970 - last < wait {
                 // RFC 8628 §3.5: each slow_down adds 5 seconds to the interval the device must keep.
                 payload["interval"] = .number(wait + 5)
                 payload["last_poll"] = .number(now.timeIntervalSince1970)
