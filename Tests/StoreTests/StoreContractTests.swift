@@ -129,6 +129,27 @@ struct StoreContractTests {
         #expect(try await keys.list().map(\.name) == ["beta"])
     }
 
+    @Test("Users are paged in id order and searched by email or user name, and metadata is kept", arguments: StoreBackend.all)
+    func usersPagedAndSearched(_ backend: StoreBackend) async throws {
+        let h = try await harness(backend)
+        defer { Task { await h.server.close() } }
+        var ids: [String] = []
+        for i in 0..<5 { ids.append(try await h.kernel.users.signIn(claim("s\(i)", email: "user\(i)@example.com"), linkingTo: nil).id.uuidString) }
+        let named = try await h.kernel.users.signIn(claim("n"), linkingTo: nil)
+        _ = try await h.kernel.users.update(named.id) { $0.username = "Percent_50%"; $0.appMetadata = ["couple_id": .string("c-1")]; $0.userMetadata = ["a": .number(1)] }
+        let stored = try #require(try await h.kernel.users.user(id: named.id))
+        #expect(stored.appMetadata == ["couple_id": .string("c-1")] && stored.userMetadata == ["a": .number(1)])
+        let first = try await h.kernel.users.page(matching: "example.com", after: nil, limit: 2)
+        let rest = try await h.kernel.users.page(matching: "example.com", after: first.last?.id, limit: 10)
+        #expect((first + rest).map(\.id.uuidString) == ids.sorted())
+        #expect(try await h.kernel.users.page(matching: "", after: nil, limit: 10).count == 6)
+        // The query is literal: % and _ match themselves (no LIKE patterns).
+        #expect(try await h.kernel.users.page(matching: "percent_50%", after: nil, limit: 10).map(\.id) == [named.id])
+        #expect(try await h.kernel.users.page(matching: "p_rcent", after: nil, limit: 10).isEmpty)
+        #expect(try await h.kernel.users.page(matching: "%50", after: nil, limit: 10).isEmpty)
+        #expect(try await h.kernel.users.page(matching: "user3", after: nil, limit: 10).count == 1)
+    }
+
     @Test("Concurrent first sign-ins of one identity make one user", arguments: StoreBackend.all)
     func concurrentFirstSignIns(_ backend: StoreBackend) async throws {
         let h = try await harness(backend)

@@ -99,6 +99,8 @@ package struct AuthConfig: Sendable {
         package var clockSkew: Int = 30
         /// API keys (the `api_keys` section).
         package var apiKeys = APIKeySettings()
+        /// Optional claims access tokens carry (`tokens.claims`): any of `email`, `email_verified`.
+        package var claims: Set<String> = []
         /// Creates the defaults.
         package init() {}
     }
@@ -245,6 +247,11 @@ package struct AuthConfig: Sendable {
         tokens.refreshTTL = try t.seconds("refresh_ttl", default: tokens.refreshTTL)
         tokens.refreshReuseGrace = try t.int("refresh_reuse_grace", default: tokens.refreshReuseGrace, in: 0...300)
         tokens.refreshRate = try t.rule("refresh_rate", default: tokens.refreshRate)
+        let claims = try t.strings("claims", default: [])
+        if let unknown = claims.first(where: { !["email", "email_verified"].contains($0) }) {
+            throw ConfigError("tokens.claims may list \"email\" and \"email_verified\", not \"\(unknown)\"")
+        }
+        tokens.claims = Set(claims)
         tokens.clockSkew = try t.int("clock_skew", default: tokens.clockSkew, in: 0...300)
         try t.rejectUnknownKeys()
         var k = try top.section("api_keys")

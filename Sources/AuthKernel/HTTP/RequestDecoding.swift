@@ -8,7 +8,7 @@ extension Request {
     /// 400 `INVALID_REQUEST` with a message naming the field that is missing or has the wrong type.
     /// Unknown fields are ignored.
     public func decodeJSON<T: Decodable>(as type: T.Type, context: AuthRequestContext) async throws -> T {
-        let buffer: ByteBuffer
+        var buffer: ByteBuffer
         do {
             buffer = try await body.collect(upTo: context.maxUploadSize)
         } catch is NIOTooManyBytesError {
@@ -16,6 +16,10 @@ extension Request {
         }
         guard buffer.readableBytes > 0 else { throw AuthError.invalidRequest("The request body must be a JSON object.") }
         try Self.checkContentType(headers[.contentType])
+        // Contract §5: `deviceName` is `device_name`; rewritten once here so no body type needs both.
+        if let renamed = try buffer.withUnsafeReadableBytes({ try CamelCaseKeys.normalise($0) }) {
+            buffer = ByteBuffer(bytes: renamed)
+        }
         if let flatType = T.self as? any FlatJSONDecodable.Type, let flat = FlatJSONObject(buffer.readableBytesView),
             let value = flatType.init(flat: flat) as? T
         {

@@ -225,6 +225,24 @@ public struct SessionService: Sendable {
         logger.info("session ended", metadata: ["user.id": "\(userID.lowercased)", "session.id": "\(sessionID.lowercased)"])
     }
 
+    /// Ends the session a refresh token (current or retired) belongs to, for a client whose access
+    /// token has expired (contract §5); returns its user, nil for a token that matches nothing. An
+    /// API key is not ended this way: it is revoked by its id.
+    package func logout(refreshToken token: String) async throws -> UUID? {
+        guard token.utf8.count <= 256 else { return nil }
+        let presented = RefreshToken.hash(token)
+        let now = clock.now()
+        let ended = try await store.write([.sessionByRefreshHash(presented)]) { state -> SessionRecord? in
+            guard let session = state.session(refreshHash: presented), !session.isAPIKey else { return nil }
+            Self.end(session, in: &state, now: now)
+            return session
+        }
+        guard let ended else { return nil }
+        await events.sessionsEnded([ended])
+        logger.info("session ended", metadata: ["user.id": "\(ended.userID.lowercased)", "session.id": "\(ended.id.lowercased)"])
+        return ended.userID
+    }
+
     /// Ends every session of a user except `keep` (e.g. after a password change), and moves the
     /// user's `UserRecord/credentialVersion` on, so no sign-in that checked the old credential
     /// can start a session afterwards.
@@ -281,11 +299,19 @@ public struct SessionService: Sendable {
 
     /// What the sign-in policies add to a token of `session`.
     private func extraClaims(for user: UserRecord, session: SessionRecord) -> [String: JSONValue] {
-        let policies = hooks.policies
-        guard !policies.isEmpty else { return [:] }
         var claims: [String: JSONValue] = [:]
-        for policy in policies { claims.merge(policy.claims(for: user, session: session)) { _, new in new } }
-        return claims.filter { !AccessTokenClaims.reservedNames.contains($0.key) }
+        let policies = hooks.policies
+        if !policies.isEmpty {
+            for policy in policies { claims.merge(policy.claims(for: user, session: session)) { _, new in new } }
+            claims = claims.filter { !AccessTokenClaims.reservedNames.contains($0.key) }
+        }
+        // Contract §8: app_metadata rides in every token when set, so a resource server reads it offline.
+        if !user.appMetadata.isEmpty { claims["app_metadata"] = .object(user.appMetadata) }
+        if !settings.claims.isEmpty {
+            if settings.claims.contains("email"), let email = user.email { claims["email"] = .string(email) }
+            if settings.claims.contains("email_verified"), user.email != nil { claims["email_verified"] = .bool(user.emailVerified) }
+        }
+        return claims
     }
 
     private func response(user: UserRecord, session: SessionRecord, refreshToken: String, now: Date) throws -> SessionResponse {

@@ -30,7 +30,11 @@ package struct AccessTokenClaims: Codable, Sendable, Equatable {
     /// The names the kernel sets itself, which extra claims never replace.
     package static let reservedNames: Set<String> = [
         "iss", "aud", "sub", "sid", "iat", "exp", "nbf", "jti", "amr", "is_anonymous", "auth_time", "typ", "kid", "alg",
+        "app_metadata", "email", "email_verified",
     ]
+
+    /// The reserved names the kernel itself puts in `extra`, from the user record (contract §8).
+    package static let userClaims: Set<String> = ["app_metadata", "email", "email_verified"]
 
     /// Creates claims.
     package init(
@@ -69,7 +73,7 @@ package struct AccessTokenClaims: Codable, Sendable, Equatable {
         if let nbf { w.key("nbf"); w.int(nbf) }
         w.key("sid"); w.string(sid)
         w.key("sub"); w.string(sub)
-        for (name, value) in extra.sorted(by: { $0.key < $1.key }) where !Self.reservedNames.contains(name) {
+        for (name, value) in extra.sorted(by: { $0.key < $1.key }) where !Self.reservedNames.contains(name) || Self.userClaims.contains(name) {
             w.key(dynamic: name)
             w.value(value)
         }

@@ -22,6 +22,10 @@ public struct UserResponse: ResponseCodable, Sendable, Equatable {
     public var createdAt: String
     /// `updated_at`, RFC 3339.
     public var updatedAt: String
+    /// `user_metadata`: the user's own object (`PATCH /me`), `{}` when none.
+    public var userMetadata: [String: JSONValue]
+    /// `app_metadata`: the object the app's backend set (the admin API), `{}` when none.
+    public var appMetadata: [String: JSONValue]
 
     /// The public view of a stored user.
     public init(_ user: UserRecord) {
@@ -34,11 +38,14 @@ public struct UserResponse: ResponseCodable, Sendable, Equatable {
         authProviders = user.authProviders
         createdAt = Timestamp.string(user.createdAt)
         updatedAt = Timestamp.string(user.updatedAt)
+        userMetadata = user.userMetadata
+        appMetadata = user.appMetadata
     }
 
     enum CodingKeys: String, CodingKey {
         case id, email, emailVerified = "email_verified", displayName = "display_name", username
         case isAnonymous = "is_anonymous", authProviders = "auth_providers", createdAt = "created_at", updatedAt = "updated_at"
+        case userMetadata = "user_metadata", appMetadata = "app_metadata"
     }
 
     // Explicit nulls: the contract shows `"display_name": null`, not a missing key.
@@ -54,12 +61,15 @@ public struct UserResponse: ResponseCodable, Sendable, Equatable {
         try c.encode(authProviders, forKey: .authProviders)
         try c.encode(createdAt, forKey: .createdAt)
         try c.encode(updatedAt, forKey: .updatedAt)
+        try c.encode(userMetadata, forKey: .userMetadata)
+        try c.encode(appMetadata, forKey: .appMetadata)
     }
 }
 
 extension UserResponse {
-    /// Written directly (see `JSONWriter`); the same JSON as ``encode(to:)``.
-    package func write(to w: inout JSONWriter) {
+    /// Written directly (see `JSONWriter`); the same JSON as ``encode(to:)``. With `closing` false
+    /// the object is left open for the caller to add members (the admin API's `disabled`).
+    package func write(to w: inout JSONWriter, closing: Bool = true) {
         w.beginObject()
         w.key("id"); w.string(id)
         w.key("email"); w.string(email)
@@ -70,12 +80,14 @@ extension UserResponse {
         w.key("auth_providers"); w.strings(authProviders)
         w.key("created_at"); w.string(createdAt)
         w.key("updated_at"); w.string(updatedAt)
-        w.endObject()
+        w.key("user_metadata"); w.value(.object(userMetadata))
+        w.key("app_metadata"); w.value(.object(appMetadata))
+        if closing { w.endObject() }
     }
 
     /// The answer, written without `JSONEncoder`.
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        var w = JSONWriter(capacity: 320)
+        var w = JSONWriter(capacity: 384)
         write(to: &w)
         return w.response()
     }

@@ -53,6 +53,11 @@ public struct UserService: Sendable {
         try await store.read([.userByUsername(username)]) { $0.user(username: username) }
     }
     /// The user an identity belongs to.
+    /// One page of users in id order for the admin API (see ``StoreState/users(matching:after:limit:)``).
+    package func page(matching query: String, after: UUID?, limit: Int) async throws -> [UserRecord] {
+        try await store.read([.usersPage(query: query, after: after, limit: limit)]) { $0.users(matching: query, after: after, limit: limit) }
+    }
+
     package func user(identity: Identity) async throws -> UserRecord? {
         try await store.read([.userByIdentity(identity)]) { $0.user(identity: identity) }
     }

@@ -300,6 +300,12 @@ extension UserRecord {
             case "credential_version":
                 guard let n = Int(exactly: try r.number()), n >= 0 else { throw JSONReader.Mismatch() }
                 user.credentialVersion = n
+            case "user_metadata":
+                guard case .object(let o) = try r.value() else { throw JSONReader.Mismatch() }
+                user.userMetadata = o
+            case "app_metadata":
+                guard case .object(let o) = try r.value() else { throw JSONReader.Mismatch() }
+                user.appMetadata = o
             default: throw JSONReader.Mismatch()
             }
         }

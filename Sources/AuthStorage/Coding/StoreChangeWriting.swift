@@ -36,6 +36,7 @@ extension UserRecord {
     /// The stored form, secrets included (``UserResponse`` is the public one).
     package func write(storedTo w: inout JSONWriter) {
         w.beginObject()
+        if !appMetadata.isEmpty { w.key("app_metadata"); JSONValue.object(appMetadata).write(to: &w) }
         w.key("created_at"); w.double(createdAt.timeIntervalSince1970)
         if credentialVersion != 0 { w.key("credential_version"); w.int(credentialVersion) }
         if let disabledAt { w.key("disabled_at"); w.double(disabledAt.timeIntervalSince1970) }
@@ -55,6 +56,7 @@ extension UserRecord {
         w.key("is_anonymous"); w.bool(isAnonymous)
         w.key("secrets"); JSONValue.object(secrets).write(to: &w)
         w.key("updated_at"); w.double(updatedAt.timeIntervalSince1970)
+        if !userMetadata.isEmpty { w.key("user_metadata"); JSONValue.object(userMetadata).write(to: &w) }
         if let username { w.key("username"); w.string(username) }
         w.endObject()
     }

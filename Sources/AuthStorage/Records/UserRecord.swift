@@ -25,6 +25,11 @@ public struct UserRecord: Codable, Sendable, Equatable {
     public var updatedAt: Date
     /// When an operator disabled the user (`authd users disable`); a disabled user cannot sign in.
     public var disabledAt: Date?
+    /// `user_metadata`: what the user keeps about itself (`PATCH /me`), empty when none.
+    public var userMetadata: [String: JSONValue] = [:]
+    /// `app_metadata`: what the app's backend keeps about the user (service keys, the admin CLI),
+    /// carried in access tokens; empty when none.
+    public var appMetadata: [String: JSONValue] = [:]
     /// Counts the times every session of the user was ended for a credential change (a password
     /// change or reset, a PIN change). A sign-in is started only if it is unchanged since the
     /// credential it checked was read: one racing such a change cannot outlive it.
@@ -58,6 +63,7 @@ public struct UserRecord: Codable, Sendable, Equatable {
         case id, email, emailVerified = "email_verified", displayName = "display_name", username
         case isAnonymous = "is_anonymous", identities, secrets, createdAt = "created_at", updatedAt = "updated_at"
         case disabledAt = "disabled_at", credentialVersion = "credential_version"
+        case userMetadata = "user_metadata", appMetadata = "app_metadata"
     }
 
     /// Decodes it from its JSON.
@@ -75,6 +81,8 @@ public struct UserRecord: Codable, Sendable, Equatable {
         updatedAt = try c.decode(Date.self, forKey: .updatedAt)
         disabledAt = try c.decodeIfPresent(Date.self, forKey: .disabledAt)
         credentialVersion = try c.decodeIfPresent(Int.self, forKey: .credentialVersion) ?? 0
+        userMetadata = try c.decodeIfPresent([String: JSONValue].self, forKey: .userMetadata) ?? [:]
+        appMetadata = try c.decodeIfPresent([String: JSONValue].self, forKey: .appMetadata) ?? [:]
     }
 
     /// Encodes it as its JSON.
@@ -93,6 +101,8 @@ public struct UserRecord: Codable, Sendable, Equatable {
         try c.encodeIfPresent(disabledAt, forKey: .disabledAt)
         // Absent while 0, so records of users who never changed a credential stay as they were.
         if credentialVersion != 0 { try c.encode(credentialVersion, forKey: .credentialVersion) }
+        if !userMetadata.isEmpty { try c.encode(userMetadata, forKey: .userMetadata) }
+        if !appMetadata.isEmpty { try c.encode(appMetadata, forKey: .appMetadata) }
     }
 }
 

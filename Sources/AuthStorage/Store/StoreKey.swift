@@ -16,6 +16,9 @@ package enum StoreKey: Sendable, Hashable {
     case userByIdentity(Identity)
     /// Every user (admin listings).
     case allUsers
+    /// One page of users (the admin API): ids after `after` in id order, whose email or user name
+    /// contains `query` (lower case; empty matches all); at most `limit`.
+    case usersPage(query: String, after: UUID?, limit: Int)
     /// The session with this id.
     case session(UUID)
     /// The session holding a current or retired refresh token with this hash.

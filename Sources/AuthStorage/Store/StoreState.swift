@@ -57,6 +57,28 @@ package struct StoreState: Sendable {
     /// The code record for a purpose and key.
     package func code(purpose: String, key: String) -> CodeRecord? { codes[CodeRecord.id(purpose: purpose, key: key)] }
 
+    /// One page of users in id order (as PostgreSQL orders uuids): ids after `after` whose email or
+    /// user name contains `query` (already lower case; empty matches all), at most `limit`. A scan that
+    /// keeps only the `limit` smallest, so a page of a million users sorts no more than a page.
+    package func users(matching query: String, after: UUID?, limit: Int) -> [UserRecord] {
+        let floor = after?.uuidString
+        var page: [(key: String, user: UserRecord)] = []
+        page.reserveCapacity(limit + 1)
+        users.forEachValue(inShards: 0..<ShardedTable<UUID, UserRecord>.shardCount) { user in
+            if !query.isEmpty {
+                let inEmail = user.email?.contains(query) ?? false
+                guard inEmail || (user.username?.lowercased().contains(query) ?? false) else { return }
+            }
+            let key = user.id.uuidString
+            if let floor, key <= floor { return }
+            if page.count == limit, let last = page.last, key >= last.key { return }
+            let at = page.firstIndex { $0.key > key } ?? page.endIndex
+            page.insert((key, user), at: at)
+            if page.count > limit { page.removeLast() }
+        }
+        return page.map(\.user)
+    }
+
     /// Every code record of `purpose` (a small set: a full scan in memory).
     package func codes(purpose: String) -> [CodeRecord] {
         var found: [CodeRecord] = []

@@ -12,7 +12,7 @@ info:
   description: |
     The HTTP API of authd, a self-hosted authentication server (see ../shared/contract.md, which is binding).
     This document lists the kernel's operations and those of the providers this server runs.
-    Bodies are JSON with snake_case fields; unknown request fields are ignored. Every error is
+    Bodies are JSON with snake_case fields (each top-level field also in camelCase: deviceName); unknown request fields are ignored. Every error is
     {"error": {"code", "message", "details"?}}; 429 answers carry details.retry_after and a Retry-After header.
     Protected operations take `Authorization: Bearer <access_token>`; on sign-in operations a Bearer token
     is optional and links the new identity to the caller. On every /api/v1/auth operation a Bearer header,
@@ -35,6 +35,7 @@ tags:
   - { name: second-factor, description: "Completing a sign-in that needs a second factor" }
   - { name: api-keys, description: "Long-lived keys for devices, exchanged for short-lived access tokens" }
   - { name: device, description: "Device sign-in (RFC 8628): a box shows a code, a signed-in person approves it" }
+  - { name: admin, description: "The app's backend, with a service key: users, their app_metadata and sessions" }
 paths:
   /health:
     get:
@@ -88,11 +89,17 @@ paths:
     post:
       operationId: logout
       tags: [sessions]
-      summary: End this session
-      security: [{ bearer: [] }]
+      summary: "End this session: with its Bearer, or without one by its refresh token (204 for an unknown token too)"
+      security: [{ bearer: [] }, {}]
+      requestBody:
+        required: false
+        content: { application/json: { schema: { type: object, required: [refresh_token], properties: { refresh_token: { type: string } } } } }
       responses:
         "204": { description: Ended }
+        "400": { $ref: "#/components/responses/InvalidRequest" }
         "401": { $ref: "#/components/responses/Unauthorized" }
+        "413": { $ref: "#/components/responses/PayloadTooLarge" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "503": { $ref: "#/components/responses/Unavailable" }
   /api/v1/auth/me:
     get:
@@ -106,11 +113,20 @@ paths:
     patch:
       operationId: updateMe
       tags: [account]
-      summary: Change the display name (null or blank clears it)
+      summary: Change the display name (null or blank clears it) and/or replace user_metadata (null clears it)
       security: [{ bearer: [] }]
       requestBody:
         required: true
-        content: { application/json: { schema: { type: object, required: [display_name], properties: { display_name: { $ref: "#/components/schemas/Label" } } }, example: { display_name: Anna } } }
+        content:
+          application/json:
+            schema:
+              type: object
+              anyOf: [{ required: [display_name] }, { required: [user_metadata] }]
+              not: { required: [app_metadata] }
+              properties:
+                display_name: { $ref: "#/components/schemas/Label" }
+                user_metadata: { type: [object, "null"], description: "At most 4096 bytes of compact JSON; replaces the stored object" }
+            example: { display_name: Anna, user_metadata: { theme: dark } }
       responses:
         "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "200": { $ref: "#/components/responses/User" }
@@ -367,6 +383,121 @@ paths:
         "415": { $ref: "#/components/responses/OAuthError" }
         "429": { $ref: "#/components/responses/OAuthError" }
         "503": { $ref: "#/components/responses/OAuthError" }
+  /api/v1/admin/users:
+    get:
+      operationId: adminListUsers
+      tags: [admin]
+      summary: Users in id order whose email or user name contains `query`, a page at a time
+      security: [{ serviceKey: [] }]
+      parameters:
+        - { name: query, in: query, schema: { type: string, maxLength: 256 }, description: "Case-insensitive substring of the email or user name" }
+        - { name: limit, in: query, schema: { type: integer, minimum: 1, maximum: 200, default: 50 } }
+        - { name: cursor, in: query, schema: { type: string }, description: "next_cursor of the previous page" }
+      responses:
+        "200":
+          description: One page
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [users, next_cursor]
+                properties:
+                  users: { type: array, items: { $ref: "#/components/schemas/AdminUser" } }
+                  next_cursor: { type: [string, "null"] }
+        "400": { $ref: "#/components/responses/InvalidRequest" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+  /api/v1/admin/users/{id}:
+    get:
+      operationId: adminGetUser
+      tags: [admin]
+      summary: One user
+      security: [{ serviceKey: [] }]
+      parameters: [{ $ref: "#/components/parameters/UserID" }]
+      responses:
+        "200": { $ref: "#/components/responses/AdminUser" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "404": { $ref: "#/components/responses/NotFound" }
+    patch:
+      operationId: adminUpdateUser
+      tags: [admin]
+      summary: "Set app_metadata (replaced whole; at most 1024 bytes), display_name or disabled (disabling ends every session and API key)"
+      security: [{ serviceKey: [] }]
+      parameters: [{ $ref: "#/components/parameters/UserID" }]
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              anyOf: [{ required: [app_metadata] }, { required: [display_name] }, { required: [disabled] }]
+              properties:
+                app_metadata: { type: [object, "null"] }
+                display_name: { $ref: "#/components/schemas/Label" }
+                disabled: { type: boolean }
+            example: { app_metadata: { couple_id: c-42 } }
+      responses:
+        "200": { $ref: "#/components/responses/AdminUser" }
+        "400": { $ref: "#/components/responses/InvalidRequest" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "404": { $ref: "#/components/responses/NotFound" }
+        "413": { $ref: "#/components/responses/PayloadTooLarge" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
+        "503": { $ref: "#/components/responses/Unavailable" }
+    delete:
+      operationId: adminDeleteUser
+      tags: [admin]
+      summary: Delete the user with its identities, sessions and codes
+      security: [{ serviceKey: [] }]
+      parameters: [{ $ref: "#/components/parameters/UserID" }]
+      responses:
+        "204": { description: Deleted }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "404": { $ref: "#/components/responses/NotFound" }
+        "503": { $ref: "#/components/responses/Unavailable" }
+  /api/v1/admin/users/{id}/sessions:
+    get:
+      operationId: adminListSessions
+      tags: [admin]
+      summary: The user's sessions and API keys
+      security: [{ serviceKey: [] }]
+      parameters: [{ $ref: "#/components/parameters/UserID" }]
+      responses:
+        "200":
+          description: Sessions
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [sessions]
+                properties:
+                  sessions:
+                    type: array
+                    items:
+                      type: object
+                      required: [id, kind, device_name, platform, amr, key_prefix, created_at, last_used_at, expires_at]
+                      properties:
+                        id: { type: string, format: uuid }
+                        kind: { enum: [session, api_key] }
+                        device_name: { type: [string, "null"] }
+                        platform: { type: [string, "null"] }
+                        amr: { type: array, items: { type: string } }
+                        key_prefix: { type: [string, "null"] }
+                        created_at: { type: string, format: date-time }
+                        last_used_at: { type: string, format: date-time }
+                        expires_at: { type: [string, "null"], format: date-time }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "404": { $ref: "#/components/responses/NotFound" }
+    delete:
+      operationId: adminEndSessions
+      tags: [admin]
+      summary: End every session and API key of the user
+      security: [{ serviceKey: [] }]
+      parameters: [{ $ref: "#/components/parameters/UserID" }]
+      responses:
+        "204": { description: Ended }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "404": { $ref: "#/components/responses/NotFound" }
+        "503": { $ref: "#/components/responses/Unavailable" }
   /api/v1/auth/approvals:
     get:
       operationId: listApprovals
@@ -469,7 +600,7 @@ components:
             details: { type: object }
     User:
       type: object
-      required: [id, email, email_verified, display_name, username, is_anonymous, auth_providers, created_at, updated_at]
+      required: [id, email, email_verified, display_name, username, is_anonymous, auth_providers, created_at, updated_at, user_metadata, app_metadata]
       properties:
         id: { type: string, format: uuid }
         email: { type: [string, "null"] }
@@ -480,6 +611,16 @@ components:
         auth_providers: { type: array, items: { type: string } }
         created_at: { type: string, format: date-time }
         updated_at: { type: string, format: date-time }
+        user_metadata: { type: object, description: "The user's own object (PATCH /me), {} when none" }
+        app_metadata: { type: object, description: "Set by the app's backend (admin API); also the access token's app_metadata claim" }
+    AdminUser:
+      allOf:
+        - { $ref: "#/components/schemas/User" }
+        - type: object
+          required: [disabled, disabled_at]
+          properties:
+            disabled: { type: boolean }
+            disabled_at: { type: [string, "null"], format: date-time }
     Session:
       type: object
       required: [access_token, refresh_token, token_type, expires_in, user]
@@ -598,6 +739,7 @@ components:
         device_name: { $ref: "#/components/schemas/Label" }
         platform: { $ref: "#/components/schemas/Label" }
   parameters:
+    UserID: { name: id, in: path, required: true, schema: { type: string }, description: "The user's id (UUID)" }
     UserCode:
       name: user_code
       in: path
@@ -615,6 +757,7 @@ components:
     Session: { description: Signed in, content: { application/json: { schema: { $ref: "#/components/schemas/Session" } } } }
     SecondFactorRequired: { description: "A second factor is needed: answer the challenge with POST /api/v1/auth/mfa/verify", content: { application/json: { schema: { $ref: "#/components/schemas/SecondFactorRequired" } } } }
     User: { description: The user, content: { application/json: { schema: { $ref: "#/components/schemas/User" } } } }
+    AdminUser: { description: The user, as the admin API shows it, content: { application/json: { schema: { $ref: "#/components/schemas/AdminUser" } } } }
     CodeSent: { description: "A code was mailed (or, where the account may not exist, would have been)", content: { application/json: { schema: { type: object, required: [message], properties: { message: { type: string }, expires_in: { type: integer } } }, example: { message: Verification code sent, expires_in: 300 } } } }
     Message: { description: Done, content: { application/json: { schema: { type: object, required: [message], properties: { message: { type: string } } }, example: { message: Password changed } } } }
     InvalidRequest: { description: "INVALID_REQUEST: not JSON, a missing field or a field of the wrong type", content: { application/json: { schema: { $ref: "#/components/schemas/Error" }, example: { error: { code: INVALID_REQUEST, message: "The field `email` is required.", details: { field: email } } } } } }

@@ -172,7 +172,9 @@ package final class AuthServer: Sendable {
             APIKeyRoutes(kernel: kernel).add(to: api)
             let devices = DeviceAuthorizations(store: store, sessions: sessions, clock: clock, logger: logger, audit: audit, settings: config.device)
             DeviceRoutes(kernel: kernel, devices: devices).add(to: api)
-            OAuthRoutes(kernel: kernel, devices: devices, issuer: issuerName, serviceKeys: ServiceKeys(store: store, clock: clock)).add(to: router)
+            let serviceKeys = ServiceKeys(store: store, clock: clock)
+            OAuthRoutes(kernel: kernel, devices: devices, issuer: issuerName, serviceKeys: serviceKeys).add(to: router)
+            AdminAPIRoutes(kernel: kernel, serviceKeys: serviceKeys).add(to: router)
             DevicePageRoutes.registerMail(on: mailer)
             DevicePageRoutes(kernel: kernel, devices: devices, store: store, issuer: issuerName, productName: config.mail.productName).add(to: router)
             for provider in providers { api.addRoutes(provider.routes()) }

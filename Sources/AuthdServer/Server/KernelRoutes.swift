@@ -30,16 +30,22 @@ package struct KernelRoutes: Sendable {
             refreshToken = token
         }
     }
+    /// `PATCH /me`: `display_name` (null clears it) and/or `user_metadata` (replaced whole; null clears it).
     struct ProfileBody: Decodable {
-        var displayName: String?
-        enum CodingKeys: String, CodingKey { case displayName = "display_name" }
+        var displayName: String??
+        var userMetadata: JSONValue?
+        enum CodingKeys: String, CodingKey { case displayName = "display_name", userMetadata = "user_metadata", appMetadata = "app_metadata" }
         init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
-            // Required but nullable: null clears the name, a missing key is a mistake.
-            guard c.contains(.displayName) else {
-                throw DecodingError.keyNotFound(CodingKeys.displayName, .init(codingPath: [], debugDescription: ""))
+            if c.contains(.appMetadata) {
+                throw AuthError.invalidRequest("`app_metadata` is set by the app's backend (the admin API), not by the user.", field: "app_metadata")
             }
-            displayName = try c.decodeIfPresent(String.self, forKey: .displayName)
+            if c.contains(.displayName) { displayName = .some(try c.decodeIfPresent(String.self, forKey: .displayName)) }
+            if c.contains(.userMetadata) { userMetadata = try c.decode(JSONValue.self, forKey: .userMetadata) }
+            // A body that changes nothing is a mistake (a misspelt key), not a no-op.
+            guard displayName != nil || userMetadata != nil else {
+                throw AuthError.invalidRequest("Send `display_name`, `user_metadata` or both.", field: "display_name")
+            }
         }
     }
     struct SessionList: ResponseEncodable {
@@ -94,10 +100,20 @@ package struct KernelRoutes: Sendable {
             return try await kernel.sessions.refresh(body.refreshToken)
         }
 
-        api.post("logout") { _, context -> Response in
-            let principal = try context.requirePrincipal()
-            try await kernel.sessions.revoke(principal.session.id, of: principal.user.id)
-            await kernel.audit.record("logout", user: principal.user.id)
+        api.post("logout") { request, context -> Response in
+            if let principal = context.principal {
+                try await kernel.sessions.revoke(principal.session.id, of: principal.user.id)
+                await kernel.audit.record("logout", user: principal.user.id)
+                return Response(status: .noContent)
+            }
+            // Contract §5: without a Bearer (an expired access token), by the refresh token; an
+            // unknown one is 204 too, so the answer tells nobody whether a token was live.
+            guard request.headers[.authorization] == nil, let body = try await request.decodeJSONIfPresent(as: RefreshBody.self, context: context) else {
+                throw AuthError.unauthorized
+            }
+            if let userID = try await kernel.sessions.logout(refreshToken: body.refreshToken) {
+                await kernel.audit.record("logout", user: userID)
+            }
             return Response(status: .noContent)
         }
 
@@ -108,8 +124,14 @@ package struct KernelRoutes: Sendable {
         api.patch("me") { request, context -> UserResponse in
             let principal = try context.requirePrincipal()
             let body = try await request.decodeJSON(as: ProfileBody.self, context: context)
-            let name = try DisplayName.validate(body.displayName)
-            let user = try await kernel.users.update(principal.user.id) { $0.displayName = name }
+            let name = try body.displayName.map { try DisplayName.validate($0) }
+            let metadata = try body.userMetadata.map {
+                try UserMetadata.validate($0, field: "user_metadata", maxBytes: UserMetadata.maxUserBytes)
+            }
+            let user = try await kernel.users.update(principal.user.id) { user in
+                if let name { user.displayName = name }
+                if let metadata { user.userMetadata = metadata }
+            }
             return UserResponse(user)
         }
 

@@ -66,6 +66,15 @@ enum PostgresRecords {
                 """
         case .allUsers:
             return "SELECT 'u', record::text FROM users"
+        case .usersPage(let query, let after, let limit):
+            // strpos, not LIKE: the query's % and _ are literal. Emails are stored case-folded, user names lowered.
+            var sql = "SELECT 'u', record::text FROM users WHERE true"
+            if !query.isEmpty {
+                let q = try bind(query)
+                sql += " AND (strpos(coalesce(email, ''), \(q)) > 0 OR strpos(coalesce(username_key, ''), \(q)) > 0)"
+            }
+            if let after { sql += " AND id > \(try bind(after))" }
+            return sql + " ORDER BY id LIMIT \(max(0, min(limit, 1000)))"
         case .session(let id):
             return "SELECT 's', record::text FROM sessions WHERE id = \(try bind(id))\(forUpdate)"
         case .sessionByRefreshHash(let hash):
@@ -221,6 +230,7 @@ extension StoreKey {
             case .userByIdentity(let identity): [identity.provider, identity.subject]
             case .code(let purpose, let key): [purpose, key]
             case .codesOfPurpose(let purpose): [purpose]
+            case .usersPage(let query, _, _): [query]
             default: []
             }
         return texts.contains { $0.contains("\u{0}") }

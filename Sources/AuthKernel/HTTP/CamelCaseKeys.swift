@@ -1,0 +1,129 @@
+/// Contract §5, "both spellings": every top-level field authd defines is also accepted in camelCase
+/// (`deviceName` for `device_name`). A body's top-level keys are rewritten to snake_case before it is
+/// decoded, so no endpoint has to know; nested values (metadata, WebAuthn's own camelCase JSON) pass
+/// through byte for byte.
+package enum CamelCaseKeys {
+    /// The body with camelCase top-level keys renamed, or nil when there is nothing to rename (or the
+    /// body is not an object: the decoder then says what is wrong). Both spellings with the same value
+    /// keep one; with different values it is 400 `INVALID_REQUEST` naming the field.
+    package static func normalise(_ body: UnsafeRawBufferPointer) throws(AuthError) -> [UInt8]? {
+        guard let members = topLevelMembers(body), members.contains(where: { $0.renamed != nil }) else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(body.count + 16)
+        out.append(UInt8(ascii: "{"))
+        var first = true
+        for member in members {
+            var name = member.name
+            if let renamed = member.renamed {
+                if let twin = members.first(where: { $0.renamed == nil && $0.name == renamed }) {
+                    guard body[twin.value].elementsEqual(body[member.value]) else {
+                        throw AuthError.invalidRequest("The fields `\(member.name)` and `\(renamed)` are the same field with different values.", field: renamed)
+                    }
+                    continue
+                }
+                name = renamed
+            }
+            if !first { out.append(UInt8(ascii: ",")) }
+            first = false
+            out.append(UInt8(ascii: "\""))
+            out.append(contentsOf: name.utf8)
+            out.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+            out.append(contentsOf: body[member.value])
+        }
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+
+    /// `deviceName` → `device_name`, `requestID` → `request_id`; nil when `name` has no capital or is
+    /// not a plain identifier (letters and digits), which is left as it is.
+    package static func snakeCase(_ name: String) -> String? {
+        let scalars = Array(name.utf8)
+        guard scalars.contains(where: isUpper), scalars.allSatisfy({ isUpper($0) || isLower($0) || isDigit($0) }) else { return nil }
+        var out: [UInt8] = []
+        for (i, c) in scalars.enumerated() {
+            if isUpper(c), i > 0 {
+                let previous = scalars[i - 1]
+                let nextIsLower = i + 1 < scalars.count && isLower(scalars[i + 1])
+                if isLower(previous) || isDigit(previous) || (isUpper(previous) && nextIsLower) { out.append(UInt8(ascii: "_")) }
+            }
+            out.append(isUpper(c) ? c + 32 : c)
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    struct Member {
+        var name: String
+        var renamed: String?
+        var value: Range<Int>
+    }
+
+    /// The top-level members of a JSON object, each key (without escapes) and its value's bytes;
+    /// nil when the body is not a well-formed enough object to rewrite safely.
+    static func topLevelMembers(_ b: UnsafeRawBufferPointer) -> [Member]? {
+        var i = 0
+        func skipSpace() { while i < b.count, b[i] == 0x20 || b[i] == 0x0A || b[i] == 0x0D || b[i] == 0x09 { i += 1 } }
+        /// Moves past a string starting at `i` (a quote); false if it never ends.
+        func skipString() -> Bool {
+            i += 1
+            while i < b.count {
+                if b[i] == UInt8(ascii: "\\") { i += 2; continue }
+                if b[i] == UInt8(ascii: "\"") { i += 1; return true }
+                i += 1
+            }
+            return false
+        }
+        func skipValue() -> Bool {
+            guard i < b.count else { return false }
+            if b[i] == UInt8(ascii: "\"") { return skipString() }
+            var depth = 0
+            while i < b.count {
+                switch b[i] {
+                case UInt8(ascii: "\""): if !skipString() { return false }; continue
+                case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+                case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                    if depth == 0 { return true }
+                    depth -= 1
+                    if depth == 0 { i += 1; return true }
+                case UInt8(ascii: ","): if depth == 0 { return true }
+                default: break
+                }
+                i += 1
+            }
+            return depth == 0
+        }
+        skipSpace()
+        guard i < b.count, b[i] == UInt8(ascii: "{") else { return nil }
+        i += 1
+        var members: [Member] = []
+        skipSpace()
+        if i < b.count, b[i] == UInt8(ascii: "}") { return members }
+        while true {
+            skipSpace()
+            guard i < b.count, b[i] == UInt8(ascii: "\"") else { return nil }
+            let keyStart = i + 1
+            guard skipString() else { return nil }
+            let keyBytes = b[keyStart..<(i - 1)]
+            guard !keyBytes.contains(UInt8(ascii: "\\")) else { return nil }
+            let name = String(decoding: keyBytes, as: UTF8.self)
+            skipSpace()
+            guard i < b.count, b[i] == UInt8(ascii: ":") else { return nil }
+            i += 1
+            skipSpace()
+            let valueStart = i
+            guard skipValue() else { return nil }
+            var valueEnd = i
+            while valueEnd > valueStart, [0x20, 0x0A, 0x0D, 0x09].contains(b[valueEnd - 1]) { valueEnd -= 1 }
+            guard valueEnd > valueStart else { return nil }
+            members.append(Member(name: name, renamed: snakeCase(name), value: valueStart..<valueEnd))
+            skipSpace()
+            guard i < b.count else { return nil }
+            if b[i] == UInt8(ascii: ",") { i += 1; continue }
+            guard b[i] == UInt8(ascii: "}") else { return nil }
+            return members
+        }
+    }
+
+    private static func isUpper(_ c: UInt8) -> Bool { c >= 0x41 && c <= 0x5A }
+    private static func isLower(_ c: UInt8) -> Bool { c >= 0x61 && c <= 0x7A }
+    private static func isDigit(_ c: UInt8) -> Bool { c >= 0x30 && c <= 0x39 }
+}

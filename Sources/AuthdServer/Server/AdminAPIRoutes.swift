@@ -1,0 +1,170 @@
+import AuthKernel
+import AuthStorage
+import Foundation
+import Hummingbird
+
+/// The admin API (contract §8): the app's backend, holding a service key, finds users, sets their
+/// `app_metadata`, name and disabled state, deletes them and ends their sessions. Every call is
+/// audited with the key's name.
+struct AdminAPIRoutes: Sendable {
+    let kernel: Kernel
+    let serviceKeys: ServiceKeys
+
+    /// The most users one page holds, and the most a query may be.
+    static let maxLimit = 200, defaultLimit = 50, maxQueryLength = 256
+
+    struct PatchBody: Decodable {
+        var appMetadata: JSONValue?
+        var displayName: String??
+        var disabled: Bool?
+        enum CodingKeys: String, CodingKey { case appMetadata = "app_metadata", displayName = "display_name", disabled }
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            if c.contains(.appMetadata) { appMetadata = try c.decode(JSONValue.self, forKey: .appMetadata) }
+            if c.contains(.displayName) { displayName = .some(try c.decodeIfPresent(String.self, forKey: .displayName)) }
+            disabled = try c.decodeIfPresent(Bool.self, forKey: .disabled)
+            guard appMetadata != nil || displayName != nil || disabled != nil else {
+                throw AuthError.invalidRequest("Send `app_metadata`, `display_name` or `disabled`.")
+            }
+        }
+    }
+
+    func add(to router: Router<AuthRequestContext>) {
+        let admin = router.group("api/v1/admin")
+        let kernel = self.kernel, serviceKeys = self.serviceKeys
+
+        /// The calling key's name, or 401 `UNAUTHORIZED` (the contract's shape, with a Bearer challenge).
+        @Sendable func caller(_ request: Request) async throws -> String {
+            guard let header = request.headers[.authorization], header.count > 7, header.prefix(7).lowercased() == "bearer ",
+                let name = try await serviceKeys.verify(String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces))
+            else {
+                throw AuthError(status: .unauthorized, code: "UNAUTHORIZED", message: "Send a service key (authd service-keys create) as the Bearer token.")
+            }
+            return name
+        }
+
+        @Sendable func user(_ context: AuthRequestContext) async throws -> UserRecord {
+            guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)), let user = try await kernel.users.user(id: id) else {
+                throw AuthError.notFound("No such user.")
+            }
+            return user
+        }
+
+        admin.get("users") { request, context -> Response in
+            let key = try await caller(request)
+            let parameters = request.uri.queryParameters
+            let query = parameters.get("query").map { $0.lowercased() } ?? ""
+            guard query.count <= Self.maxQueryLength else {
+                throw AuthError.invalidRequest("The parameter `query` may be at most \(Self.maxQueryLength) characters.", field: "query")
+            }
+            var limit = Self.defaultLimit
+            if let text = parameters.get("limit") {
+                guard let n = Int(text), (1...Self.maxLimit).contains(n) else {
+                    throw AuthError.invalidRequest("The parameter `limit` must be 1 to \(Self.maxLimit).", field: "limit")
+                }
+                limit = n
+            }
+            var after: UUID?
+            if let cursor = parameters.get("cursor"), !cursor.isEmpty {
+                guard let id = UUID(uuidString: cursor) else { throw AuthError.invalidRequest("The parameter `cursor` is not one this API gave.", field: "cursor") }
+                after = id
+            }
+            // One more than asked: whether it exists says whether there is a next page.
+            let page = try await kernel.users.page(matching: query, after: after, limit: limit + 1)
+            let shown = page.prefix(limit)
+            var w = JSONWriter(capacity: 128 + 400 * shown.count)
+            w.beginObject()
+            w.key("users")
+            w.beginArray()
+            for user in shown { Self.write(user, to: &w) }
+            w.endArray()
+            w.key("next_cursor"); w.string(page.count > limit ? shown.last?.id.lowercased : nil)
+            w.endObject()
+            await kernel.audit.record("admin_api", account: key, reason: "list users")
+            return w.response()
+        }
+
+        admin.get("users/{id}") { request, context -> Response in
+            let key = try await caller(request)
+            let found = try await user(context)
+            await kernel.audit.record("admin_api", user: found.id, account: key, reason: "read user")
+            var w = JSONWriter(capacity: 512)
+            Self.write(found, to: &w)
+            return w.response()
+        }
+
+        admin.patch("users/{id}") { request, context -> Response in
+            let key = try await caller(request)
+            let found = try await user(context)
+            let body = try await request.decodeJSON(as: PatchBody.self, context: context)
+            let metadata = try body.appMetadata.map { try UserMetadata.validate($0, field: "app_metadata", maxBytes: UserMetadata.maxAppBytes) }
+            let name = try body.displayName.map { try DisplayName.validate($0) }
+            let now = kernel.clock.now()
+            let updated = try await kernel.users.update(found.id) { user in
+                if let metadata { user.appMetadata = metadata }
+                if let name { user.displayName = name }
+                if let disabled = body.disabled { user.disabledAt = disabled ? (user.disabledAt ?? now) : nil }
+            }
+            // Disabling ends every session and API key; the sign-ins that follow answer ACCOUNT_DISABLED.
+            if body.disabled == true { try await kernel.sessions.revokeAll(of: found.id) }
+            let changed = [metadata.map { _ in "app_metadata" }, name.map { _ in "display_name" }, body.disabled.map { $0 ? "disabled" : "enabled" }]
+            await kernel.audit.record("admin_api", user: found.id, account: key, reason: "update user: " + changed.compactMap { $0 }.joined(separator: ", "))
+            var w = JSONWriter(capacity: 512)
+            Self.write(updated, to: &w)
+            return w.response()
+        }
+
+        admin.delete("users/{id}") { request, context -> Response in
+            let key = try await caller(request)
+            let found = try await user(context)
+            await kernel.accountDeletion.run(for: found)
+            try await kernel.users.delete(found.id)
+            await kernel.audit.record("admin_api", user: found.id, account: key, reason: "delete user")
+            await kernel.audit.record("account_deleted", user: found.id)
+            return Response(status: .noContent)
+        }
+
+        admin.get("users/{id}/sessions") { request, context -> Response in
+            let key = try await caller(request)
+            let found = try await user(context)
+            let sessions = try await kernel.sessions.sessions(of: found.id)
+            var w = JSONWriter(capacity: 64 + 300 * sessions.count)
+            w.beginObject()
+            w.key("sessions")
+            w.beginArray()
+            for s in sessions {
+                w.beginObject()
+                w.key("id"); w.string(s.id.lowercased)
+                w.key("kind"); w.string(s.kind?.rawValue ?? "session")
+                w.key("device_name"); w.string(s.deviceName)
+                w.key("platform"); w.string(s.platform)
+                w.key("amr"); w.strings(s.amr)
+                w.key("key_prefix"); w.string(s.keyPrefix)
+                w.key("created_at"); w.string(Timestamp.string(s.createdAt))
+                w.key("last_used_at"); w.string(Timestamp.string(s.lastUsedAt))
+                w.key("expires_at"); w.string(s.expiresAt >= SessionRecord.neverExpires ? nil : Timestamp.string(s.expiresAt))
+                w.endObject()
+            }
+            w.endArray()
+            w.endObject()
+            await kernel.audit.record("admin_api", user: found.id, account: key, reason: "list sessions")
+            return w.response()
+        }
+
+        admin.delete("users/{id}/sessions") { request, context -> Response in
+            let key = try await caller(request)
+            let found = try await user(context)
+            try await kernel.sessions.revokeAll(of: found.id)
+            await kernel.audit.record("admin_api", user: found.id, account: key, reason: "end sessions")
+            return Response(status: .noContent)
+        }
+    }
+
+    /// The user object plus what only the admin sees: `disabled` and `disabled_at`.
+    static func write(_ user: UserRecord, to w: inout JSONWriter) {
+        UserResponse(user).write(to: &w, closing: false)
+        w.key("disabled"); w.bool(user.disabledAt != nil)
+        w.key("disabled_at"); w.string(user.disabledAt.map(Timestamp.string))
+        w.endObject()
+    }
+}
