@@ -216,10 +216,14 @@ struct StoreContractTests {
         let policy = CodePolicy(ttl: 300, resendInterval: 0, maxAttempts: 3, maxFailures: 50, failureWindow: 3600)
         let code = try await h.kernel.codes.issue(purpose: "t", key: "k", policy: policy)
         let wrong = code == "000000" ? "111111" : "000000"
-        for _ in 0..<3 {
-            await #expect(throws: AuthError.invalidCode) { try await h.kernel.codes.verify(purpose: "t", key: "k", code: wrong, policy: policy) }
+        // Contract §5: each INVALID_CODE says how many tries are left, 0 once the code is dead.
+        for left in [2, 1, 0] {
+            await #expect(throws: AuthError.invalidCode(attemptsRemaining: left)) {
+                try await h.kernel.codes.verify(purpose: "t", key: "k", code: wrong, policy: policy)
+            }
         }
-        await #expect(throws: AuthError.invalidCode) { try await h.kernel.codes.verify(purpose: "t", key: "k", code: code, policy: policy) }
+        await #expect(throws: AuthError.invalidCode(attemptsRemaining: 0)) { try await h.kernel.codes.verify(purpose: "t", key: "k", code: code, policy: policy) }
+        await #expect(throws: AuthError.invalidCode(attemptsRemaining: 0)) { try await h.kernel.codes.verify(purpose: "t", key: "none", code: code, policy: policy) }
     }
 
     @Test("Deleting a user takes its sessions, identities, codes and approvals with it", arguments: StoreBackend.all)

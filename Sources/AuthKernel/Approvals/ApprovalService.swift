@@ -114,23 +114,23 @@ public final class ApprovalService: Sendable {
         guard Self.isWellFormed(id) else { throw AuthError.notFound("No such approval request.") }
         let now = clock.now()
         let presented = digest(id: id, matchCode: matchCode)
-        let approved = try await store.write([.approval(id)]) { state -> Bool in
+        let remaining = try await store.write([.approval(id)]) { state -> Int? in
             guard var approval = state.approval(id: id), approval.userID == userID else { throw AuthError.notFound("No such approval request.") }
             guard approval.status(at: now) == .pending else { throw AuthError.invalidState("This request is no longer pending.") }
             if ConstantTime.equals(presented, Hex.decode(approval.matchCodeDigest) ?? []) {
                 approval.state = .approved
                 approval.completeBy = now.addingTimeInterval(approval.expiresAt.timeIntervalSince(approval.createdAt))
                 state.put(approval)
-                return true
+                return nil
             }
             approval.matchAttempts += 1
             if approval.matchAttempts >= Self.maxMatchAttempts { approval.state = .denied }
             state.put(approval)
-            return false
+            return max(0, Self.maxMatchAttempts - approval.matchAttempts)
         }
-        guard approved else {
+        if let remaining {
             logger.warning("wrong approval match code", metadata: ["user.id": "\(userID.lowercased)"])
-            throw AuthError.wrongMatchCode
+            throw AuthError.wrongMatchCode(attemptsRemaining: remaining)
         }
         logger.info("approval granted", metadata: ["user.id": "\(userID.lowercased)"])
     }

@@ -120,7 +120,7 @@ public struct OneTimeCodeService: Sendable {
             }
             Self.countFailure(&record, now: now, policy: policy)
             state.put(record)
-            throw AuthError.invalidCode
+            throw AuthError.invalidCode(attemptsRemaining: Self.remaining(record, policy: policy))
         }
         return checked
     }
@@ -132,35 +132,44 @@ public struct OneTimeCodeService: Sendable {
         try await store.write([.code(purpose: checked.purpose, key: checked.key)]) { state in
             guard let record = state.code(purpose: checked.purpose, key: checked.key), record.digest == checked.digest,
                 record.expiresAt > now
-            else { throw AuthError.invalidCode }
+            else { throw AuthError.invalidCode(attemptsRemaining: 0) }
             state.deleteCode(id: record.id)
         }
     }
 
     /// Counts a failed check that came with a right code (the answer is 401 `INVALID_CODE` as for a
     /// wrong code, so it says nothing about which part was wrong).
-    public func reject(_ checked: Checked, policy: CodePolicy) async throws {
+    /// - Returns: the tries the code has left, for `INVALID_CODE`'s `attempts_remaining`.
+    @discardableResult
+    public func reject(_ checked: Checked, policy: CodePolicy) async throws -> Int {
         let now = clock.now()
-        try await store.write([.code(purpose: checked.purpose, key: checked.key)], durability: .eventual) { state in
-            guard var record = state.code(purpose: checked.purpose, key: checked.key), record.digest == checked.digest else { return }
+        return try await store.write([.code(purpose: checked.purpose, key: checked.key)], durability: .eventual) { state -> Int in
+            guard var record = state.code(purpose: checked.purpose, key: checked.key), record.digest == checked.digest else { return 0 }
             // The try was counted by the check; here it becomes a failure.
             let windowStart = now.addingTimeInterval(-TimeInterval(policy.failureWindow))
             record.failures = record.failures.filter { $0 > windowStart } + [now]
             if record.attempts >= policy.maxAttempts { record.digest = "" }
             state.put(record)
+            return Self.remaining(record, policy: policy)
         }
+    }
+
+    /// Contract §5: the tries a code has left, 0 once it is dead. Codes exist for unknown accounts
+    /// too (issued and mailed to no one), so the count says nothing about whether an account exists.
+    private static func remaining(_ record: CodeRecord, policy: CodePolicy) -> Int {
+        record.digest.isEmpty ? 0 : max(0, policy.maxAttempts - record.attempts)
     }
 
     /// The record a check may try, or the error its state calls for.
     private static func liveRecord(_ state: StoreState, purpose: String, key: String, now: Date, policy: CodePolicy) throws -> CodeRecord {
-        guard let record = state.code(purpose: purpose, key: key) else { throw AuthError.invalidCode }
+        guard let record = state.code(purpose: purpose, key: key) else { throw AuthError.invalidCode(attemptsRemaining: 0) }
         let windowStart = now.addingTimeInterval(-TimeInterval(policy.failureWindow))
         let recent = record.failures.filter { $0 > windowStart }
         if recent.count >= policy.maxFailures, let oldest = recent.min() {
             let wait = oldest.addingTimeInterval(TimeInterval(policy.failureWindow)).timeIntervalSince(now)
             throw AuthError.rateLimited(retryAfter: Int(wait.rounded(.up)), message: "Too many wrong codes. Wait before trying again.")
         }
-        guard !record.digest.isEmpty, record.expiresAt > now, record.attempts < policy.maxAttempts else { throw AuthError.invalidCode }
+        guard !record.digest.isEmpty, record.expiresAt > now, record.attempts < policy.maxAttempts else { throw AuthError.invalidCode(attemptsRemaining: 0) }
         return record
     }
 
@@ -182,7 +191,7 @@ public struct OneTimeCodeService: Sendable {
         // A wrong try is counted in memory at once and answered without waiting for the disk (see
         // `WriteDurability.eventual`); a right one waits until its use is durable.
         let payload = try await store.write([.code(purpose: purpose, key: key)], durability: .eventual) { state -> [String: JSONValue] in
-            guard var record = state.code(purpose: purpose, key: key) else { throw AuthError.invalidCode }
+            guard var record = state.code(purpose: purpose, key: key) else { throw AuthError.invalidCode(attemptsRemaining: 0) }
             let windowStart = now.addingTimeInterval(-TimeInterval(policy.failureWindow))
             let recent = record.failures.filter { $0 > windowStart }
             if recent.count >= policy.maxFailures, let oldest = recent.min() {
@@ -190,7 +199,7 @@ public struct OneTimeCodeService: Sendable {
                 throw AuthError.rateLimited(retryAfter: Int(wait.rounded(.up)), message: "Too many wrong codes. Wait before trying again.")
             }
             guard !record.digest.isEmpty, record.expiresAt > now, record.attempts < policy.maxAttempts else {
-                throw AuthError.invalidCode
+                throw AuthError.invalidCode(attemptsRemaining: 0)
             }
             let expected = Hex.decode(record.digest) ?? []
             if ConstantTime.equals(presented, expected) {
@@ -201,7 +210,7 @@ public struct OneTimeCodeService: Sendable {
             record.failures = recent + [now]
             if record.attempts >= policy.maxAttempts { record.digest = "" }  // dead: no further try can succeed
             state.put(record)
-            throw AuthError.invalidCode
+            throw AuthError.invalidCode(attemptsRemaining: Self.remaining(record, policy: policy))
         }
         try await store.waitUntilDurable()
         return payload

@@ -96,7 +96,11 @@ extension AuthError {
     /// 401 `INVALID_CODE`.
     public static let invalidCode = AuthError(status: .unauthorized, code: "INVALID_CODE", message: "The code is wrong or has expired. Request a new code if needed.")
     /// 401 `INVALID_CODE` for an approval's match code.
-    package static let wrongMatchCode = AuthError(status: .unauthorized, code: "INVALID_CODE", message: "The match code is wrong. Type the code shown on the device that made the request.")
+    package static func wrongMatchCode(attemptsRemaining: Int) -> AuthError {
+        AuthError(
+            status: .unauthorized, code: "INVALID_CODE", message: "The match code is wrong. Type the code shown on the device that made the request.",
+            details: ["attempts_remaining": .number(Double(attemptsRemaining))])
+    }
     /// 401 `INVALID_CREDENTIALS`.
     public static let invalidCredentials = AuthError(status: .unauthorized, code: "INVALID_CREDENTIALS", message: "The credentials are not correct.")
     /// 401 `INVALID_API_KEY`, with `details.reason`: `unknown`, `revoked` or `expired` (contract §6).

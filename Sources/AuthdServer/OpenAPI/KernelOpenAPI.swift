@@ -757,13 +757,13 @@ components:
     Session: { description: Signed in, content: { application/json: { schema: { $ref: "#/components/schemas/Session" } } } }
     SecondFactorRequired: { description: "A second factor is needed: answer the challenge with POST /api/v1/auth/mfa/verify", content: { application/json: { schema: { $ref: "#/components/schemas/SecondFactorRequired" } } } }
     User: { description: The user, content: { application/json: { schema: { $ref: "#/components/schemas/User" } } } }
-    AdminUser: { description: The user, as the admin API shows it, content: { application/json: { schema: { $ref: "#/components/schemas/AdminUser" } } } }
+    AdminUser: { description: "The user, as the admin API shows it", content: { application/json: { schema: { $ref: "#/components/schemas/AdminUser" } } } }
     CodeSent: { description: "A code was mailed (or, where the account may not exist, would have been)", content: { application/json: { schema: { type: object, required: [message], properties: { message: { type: string }, expires_in: { type: integer } } }, example: { message: Verification code sent, expires_in: 300 } } } }
     Message: { description: Done, content: { application/json: { schema: { type: object, required: [message], properties: { message: { type: string } } }, example: { message: Password changed } } } }
     InvalidRequest: { description: "INVALID_REQUEST: not JSON, a missing field or a field of the wrong type", content: { application/json: { schema: { $ref: "#/components/schemas/Error" }, example: { error: { code: INVALID_REQUEST, message: "The field `email` is required.", details: { field: email } } } } } }
     InvalidEmail: { description: "INVALID_EMAIL or INVALID_REQUEST", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
     Unauthorized: { description: "UNAUTHORIZED: missing, malformed, expired or forged token, or an ended session", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
-    InvalidCode: { description: "INVALID_CODE (or UNAUTHORIZED for a bad Bearer token)", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
+    InvalidCode: { description: "INVALID_CODE with details.attempts_remaining (0 once the code is dead), or UNAUTHORIZED for a bad Bearer token", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
     InvalidChallenge: { description: "INVALID_CHALLENGE (unknown, used, expired or dead), or INVALID_CODE with details.attempts_remaining", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
     InvalidCredentials: { description: "INVALID_CREDENTIALS (or UNAUTHORIZED for a bad Bearer token)", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
     RefreshRefused: { description: "INVALID_REFRESH_TOKEN, or REFRESH_TOKEN_REUSED (the session has been ended)", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }

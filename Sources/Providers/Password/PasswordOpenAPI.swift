@@ -113,15 +113,57 @@ paths:
     post:
       operationId: resetPasswordWithCode
       tags: [password]
-      summary: Set a new password with the reset code; every session ends
+      summary: "Set a new password with the reset code (every session ends); without new_password, trade the code for a reset_token (two steps)"
       requestBody:
         required: true
-        content: { application/json: { schema: { type: object, required: [email, code, new_password], properties: { email: { $ref: "#/components/schemas/EmailAddress" }, code: { type: string }, new_password: { type: string } } } } }
+        content: { application/json: { schema: { type: object, required: [email, code], properties: { email: { $ref: "#/components/schemas/EmailAddress" }, code: { type: string }, new_password: { type: string } } } } }
       responses:
         "415": { $ref: "#/components/responses/UnsupportedMediaType" }
-        "200": { $ref: "#/components/responses/Message" }
+        "200":
+          description: "Password changed; or, without new_password, the reset token (single use, 600 s)"
+          content:
+            application/json:
+              schema:
+                oneOf:
+                  - { type: object, required: [message], properties: { message: { type: string } } }
+                  - { type: object, required: [reset_token, expires_in], properties: { reset_token: { type: string }, expires_in: { type: integer } } }
         "400": { $ref: "#/components/responses/WeakPasswordOrEmail" }
         "401": { $ref: "#/components/responses/InvalidCode" }
+        "429": { $ref: "#/components/responses/RateLimited" }
+        "503": { $ref: "#/components/responses/Unavailable" }
+  /api/v1/auth/password/reset/complete:
+    post:
+      operationId: completePasswordReset
+      tags: [password]
+      summary: "The two-step reset's second step: the reset_token and the new password; with sign_in, a session"
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              required: [reset_token, new_password]
+              properties:
+                reset_token: { type: string }
+                new_password: { type: string }
+                sign_in: { type: boolean }
+                device_name: { $ref: "#/components/schemas/Label" }
+                platform: { $ref: "#/components/schemas/Label" }
+      responses:
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
+        "200":
+          description: "Password changed (every session ended); with sign_in, the session response"
+          content:
+            application/json:
+              schema:
+                oneOf:
+                  - { type: object, required: [message], properties: { message: { type: string } } }
+                  - { $ref: "#/components/schemas/Session" }
+        "202": { $ref: "#/components/responses/SecondFactorRequired" }
+        "400": { $ref: "#/components/responses/WeakPasswordOrEmail" }
+        "401": { $ref: "#/components/responses/InvalidCode" }
+        "403": { $ref: "#/components/responses/AccountDisabled" }
+        "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "429": { $ref: "#/components/responses/RateLimited" }
         "503": { $ref: "#/components/responses/Unavailable" }
   /api/v1/auth/password/reset/device/initiate:

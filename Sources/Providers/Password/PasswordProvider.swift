@@ -69,8 +69,24 @@ public struct PasswordProvider: AuthProvider {
     struct ResetVerifyBody: Decodable {
         var email: String
         var code: String
-        var newPassword: String
+        /// Absent: the two-step reset (contract §5), which answers a `reset_token` instead.
+        var newPassword: String?
         enum CodingKeys: String, CodingKey { case email, code, newPassword = "new_password" }
+    }
+    struct ResetTokenAnswer: ResponseEncodable {
+        var resetToken: String
+        var expiresIn: Int
+        enum CodingKeys: String, CodingKey { case resetToken = "reset_token", expiresIn = "expires_in" }
+    }
+    struct ResetCompleteBody: Decodable {
+        var resetToken: String
+        var newPassword: String
+        var signIn: Bool?
+        var deviceName: String?
+        var platform: String?
+        enum CodingKeys: String, CodingKey {
+            case resetToken = "reset_token", newPassword = "new_password", signIn = "sign_in", deviceName = "device_name", platform
+        }
     }
     struct DeviceResetBody: Decodable {
         var email: String
@@ -112,6 +128,7 @@ public struct PasswordProvider: AuthProvider {
         routes.post("password/change") { request, context in try await change(request, context) }
         routes.post("password/reset/email/initiate") { request, context in try await initiateEmailReset(request, context) }
         routes.post("password/reset/email/verify") { request, context in try await verifyEmailReset(request, context) }
+        routes.post("password/reset/complete") { request, context in try await completeReset(request, context) }
         routes.post("password/reset/device/initiate") { request, context in try await initiateDeviceReset(request, context) }
         routes.get("password/reset/device/{request_id}") { _, context in try await deviceResetStatus(context) }
         routes.post("password/reset/device/{request_id}/complete") { _, context in try await completeDeviceReset(context) }
@@ -242,8 +259,9 @@ public struct PasswordProvider: AuthProvider {
     /// The code proves the inbox; the password says which registration it completes (or, when
     /// accounts exist before verification, that the account is the caller's).
     private func completeRegistration(_ body: CodeBody, email: String, device: DeviceInfo, _ context: AuthRequestContext) async throws -> SignInResponse {
-        guard body.password.utf8.count <= Self.maxPresentedPasswordBytes else { throw AuthError.invalidCode }
         let checked = try await kernel.codes.check(purpose: Self.verifyPurpose, key: email, code: body.code, policy: settings.codes)
+        // Too long to be any registration's password: a wrong try, checked before any hashing.
+        guard body.password.utf8.count <= Self.maxPresentedPasswordBytes else { try await reject(checked) }
         let password = PasswordPolicy.normalize(body.password)
         let pending = PendingRegistration.all(in: checked.payload)
         var chosen: PendingRegistration?
@@ -280,8 +298,8 @@ public struct PasswordProvider: AuthProvider {
 
     /// Counts a right code with the wrong password (or Bearer) as a wrong try, and answers as for a wrong code.
     private func reject(_ checked: OneTimeCodeService.Checked) async throws -> Never {
-        try await kernel.codes.reject(checked, policy: settings.codes)
-        throw AuthError.invalidCode
+        let remaining = try await kernel.codes.reject(checked, policy: settings.codes)
+        throw AuthError.invalidCode(attemptsRemaining: remaining)
     }
 
     func resendVerification(_ request: Request, _ context: AuthRequestContext) async throws -> Message {
@@ -547,22 +565,53 @@ public struct PasswordProvider: AuthProvider {
         }
     }
 
-    func verifyEmailReset(_ request: Request, _ context: AuthRequestContext) async throws -> Message {
+    func verifyEmailReset(_ request: Request, _ context: AuthRequestContext) async throws -> Response {
         let body = try await request.decodeJSON(as: ResetVerifyBody.self, context: context)
         let email = try email(body.email)
-        let password = try policy.check(body.newPassword, email: email)
+        let password = try body.newPassword.map { try policy.check($0, email: email) }
         try await kernel.rateLimiter.consume(settings.verifiesPerIP, key: "password.verify.ip:\(context.clientKey)")
         try await kernel.rateLimiter.consume(settings.attemptsPerClient, key: "password.reset.verify.client:\(context.clientKey):\(email)")
         try await kernel.codes.verify(purpose: Self.resetPurpose, key: email, code: body.code, policy: settings.codes)
-        guard let user = try await kernel.users.user(email: email) else { throw AuthError.invalidCode }
+        guard let user = try await kernel.users.user(email: email) else { throw AuthError.invalidCode(attemptsRemaining: 0) }
+        guard let password else {
+            // Two steps: the code is spent for a token that sets the password later (a TOTP-app style
+            // client asks for the new password on its own screen).
+            let token = try await ResetToken.issue(for: user.id, email: email, codes: kernel.codes)
+            var response = try ResetTokenAnswer(resetToken: token, expiresIn: ResetToken.policy.ttl).response(from: request, context: context)
+            response.headers[.cacheControl] = "no-store"
+            return response
+        }
+        try await finishReset(user, email: email, password: password, how: "reset by emailed code")
+        return try Message(message: "Password changed", expiresIn: nil).response(from: request, context: context)
+    }
+
+    /// The second step of the two-step reset: the token from `reset/email/verify` and the new password;
+    /// with `sign_in`, a session (or the second-factor challenge) instead of a message.
+    func completeReset(_ request: Request, _ context: AuthRequestContext) async throws -> Response {
+        let body = try await request.decodeJSON(as: ResetCompleteBody.self, context: context)
+        let device = try DeviceInfo(name: body.deviceName, platform: body.platform)
+        try await kernel.rateLimiter.consume(settings.verifiesPerIP, key: "password.verify.ip:\(context.clientKey)")
+        // The token's payload names the account, whose email the password must not be; only then is the token spent.
+        guard let pending = try await ResetToken.pending(body.resetToken, codes: kernel.codes) else { throw ResetToken.invalid }
+        let password = try policy.check(body.newPassword, email: pending.email)
+        let userID = try await ResetToken.redeem(body.resetToken, codes: kernel.codes)
+        guard let user = try await kernel.users.user(id: userID), user.email == pending.email else { throw ResetToken.invalid }
+        try await finishReset(user, email: pending.email, password: password, how: "reset by emailed code")
+        guard body.signIn == true, let current = try await kernel.users.user(id: userID) else {
+            return try Message(message: "Password changed", expiresIn: nil).response(from: request, context: context)
+        }
+        return try await kernel.sessions.signIn(current, amr: [Self.id], device: device).response(from: request, context: context)
+    }
+
+    /// Sets the password the owner chose after proving the inbox, ends every session, tells the owner.
+    private func finishReset(_ user: UserRecord, email: String, password: String, how: String) async throws {
         let hash = try await hasher.hash(password)
         // The code proved the inbox.
         let removed = try await recover(user.id, hash: hash, email: email, provesInbox: true)
-        await notifyChanged(email: email, how: "reset by emailed code", device: nil, removed: removed)
+        await notifyChanged(email: email, how: how, device: nil, removed: removed)
         kernel.logger.info("password reset by email code; every session ended", metadata: ["user.id": "\(user.id.lowercased)"])
         await kernel.audit.record("reset_completed", provider: Self.id, user: user.id, reason: "email")
         await kernel.events.credentialChanged(user.id, credential: Self.id)
-        return Message(message: "Password changed", expiresIn: nil)
     }
 
     /// The owner takes the account back: the new password, in one write with whatever the kernel's
