@@ -108,7 +108,7 @@ extension AuthClient {
         case (429, _): .rateLimited(retryAfter: Int(response.value(forHTTPHeaderField: "Retry-After") ?? "") ?? 5)
         case (503, _): .unavailable
         case (_, "invalid_request"?): .invalidRequest("")
-        case (_, "invalid_grant"?): .invalidCode
+        case (_, "invalid_grant"?): .invalidCode(attemptsRemaining: nil)
         case (_, let code): .server(status: response.statusCode, code: code)
         }
     }

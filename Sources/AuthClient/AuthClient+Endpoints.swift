@@ -20,6 +20,11 @@ extension AuthClient {
         try await authorized("PATCH", "api/v1/auth/me", json: ["display_name": name as Any? ?? NSNull()], as: AuthUser.self)
     }
 
+    /// Replaces the user's own metadata (at most 4 KiB of JSON; an empty dictionary clears it).
+    public func updateUserMetadata(_ metadata: [String: MetadataValue]) async throws -> AuthUser {
+        try await authorized("PATCH", "api/v1/auth/me", json: ["user_metadata": metadata.mapValues(\.foundationValue)], as: AuthUser.self)
+    }
+
     /// The user's signed-in devices.
     public func sessions() async throws -> [AuthSessionInfo] {
         struct R: Decodable { var sessions: [AuthSessionInfo] }
@@ -32,10 +37,11 @@ extension AuthClient {
     }
 
     /// Ends this session and forgets the tokens (they are forgotten even when the server cannot be reached).
+    /// It ends the session by its refresh token, so it works however long the app sat idle.
     public func logout() async throws {
         defer { Task { try? await tokenStore.clear() } }
         guard let tokens = try await tokenStore.load() else { return }
-        _ = try decode(Empty.self, try await send("POST", "api/v1/auth/logout", bearer: tokens.accessToken))
+        _ = try decode(Empty.self, try await send("POST", "api/v1/auth/logout", json: ["refresh_token": tokens.refreshToken]))
         try await tokenStore.clear()
     }
 
@@ -185,6 +191,26 @@ extension AuthClient {
     public func completeEmailReset(email: String, code: String, newPassword: String) async throws {
         struct R: Decodable { var message: String }
         _ = try await call("POST", "api/v1/auth/password/reset/email/verify", json: ["email": email, "code": code, "new_password": newPassword], as: R.self)
+    }
+
+    /// The two-step reset's first step: trades the mailed code for a reset token (single use, 10
+    /// minutes), so the app can ask for the new password on a screen of its own.
+    public func verifyEmailResetCode(email: String, code: String) async throws -> String {
+        struct R: Decodable { var resetToken: String; enum CodingKeys: String, CodingKey { case resetToken = "reset_token" } }
+        return try await call("POST", "api/v1/auth/password/reset/email/verify", json: ["email": email, "code": code], as: R.self).resetToken
+    }
+
+    /// The two-step reset's second step: sets the new password (every session ends) and, with
+    /// `signIn`, signs this device in and returns the session.
+    @discardableResult
+    public func completeReset(resetToken: String, newPassword: String, signIn: Bool = false, deviceName: String? = nil, platform: String? = nil) async throws -> AuthSession? {
+        let body = device(["reset_token": resetToken, "new_password": newPassword, "sign_in": signIn], deviceName, platform)
+        guard signIn else {
+            struct R: Decodable { var message: String }
+            _ = try await call("POST", "api/v1/auth/password/reset/complete", json: body, as: R.self)
+            return nil
+        }
+        return try await signedIn(call("POST", "api/v1/auth/password/reset/complete", json: body, as: SessionResponse.self))
     }
 
     /// Asks the account's signed-in devices to approve a new password; show the result's `matchCode`.

@@ -8,7 +8,7 @@ public enum AuthClientError: Error, Sendable, Equatable, LocalizedError {
     case weakPassword(reason: String)
     case invalidPIN
     case unauthorized
-    case invalidCode
+    case invalidCode(attemptsRemaining: Int?)
     case invalidCredentials
     case invalidRefreshToken
     case refreshTokenReused
@@ -61,6 +61,7 @@ public enum AuthClientError: Error, Sendable, Equatable, LocalizedError {
         case .invalidPIN: "A PIN is 4 to 8 digits."
         case .unauthorized, .sessionExpired, .notSignedIn, .invalidRefreshToken, .refreshTokenReused:
             "Your session has ended. Please sign in again."
+        case .invalidCode(let left?) where left > 0: "That code is wrong. \(left) \(left == 1 ? "try" : "tries") left."
         case .invalidCode: "That code is wrong or has expired. You can ask for a new one."
         case .invalidCredentials: "Those sign-in details are not correct."
         case .invalidAppleToken: "Sign in with Apple didn't work. Please try again."
@@ -118,7 +119,9 @@ public enum AuthClientError: Error, Sendable, Equatable, LocalizedError {
             return .weakPassword(reason: "")
         case "INVALID_PIN": return .invalidPIN
         case "UNAUTHORIZED": return .unauthorized
-        case "INVALID_CODE": return .invalidCode
+        case "INVALID_CODE":
+            if case .int(let left) = e.details?["attempts_remaining"] { return .invalidCode(attemptsRemaining: left) }
+            return .invalidCode(attemptsRemaining: nil)
         case "INVALID_CREDENTIALS": return .invalidCredentials
         case "INVALID_REFRESH_TOKEN": return .invalidRefreshToken
         case "REFRESH_TOKEN_REUSED": return .refreshTokenReused

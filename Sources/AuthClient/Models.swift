@@ -11,10 +11,83 @@ public struct AuthUser: Codable, Sendable, Equatable {
     public var authProviders: [String]
     public var createdAt: String
     public var updatedAt: String
+    /// The user's own metadata (``AuthClient/updateUserMetadata(_:)``), empty when none.
+    public var userMetadata: [String: MetadataValue]
+    /// What the app's backend set about the user (read-only here; also in the access token).
+    public var appMetadata: [String: MetadataValue]
 
     enum CodingKeys: String, CodingKey {
         case id, email, emailVerified = "email_verified", displayName = "display_name", username
         case isAnonymous = "is_anonymous", authProviders = "auth_providers", createdAt = "created_at", updatedAt = "updated_at"
+        case userMetadata = "user_metadata", appMetadata = "app_metadata"
+    }
+
+    /// Decodes a user; servers before metadata existed send none.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(String.self, forKey: .id)
+        email = try c.decodeIfPresent(String.self, forKey: .email)
+        emailVerified = try c.decode(Bool.self, forKey: .emailVerified)
+        displayName = try c.decodeIfPresent(String.self, forKey: .displayName)
+        username = try c.decodeIfPresent(String.self, forKey: .username)
+        isAnonymous = try c.decode(Bool.self, forKey: .isAnonymous)
+        authProviders = try c.decode([String].self, forKey: .authProviders)
+        createdAt = try c.decode(String.self, forKey: .createdAt)
+        updatedAt = try c.decode(String.self, forKey: .updatedAt)
+        userMetadata = try c.decodeIfPresent([String: MetadataValue].self, forKey: .userMetadata) ?? [:]
+        appMetadata = try c.decodeIfPresent([String: MetadataValue].self, forKey: .appMetadata) ?? [:]
+    }
+}
+
+/// A JSON value inside `user_metadata` or `app_metadata`.
+public enum MetadataValue: Codable, Sendable, Equatable, Hashable {
+    /// `null`.
+    case null
+    /// `true` or `false`.
+    case bool(Bool)
+    /// A number.
+    case number(Double)
+    /// A string.
+    case string(String)
+    /// An array.
+    case array([MetadataValue])
+    /// An object.
+    case object([String: MetadataValue])
+
+    /// Decodes any JSON value.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        if c.decodeNil() { self = .null }
+        else if let b = try? c.decode(Bool.self) { self = .bool(b) }
+        else if let n = try? c.decode(Double.self) { self = .number(n) }
+        else if let s = try? c.decode(String.self) { self = .string(s) }
+        else if let a = try? c.decode([MetadataValue].self) { self = .array(a) }
+        else { self = .object(try c.decode([String: MetadataValue].self)) }
+    }
+
+    /// Encodes it as JSON.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        switch self {
+        case .null: try c.encodeNil()
+        case .bool(let b): try c.encode(b)
+        case .number(let n): try c.encode(n)
+        case .string(let s): try c.encode(s)
+        case .array(let a): try c.encode(a)
+        case .object(let o): try c.encode(o)
+        }
+    }
+
+    /// As `JSONSerialization` takes it.
+    var foundationValue: Any {
+        switch self {
+        case .null: NSNull()
+        case .bool(let b): b
+        case .number(let n): n
+        case .string(let s): s
+        case .array(let a): a.map(\.foundationValue)
+        case .object(let o): o.mapValues(\.foundationValue)
+        }
     }
 }
 

@@ -79,7 +79,8 @@ struct AuthClientTests {
             #expect(seconds >= 1)
             #expect(error.localizedDescription.hasPrefix("Too many attempts. Please try again in"))
         }
-        await #expect(throws: AuthClientError.invalidCode) { try await client.verifyEmailCode(email: "b@example.com", code: "000000x") }
+        await #expect(throws: AuthClientError.invalidCode(attemptsRemaining: 4)) { try await client.verifyEmailCode(email: "b@example.com", code: "000000x") }
+        #expect(AuthClientError.invalidCode(attemptsRemaining: 4).localizedDescription == "That code is wrong. 4 tries left.")
         try await Task.sleep(for: .seconds(1))
         let mails = f.mailCount()
         #expect(try await client.resendEmailCode("b@example.com").expiresIn == 300)
@@ -222,6 +223,39 @@ struct AuthClientTests {
         try await laptop.deny(denied.requestID)
         #expect(try await phone.deviceResetStatus(denied.requestID) == .denied)
         await #expect(throws: AuthClientError.self) { try await phone.completeDeviceReset(denied.requestID) }
+    }
+
+    @Test func twoStepResetMetadataAndLogoutByRefreshToken() async throws {
+        let f = try Fixture()
+        let app = f.client(), other = f.client()
+        let email = "two@example.com"
+        var mails = f.mailCount()
+        try await app.register(email: email, password: "first good secret")
+        _ = try await app.verifyRegistration(email: email, code: try await f.code(after: mails), password: "first good secret")
+        let user = try await app.updateUserMetadata(["theme": .string("dark"), "tags": .array([.number(1), .bool(true)])])
+        #expect(user.userMetadata["theme"] == .string("dark") && user.appMetadata.isEmpty)
+        #expect(try await app.me().userMetadata["tags"] == .array([.number(1), .bool(true)]))
+
+        mails = f.mailCount()
+        try await other.startEmailReset(email: email)
+        let code = try await f.code(after: mails)
+        let wrong = code == "000000" ? "111111" : "000000"
+        await #expect(throws: AuthClientError.invalidCode(attemptsRemaining: 4)) { _ = try await other.verifyEmailResetCode(email: email, code: wrong) }
+        let token = try await other.verifyEmailResetCode(email: email, code: code)
+        let session = try await other.completeReset(resetToken: token, newPassword: "second good secret", signIn: true, deviceName: "tablet")
+        let signedIn = await other.isSignedIn
+        #expect(session?.user.email == email && signedIn)
+        await #expect(throws: AuthClientError.sessionExpired) { try await app.me() }
+
+        // Logout sends the refresh token, not the access token: it works after the access token expired.
+        var tokens = try #require(try await other.tokenStore.load())
+        tokens.accessToken = "expired.or.forged"
+        try await other.tokenStore.save(tokens)
+        try await other.logout()
+        #expect(await !other.isSignedIn)
+        let again = f.client()
+        try await again.tokenStore.save(tokens)
+        await #expect(throws: AuthClientError.sessionExpired) { try await again.refresh() }
     }
 
     @Test func deletingTheAccountForgetsTheTokens() async throws {

@@ -17,12 +17,17 @@ public final class ApprovalService: Sendable {
     private let auditNames = Mutex<[String: String]>([:])
     /// Other instances sharing the store, told about each new request; nil when alone.
     let cluster: (any ClusterEvents)?
+    /// Where `approval.requested` and `approval.resolved` go (webhooks, push).
+    let events: AccountEvents?
 
     /// Wrong match codes that deny a request.
     package static let maxMatchAttempts = 3
 
     /// Creates the service; `secret` keys the match-code hashes.
-    package init(store: any AuthStore, secret: [UInt8], clock: any AuthClock, logger: Logger, cluster: (any ClusterEvents)? = nil) {
+    package init(
+        store: any AuthStore, secret: [UInt8], clock: any AuthClock, logger: Logger, cluster: (any ClusterEvents)? = nil, events: AccountEvents? = nil
+    ) {
+        self.events = events
         self.cluster = cluster
         self.store = store
         self.secret = secret
@@ -59,8 +64,19 @@ public final class ApprovalService: Sendable {
             yield(approval, to: userID)
             await cluster?.publishApproval(id: id, userID: userID)
             logger.info("approval requested", metadata: ["user.id": "\(userID.lowercased)", "approval.kind": "\(kind)"])
+            await events?.emit("approval.requested", Self.eventData(approval, userID: userID))
         }
         return (approval, matchCode)
+    }
+
+    /// An approval's event data: never the match code.
+    static func eventData(_ approval: ApprovalRecord, userID: UUID) -> [String: JSONValue] {
+        var data: [String: JSONValue] = [
+            "user_id": .string(userID.lowercased), "approval_id": .string(approval.id), "kind": .string(approval.kind),
+            "expires_at": .string(Timestamp.string(approval.expiresAt)),
+        ]
+        if let name = approval.deviceName { data["device_name"] = .string(name) }
+        return data
     }
 
     private func yield(_ approval: ApprovalRecord, to userID: UUID) {
@@ -133,6 +149,7 @@ public final class ApprovalService: Sendable {
             throw AuthError.wrongMatchCode(attemptsRemaining: remaining)
         }
         logger.info("approval granted", metadata: ["user.id": "\(userID.lowercased)"])
+        await events?.emit("approval.resolved", ["user_id": .string(userID.lowercased), "approval_id": .string(id), "status": .string("approved")])
     }
 
     /// Denies a pending request of `userID`.
@@ -147,6 +164,7 @@ public final class ApprovalService: Sendable {
             state.put(approval)
         }
         logger.info("approval denied", metadata: ["user.id": "\(userID.lowercased)"])
+        await events?.emit("approval.resolved", ["user_id": .string(userID.lowercased), "approval_id": .string(id), "status": .string("denied")])
     }
 
     /// Marks an approved request of `kind` completed, once, and returns it with its payload.

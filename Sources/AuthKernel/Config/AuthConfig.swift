@@ -62,6 +62,8 @@ package struct AuthConfig: Sendable {
     package var metricsListen: (host: String, port: Int)?
     /// Device sign-in (the `device` section).
     package var device = DeviceSettings()
+    /// `webhooks` and `webhook_delivery` (contract §9).
+    package var webhooks = WebhookSettings()
     /// Raw configuration sections of providers, by provider id.
     package var providerSections: [String: ConfigSection]
 
@@ -404,6 +406,8 @@ package struct AuthConfig: Sendable {
         audit.keep = try a.int("keep", default: audit.keep, in: 0...1000)
         try a.rejectUnknownKeys()
 
+        let webhooks = try WebhookSettings(&top)
+
         var sections: [String: ConfigSection] = [:]
         for id in availableProviders {
             sections[id] = try top.section(id)
@@ -426,6 +430,7 @@ package struct AuthConfig: Sendable {
         config.tcp = tcp
         config.freshAuth = freshAuth
         config.device = device
+        config.webhooks = webhooks
         config.trustedProxies = trustedProxies
         config.shutdownTimeout = shutdownTimeout
         config.log = log

@@ -88,6 +88,16 @@ public struct ConfigSection: Sendable {
         return ConfigSection(path: name(key), values: o)
     }
 
+    /// Reads an array of objects, each as a section named `key[i]` (empty when absent).
+    public mutating func sections(_ key: String) throws -> [ConfigSection] {
+        guard let v = value(key) else { return [] }
+        guard case .array(let items) = v else { throw ConfigError("\(name(key)) must be an array of objects, not \(v.typeName)") }
+        return try items.enumerated().map { i, item in
+            guard case .object(let o) = item else { throw ConfigError("\(name(key))[\(i)] must be an object, not \(item.typeName)") }
+            return ConfigSection(path: "\(name(key))[\(i)]", values: o)
+        }
+    }
+
     /// Marks a key as handled without reading it (a section another component reads).
     public mutating func skip(_ key: String) { read.insert(key) }
 

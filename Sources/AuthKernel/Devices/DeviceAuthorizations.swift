@@ -16,6 +16,7 @@ package struct DeviceAuthorizations: Sendable {
     let audit: AuditLog?
     /// The `device` section.
     package let settings: AuthConfig.DeviceSettings
+    let pacing = PollPacing()
 
     static let purpose = "device_authorization"
     /// The letters of a user code: no vowels (no words), no look-alikes.
@@ -143,7 +144,36 @@ package struct DeviceAuthorizations: Sendable {
         let pending = Self.pending(record)
         logger.info(approve ? "device approved" : "device denied", metadata: ["user.id": "\(userID.lowercased)"])
         await audit?.record(approve ? "device_approved" : "device_denied", user: userID, device: pending.device.name)
+        if approve {
+            var data: [String: JSONValue] = ["user_id": .string(userID.lowercased)]
+            if let name = pending.device.name { data["device_name"] = .string(name) }
+            if let platform = pending.device.platform { data["platform"] = .string(platform) }
+            if let client = pending.clientID { data["client_id"] = .string(client) }
+            await sessions.events.emit("device.approved", data)
+        }
         return pending
+    }
+
+    /// RFC 8628's pace for a shared store: the last poll and the grown interval in the record, so a
+    /// device cannot poll each instance in turn.
+    private func pacePersisted(_ code: String, digest: String, now: Date, interval: TimeInterval) async throws -> Poll {
+        try await store.write([.code(purpose: Self.purpose, key: code)], durability: .eventual) { state -> Poll in
+            guard var record = state.code(purpose: Self.purpose, key: code), record.digest == digest, var payload = record.payload,
+                case .string("pending") = payload["status"]
+            else { return .authorizationPending }  // answered meanwhile: the next poll says how
+            var wait = interval
+            if case .number(let n) = payload["interval"] { wait = n }
+            var early = false
+            if case .number(let last) = payload["last_poll"], now.timeIntervalSince1970 - last < wait {
+                // Each slow_down adds 5 seconds to the interval the device must keep.
+                payload["interval"] = .number(wait + 5)
+                early = true
+            }
+            payload["last_poll"] = .number(now.timeIntervalSince1970)
+            record.payload = payload
+            state.put(record)
+            return early ? .slowDown : .authorizationPending
+        }
     }
 
     /// A poll of `/oauth/token` with `device_code` (and `client_id` when the request named one).
@@ -153,50 +183,49 @@ package struct DeviceAuthorizations: Sendable {
         let presented = SHA256.hash(String(parts[1]))
         let now = clock.now()
         let interval = TimeInterval(settings.interval)
-        let outcome = try await store.write([.code(purpose: Self.purpose, key: code)], durability: .eventual) { state -> (Poll, UUID?, DeviceInfo) in
-            guard var record = state.code(purpose: Self.purpose, key: code), ConstantTime.equals(presented, Hex.decode(record.digest) ?? []) else {
-                return (.invalidGrant, nil, .none)
+        // A read first: a pending code (what nearly every poll finds) is answered without a write.
+        let found = try await store.read([.code(purpose: Self.purpose, key: code)]) { $0.code(purpose: Self.purpose, key: code) }
+        guard let found, ConstantTime.equals(presented, Hex.decode(found.digest) ?? []) else { return .invalidGrant }
+        var expected: String?
+        if case .string(let id) = found.payload?["client_id"] { expected = id }
+        guard expected == clientID else { return .invalidGrant }
+        guard found.expiresAt > now else {
+            pacing.forget(code)
+            return .expiredToken
+        }
+        switch found.payload?["status"] {
+        case .string("pending"):
+            // One process holds every poll of a file store: its memory paces them. Instances sharing
+            // a database may each get polls of one code, so there the pace is kept in the record.
+            guard store.isShared else {
+                return pacing.tooSoon(code, now: now.timeIntervalSince1970, interval: interval) ? .slowDown : .authorizationPending
             }
-            var expected: String?
-            if case .string(let id) = record.payload?["client_id"] { expected = id }
-            guard expected == clientID else { return (.invalidGrant, nil, .none) }
-            guard record.expiresAt > now else { return (.expiredToken, nil, .none) }
-            var payload = record.payload ?? [:]
-            var wait = interval
-            if case .number(let n) = payload["interval"] { wait = n }
-            // Only a pending code is polled too often: an answer or a used code is told at once.
-            if case .string("pending") = payload["status"], case .number(let last) = payload["last_poll"], now.timeIntervalSince1970 - last < wait {
-                // RFC 8628 §3.5: each slow_down adds 5 seconds to the interval the device must keep.
-                payload["interval"] = .number(wait + 5)
-                payload["last_poll"] = .number(now.timeIntervalSince1970)
-                record.payload = payload
-                state.put(record)
-                return (.slowDown, nil, .none)
-            }
-            payload["last_poll"] = .number(now.timeIntervalSince1970)
+            return try await pacePersisted(code, digest: found.digest, now: now, interval: interval)
+        case .string("denied"):
+            pacing.forget(code)
+            return .accessDenied
+        case .string("approved"):
+            break
+        default:
+            pacing.forget(code)
+            return .invalidGrant
+        }
+        pacing.forget(code)
+        // Approved: used up in one write (two polls racing get one session), then the session.
+        let outcome = try await store.write([.code(purpose: Self.purpose, key: code)]) { state -> (Poll, UUID?, DeviceInfo) in
+            guard var record = state.code(purpose: Self.purpose, key: code), record.digest == found.digest, record.expiresAt > now,
+                var payload = record.payload, case .string("approved") = payload["status"],
+                case .string(let id) = payload["user_id"], let userID = UUID(uuidString: id)
+            else { return (.invalidGrant, nil, .none) }
             let pending = Self.pending(record)
-            switch payload["status"] {
-            case .string("approved"):
-                guard case .string(let id) = payload["user_id"], let userID = UUID(uuidString: id) else { return (.invalidGrant, nil, .none) }
-                payload["status"] = .string("used")
-                record.payload = payload
-                state.put(record)
-                return (.invalidGrant, userID, pending.device)  // becomes the session below
-            case .string("denied"):
-                record.payload = payload
-                state.put(record)
-                return (.accessDenied, nil, .none)
-            case .string("pending"):
-                record.payload = payload
-                state.put(record)
-                return (.authorizationPending, nil, .none)
-            default:
-                return (.invalidGrant, nil, .none)
-            }
+            payload["status"] = .string("used")
+            record.payload = payload
+            state.put(record)
+            return (.invalidGrant, userID, pending.device)  // becomes the session below
         }
         guard let userID = outcome.1 else { return outcome.0 }
-        // The code is used (durably) before the session starts: a crash in between loses a sign-in, never doubles one.
-        try await store.waitUntilDurable()
+        // The code is used (durably: the write above waited) before the session starts: a crash in
+        // between loses a sign-in, never doubles one.
         guard let user = try await store.read([.user(userID)], { $0.user(id: userID) }) else { return .invalidGrant }
         let session = try await sessions.startSession(user, amr: ["device"], device: outcome.2, requireUnchangedCredentials: false)
         logger.info("device signed in", metadata: ["user.id": "\(userID.lowercased)"])

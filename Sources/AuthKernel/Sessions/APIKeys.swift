@@ -49,6 +49,7 @@ extension SessionService {
         }
         logger.info("api key created", metadata: ["user.id": "\(userID.lowercased)", "session.id": "\(session.id.lowercased)", "key.prefix": "\(session.keyPrefix ?? "")"])
         await audit?.record("api_key_created", user: userID, device: Self.keyLabel(session))
+        await events.emit("api_key.created", AccountEvents.data(session))
         return CreatedAPIKey(session: session, secret: secret)
     }
 

@@ -108,6 +108,7 @@ public struct SessionService: Sendable {
         }
         logger.info("signed in", metadata: ["user.id": "\(user.id.lowercased)", "session.id": "\(session.id.lowercased)", "amr": "\(amr.joined(separator: ","))"])
         await audit?.record("sign_in", provider: amr.first, user: user.id, device: device.name)
+        if events.hasEventHooks { await events.emit("session.created", AccountEvents.data(session)) }
         return try response(user: current, session: session, refreshToken: token, now: now)
     }
 

@@ -12,13 +12,16 @@ public struct UserService: Sendable {
     let freshAuth: Int
     /// What providers take away when an account is recovered.
     public let recovery: AccountRecoveryHooks
+    /// Where `user.created` and `user.deleted` go (webhooks).
+    let events: AccountEvents?
 
     /// Creates the service.
     /// - Parameter notices: mails the owner when a sign-in method is added to an account; nil mails nothing.
     package init(
         store: any AuthStore, clock: any AuthClock, logger: Logger, notices: SignInMethodNotices? = nil,
-        recovery: AccountRecoveryHooks = AccountRecoveryHooks(), freshAuth: Int = 600
+        recovery: AccountRecoveryHooks = AccountRecoveryHooks(), freshAuth: Int = 600, events: AccountEvents? = nil
     ) {
+        self.events = events
         self.freshAuth = freshAuth
         self.store = store
         self.clock = clock
@@ -130,7 +133,10 @@ public struct UserService: Sendable {
             state.put(user)
             return (user, true, nil)
         }
-        if created { logger.info("user created", metadata: ["user.id": "\(user.id.lowercased)", "provider": "\(claim.identity.provider)"]) }
+        if created {
+            logger.info("user created", metadata: ["user.id": "\(user.id.lowercased)", "provider": "\(claim.identity.provider)"])
+            await events?.emit("user.created", AccountEvents.data(user))
+        }
         if let before = linkedTo { await notices?.notify(before: before, added: user.identities.filter { !before.identities.contains($0) }) }
         return user
     }
@@ -164,6 +170,7 @@ public struct UserService: Sendable {
         let user = UserRecord(isAnonymous: true, createdAt: clock.now())
         try await store.write([]) { $0.put(user) }
         logger.info("anonymous user created", metadata: ["user.id": "\(user.id.lowercased)"])
+        await events?.emit("user.created", AccountEvents.data(user))
         return user
     }
 
@@ -258,5 +265,6 @@ public struct UserService: Sendable {
             state.deleteUser(id: userID)
         }
         logger.info("user deleted", metadata: ["user.id": "\(userID.lowercased)"])
+        await events?.emit("user.deleted", ["user_id": .string(userID.lowercased)])
     }
 }

@@ -107,6 +107,7 @@ struct AdminAPIRoutes: Sendable {
             }
             // Disabling ends every session and API key; the sign-ins that follow answer ACCOUNT_DISABLED.
             if body.disabled == true { try await kernel.sessions.revokeAll(of: found.id) }
+            await kernel.events.emit("user.updated", AccountEvents.data(updated))
             let changed = [metadata.map { _ in "app_metadata" }, name.map { _ in "display_name" }, body.disabled.map { $0 ? "disabled" : "enabled" }]
             await kernel.audit.record("admin_api", user: found.id, account: key, reason: "update user: " + changed.compactMap { $0 }.joined(separator: ", "))
             var w = JSONWriter(capacity: 512)

@@ -137,21 +137,27 @@ package final class AuthServer: Sendable {
             )
             let audit = AuditLog(folder: options.dataFolder, settings: config.audit, clock: clock, logger: logger)
             let issuerName = IssuerName(config.issuer)
+            let events = AccountEvents()
             let sessions = SessionService(
                 store: store, issuer: AccessTokenIssuer(keyRing: keyRing),
                 verifier: AccessTokenVerifier(keyRing: keyRing, issuer: issuerName, audience: config.audience, clockSkew: config.tokens.clockSkew),
                 settings: config.tokens, rateLimiter: rateLimiter, clock: clock, logger: logger, audit: audit, freshAuth: config.freshAuth,
-                hooks: SignInHooks(), events: AccountEvents()
+                hooks: SignInHooks(), events: events
             )
             let notices = SignInMethodNotices(mailer: mailer, clock: clock, logger: logger, names: registry.methodNames)
             let kernel = Kernel(
-                config: config, users: UserService(store: store, clock: clock, logger: logger, notices: notices), sessions: sessions,
+                config: config, users: UserService(store: store, clock: clock, logger: logger, notices: notices, freshAuth: config.freshAuth, events: events),
+                sessions: sessions,
                 codes: OneTimeCodeService(store: store, secret: codeSecret, clock: clock),
-                approvals: ApprovalService(store: store, secret: codeSecret, clock: clock, logger: logger, cluster: options.cluster),
+                approvals: ApprovalService(store: store, secret: codeSecret, clock: clock, logger: logger, cluster: options.cluster, events: events),
                 jobs: jobs, accountDeletion: AccountDeletionHooks(), rateLimiter: rateLimiter,
                 mailer: mailer, clock: clock, logger: logger,
                 audit: audit, decoyRecords: options.decoyRecords, keys: keys
             )
+            if !config.webhooks.endpoints.isEmpty {
+                let webhooks = WebhookDispatcher(settings: config.webhooks, jobs: jobs, clock: clock, logger: logger)
+                events.onEvent { type, data in await webhooks.enqueue(type, data) }
+            }
             let providers = try registry.instantiate(kernel: kernel)
 
             let router = Router(context: AuthRequestContext.self)

@@ -132,6 +132,7 @@ package struct KernelRoutes: Sendable {
                 if let name { user.displayName = name }
                 if let metadata { user.userMetadata = metadata }
             }
+            await kernel.events.emit("user.updated", AccountEvents.data(user))
             return UserResponse(user)
         }
 

@@ -1,0 +1,99 @@
+import AsyncHTTPClient
+import AuthKernel
+import AuthStorage
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// Webhooks (contract §9): every event an endpoint subscribed to becomes a durable job before the
+/// request that caused it is answered, and is delivered per the Standard Webhooks specification
+/// (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256>`), retried with
+/// doubling delays for about a day. At least once: a receiver de-duplicates by `webhook-id`.
+final class WebhookDispatcher: Sendable {
+    static let jobKind = "webhook"
+    let settings: WebhookSettings
+    let jobs: JobQueue
+    let clock: any AuthClock
+    let logger: Logger
+
+    struct DeliveryFailed: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    init(settings: WebhookSettings, jobs: JobQueue, clock: any AuthClock, logger: Logger) {
+        self.settings = settings
+        self.jobs = jobs
+        self.clock = clock
+        self.logger = logger
+        let settings = self.settings, logger = self.logger
+        jobs.register(kind: Self.jobKind, policy: .init(maxAttempts: settings.maxAttempts, baseDelay: settings.retryDelay)) { job in
+            try await Self.deliver(job, settings: settings, logger: logger)
+        }
+    }
+
+    /// Queues `type` for every endpoint that wants it; returns once the jobs are stored.
+    func enqueue(_ type: String, _ data: [String: JSONValue]) async {
+        let endpoints = settings.endpoints.filter { $0.events.contains(type) }
+        guard !endpoints.isEmpty else { return }
+        let now = clock.now()
+        var w = JSONWriter(capacity: 256)
+        w.beginObject()
+        w.key("data"); w.value(.object(data))
+        w.key("timestamp"); w.string(Timestamp.string(now))
+        w.key("type"); w.string(type)
+        w.endObject()
+        let body = String(decoding: w.bytes, as: UTF8.self)
+        for endpoint in endpoints {
+            let payload: [String: JSONValue] = [
+                "url": .string(endpoint.url), "id": .string("msg_" + Base64URL.encode(SecureRandom.bytes(16))),
+                "timestamp": .number(Double(Int(now.timeIntervalSince1970))), "body": .string(body),
+            ]
+            do {
+                let job = try await jobs.enqueue(kind: Self.jobKind, payload: payload)
+                // The first attempt at once; the runner retries.
+                let jobs = self.jobs
+                Task { _ = await jobs.run(job) }
+            } catch {
+                logger.error("webhook event could not be queued", metadata: ["event": "\(type)", "error": "\(error)"])
+            }
+        }
+    }
+
+    /// The `webhook-signature` of a message: `v1,` and the base64 of HMAC-SHA256(`id.timestamp.body`).
+    static func signature(secret: [UInt8], id: String, timestamp: Int, body: String) -> String {
+        "v1," + Data(SHA256.hmac(key: secret, message: Array("\(id).\(timestamp).\(body)".utf8))).base64EncodedString()
+    }
+
+    static func deliver(_ job: JobRecord, settings: WebhookSettings, logger: Logger) async throws {
+        guard case .string(let url) = job.payload["url"], case .string(let id) = job.payload["id"],
+            case .number(let ts) = job.payload["timestamp"], case .string(let body) = job.payload["body"]
+        else { throw JobQueue.PermanentFailure("a webhook job without its message") }
+        guard let endpoint = settings.endpoints.first(where: { $0.url == url }) else {
+            throw JobQueue.PermanentFailure("the endpoint \(url) is no longer configured")
+        }
+        let timestamp = Int(ts)
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "User-Agent", value: "authd-webhooks")
+        request.headers.add(name: "webhook-id", value: id)
+        request.headers.add(name: "webhook-timestamp", value: String(timestamp))
+        request.headers.add(name: "webhook-signature", value: signature(secret: endpoint.secret, id: id, timestamp: timestamp, body: body))
+        request.body = .bytes(ByteBuffer(string: body))
+        let response: HTTPClientResponse
+        do {
+            response = try await HTTPClient.shared.execute(request, timeout: .seconds(Int64(settings.timeout)))
+        } catch {
+            logger.warning("webhook delivery failed", metadata: ["webhook.id": "\(id)", "url": "\(url)", "error": "\(error)"])
+            throw DeliveryFailed(description: "\(error)")
+        }
+        // The body is not read beyond a little: a receiver's answer does not matter, its status does.
+        _ = try? await response.body.collect(upTo: 4096)
+        guard (200..<300).contains(response.status.code) else {
+            logger.warning("webhook refused", metadata: ["webhook.id": "\(id)", "url": "\(url)", "status": "\(response.status.code)"])
+            throw DeliveryFailed(description: "the receiver answered \(response.status.code)")
+        }
+        logger.info("webhook delivered", metadata: ["webhook.id": "\(id)", "url": "\(url)"])
+    }
+}
