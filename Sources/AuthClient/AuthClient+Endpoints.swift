@@ -51,6 +51,61 @@ extension AuthClient {
         try await tokenStore.clear()
     }
 
+    /// Registers this session's APNs device token, so approval requests for the user push an alert
+    /// to this device. `environment` is `"production"` or `"sandbox"` (a development build).
+    public func registerPushToken(_ deviceToken: Data, environment: String = "production", topic: String? = nil) async throws {
+        var body: [String: Any] = ["apns_token": deviceToken.map { String(format: "%02x", $0) }.joined(), "environment": environment]
+        body["topic"] = topic
+        _ = try await authorized("PUT", "api/v1/auth/sessions/current/push", json: body, as: Empty.self)
+    }
+
+    /// Stops pushes to this device.
+    public func unregisterPushToken() async throws {
+        _ = try await authorized("DELETE", "api/v1/auth/sessions/current/push", as: Empty.self)
+    }
+
+    /// New approval requests for this user as they come, each once: on Apple platforms from the
+    /// server's event stream (`/approvals/stream`), elsewhere (FoundationNetworking has no streaming
+    /// bodies) by asking `GET /approvals` every `pollInterval`. Cancel the task iterating it to stop.
+    public func approvalRequests(pollInterval: Duration = .seconds(5)) -> AsyncThrowingStream<Approval, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                var seen = Set<String>()
+                do {
+                    for approval in try await approvals() where seen.insert(approval.id).inserted { continuation.yield(approval) }
+                    #if canImport(Darwin)
+                    var request = URLRequest(url: baseURL.appendingPathComponent("api/v1/auth/approvals/stream"))
+                    request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
+                    request.setValue("Bearer \(try await validTokens().accessToken)", forHTTPHeaderField: "Authorization")
+                    request.timeoutInterval = 24 * 3600
+                    let (bytes, response) = try await session.bytes(for: request)
+                    guard let http = response as? HTTPURLResponse, http.statusCode == 200 else { throw AuthClientError.unauthorized }
+                    var event: String?
+                    for try await line in bytes.lines {
+                        if line.hasPrefix("event:") {
+                            event = line.dropFirst(6).trimmingCharacters(in: .whitespaces)
+                        } else if line.hasPrefix("data:"), event == "approval",
+                            let approval = try? JSONDecoder().decode(Approval.self, from: Data(line.dropFirst(5).utf8)),
+                            seen.insert(approval.id).inserted
+                        {
+                            continuation.yield(approval)
+                        }
+                    }
+                    #else
+                    while !Task.isCancelled {
+                        try await Task.sleep(for: pollInterval)
+                        for approval in try await approvals() where seen.insert(approval.id).inserted { continuation.yield(approval) }
+                    }
+                    #endif
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
     /// Requests from other devices of this user waiting for approval.
     public func approvals() async throws -> [Approval] {
         struct R: Decodable { var approvals: [Approval] }

@@ -258,6 +258,30 @@ struct AuthClientTests {
         await #expect(throws: AuthClientError.sessionExpired) { try await again.refresh() }
     }
 
+    @Test func pushTokenRegistrationAndTheApprovalRequestsStream() async throws {
+        let f = try Fixture()
+        let phone = f.client(), laptop = f.client()
+        let email = "stream@example.com"
+        let mails = f.mailCount()
+        try await phone.register(email: email, password: "first good secret")
+        _ = try await phone.verifyRegistration(email: email, code: try await f.code(after: mails), password: "first good secret")
+        try await phone.registerPushToken(Data(repeating: 0xAB, count: 32), environment: "sandbox")
+        await #expect(throws: AuthClientError.invalidRequest("The field `environment` must be \"production\" or \"sandbox\".")) {
+            try await phone.registerPushToken(Data(repeating: 0xAB, count: 32), environment: "staging")
+        }
+        try await phone.unregisterPushToken()
+
+        let stream = phone.approvalRequests(pollInterval: .milliseconds(100))
+        let first = Task { () -> Approval? in
+            for try await approval in stream { return approval }
+            return nil
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        let request = try await laptop.startDeviceReset(email: email, newPassword: "second good secret", deviceName: "laptop")
+        let seen = try await first.value
+        #expect(seen?.id == request.requestID && seen?.deviceName == "laptop")
+    }
+
     @Test func deletingTheAccountForgetsTheTokens() async throws {
         let f = try Fixture()
         let client = f.client()

@@ -307,3 +307,11 @@ def test_api_keys_and_device_sign_in_work_across_instances():
         status, device, _ = a.call("POST", "/oauth/token", grant)
         assert status == 200 and device["user"]["email"] == "devices@example.com", device
         assert b.call("POST", "/oauth/token", grant)[1]["error"] == "invalid_grant"
+
+
+def test_the_apps_flows_on_postgres():
+    # test_app_flows.py's flows, an instance each: the admin API on one, the app on the other.
+    from test_app_flows import couple_flow, service_key, two_step_reset_flow
+    with cluster() as (a, b):
+        couple_flow(a, service_key(b.folder))
+        two_step_reset_flow(b)

@@ -64,6 +64,8 @@ package struct AuthConfig: Sendable {
     package var device = DeviceSettings()
     /// `webhooks` and `webhook_delivery` (contract §9).
     package var webhooks = WebhookSettings()
+    /// `push` (contract §9).
+    package var push = PushSettings()
     /// Raw configuration sections of providers, by provider id.
     package var providerSections: [String: ConfigSection]
 
@@ -407,6 +409,7 @@ package struct AuthConfig: Sendable {
         try a.rejectUnknownKeys()
 
         let webhooks = try WebhookSettings(&top)
+        let push = try PushSettings(&top)
 
         var sections: [String: ConfigSection] = [:]
         for id in availableProviders {
@@ -431,6 +434,7 @@ package struct AuthConfig: Sendable {
         config.freshAuth = freshAuth
         config.device = device
         config.webhooks = webhooks
+        config.push = push
         config.trustedProxies = trustedProxies
         config.shutdownTimeout = shutdownTimeout
         config.log = log

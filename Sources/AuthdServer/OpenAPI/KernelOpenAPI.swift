@@ -171,6 +171,42 @@ paths:
         "403": { $ref: "#/components/responses/Forbidden" }
         "404": { $ref: "#/components/responses/NotFound" }
         "503": { $ref: "#/components/responses/Unavailable" }
+  /api/v1/auth/sessions/current/push:
+    put:
+      operationId: registerPushToken
+      tags: [sessions]
+      summary: "This session's APNs device token: approval requests for the user push an alert to it (full sessions only)"
+      security: [{ bearer: [] }]
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              required: [apns_token]
+              properties:
+                apns_token: { type: string, description: "The device token in hex" }
+                environment: { enum: [production, sandbox] }
+                topic: { type: string, description: "One of push.apns.topics; default the first" }
+            example: { apns_token: 8a1c1f0e5a0c4d2b9e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d, environment: production }
+      responses:
+        "204": { description: Registered }
+        "400": { $ref: "#/components/responses/InvalidRequest" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "403": { $ref: "#/components/responses/Forbidden" }
+        "413": { $ref: "#/components/responses/PayloadTooLarge" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
+        "503": { $ref: "#/components/responses/Unavailable" }
+    delete:
+      operationId: removePushToken
+      tags: [sessions]
+      summary: Stop pushing to this session
+      security: [{ bearer: [] }]
+      responses:
+        "204": { description: Removed }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "403": { $ref: "#/components/responses/Forbidden" }
+        "503": { $ref: "#/components/responses/Unavailable" }
   /api/v1/auth/api-keys:
     post:
       operationId: createAPIKey

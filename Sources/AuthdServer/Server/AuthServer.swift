@@ -184,12 +184,28 @@ package final class AuthServer: Sendable {
             DevicePageRoutes.registerMail(on: mailer)
             DevicePageRoutes(kernel: kernel, devices: devices, store: store, issuer: issuerName, productName: config.mail.productName).add(to: router)
             for provider in providers { api.addRoutes(provider.routes()) }
+            let pushRegistrations = PushRegistrations(store: store, clock: clock)
+            PushRoutes(registrations: pushRegistrations, topics: config.push.apns?.topics ?? []).add(to: api)
+            kernel.accountDeletion.register { user in try? await pushRegistrations.removeAll(userID: user.id) }
+            var apnsClient: APNsClient?
+            if let apns = config.push.apns {
+                let client: APNsClient
+                do { client = try await APNsClient(settings: apns) } catch { throw ConfigError("push.apns: \(error)") }
+                apnsClient = client
+                let pushes = ApprovalPushes(
+                    apns: client, registrations: pushRegistrations, rateLimiter: rateLimiter, clock: clock, logger: logger, defaultTopic: apns.topics[0])
+                // Off the request's path: APNs may be slow, and the approval is stored already.
+                events.onEvent { type, data in
+                    if type == "approval.requested" { Task { await pushes.approvalRequested(data) } }
+                }
+            }
 
             // Order matters at shutdown: services stop in reverse, so the store closes after the HTTP
             // server has finished its in-flight requests.
             var services: [any Service] =
                 [StoreClosingService(store: store, audit: audit), ExpiryPurgeService(kernel: kernel), JobRunner(jobs: kernel.jobs, interval: .seconds(1))] + providers.flatMap(\.services)
             services += options.extraServices
+            if let apnsClient { services.append(ShutdownAction { await apnsClient.shutdown() }) }
             if let cluster = options.cluster {
                 services.append(
                     ClusterEventService(events: cluster, approvals: kernel.approvals, keys: keys, keyRing: keyRing, clock: clock, logger: logger))
