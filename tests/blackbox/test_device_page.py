@@ -102,6 +102,33 @@ def test_a_person_approves_a_device_in_a_browser(browser):
         shot(browser, "6-narrow")
 
 
+def test_a_person_signs_in_on_the_page_with_a_password_instead(browser):
+    with running_server({"device": {"interval": 1}}) as server:
+        email = "pat@example.com"
+        assert server.call("POST", "/api/v1/auth/password/register", {"email": email, "password": "a good long secret"})[0] == 202
+        assert server.call("POST", "/api/v1/auth/password/verify-email",
+                           {"email": email, "code": server.code_for(email), "password": "a good long secret"})[0] == 200
+        started = requests.post(server.url + "/oauth/device_authorization", data={"device_name": "Kitchen TV"}).json()
+        browser.get(server.url + "/device?user_code=" + started["user_code"])
+        browser.find_element(By.ID, "email").send_keys(email)
+        browser.find_element(By.ID, "password").send_keys("not the password")
+        shot(browser, "8-password")
+        click(browser, By.CSS_SELECTOR, "button[type=submit]")
+        assert "wrong" in browser.find_element(By.ID, "error").text
+        assert browser.find_element(By.ID, "password").get_attribute("value") == "", "the password is never sent back"
+        shot(browser, "9-wrong-password")
+        browser.find_element(By.ID, "password").send_keys("a good long secret")
+        click(browser, By.CSS_SELECTOR, "button[type=submit]")
+        assert browser.find_element(By.ID, "device-name").text == "Kitchen TV", "straight to the confirmation: no mailed code"
+        click(browser, By.ID, "approve")
+        assert browser.find_element(By.ID, "result").text == "Device approved"
+        time.sleep(1.1)
+        token = requests.post(server.url + "/oauth/token", data={"grant_type": GRANT, "device_code": started["device_code"]})
+        assert token.status_code == 200 and token.json()["user"]["email"] == email, token.text
+        audit = open(os.path.join(server.folder, "audit.jsonl")).read()
+        assert '"device_page"' in audit and "sign_in_failed" in audit
+
+
 def test_a_denied_device_is_told_so_and_the_page_escapes_what_the_device_reported(browser):
     with running_server({"device": {"interval": 1}}) as server:
         server.sign_in("bo@example.com")

@@ -7,8 +7,9 @@ import Hummingbird
 enum DevicePageHTML {
     /// The steps a person goes through.
     enum Step {
-        /// Enter the code the device shows, and an email to sign in with.
-        case start(userCode: String, email: String)
+        /// Enter the code the device shows, and an email to sign in with (and, when the password
+        /// provider runs, optionally the password instead of a mailed code).
+        case start(userCode: String, email: String, password: Bool)
         /// Enter the code mailed to `email`.
         case code(email: String)
         /// Compare codes, then approve or deny.
@@ -20,7 +21,13 @@ enum DevicePageHTML {
     static func page(_ step: Step, csrf: String, error: String? = nil, productName: String) -> String {
         let body: String
         switch step {
-        case .start(let userCode, let email):
+        case .start(let userCode, let email, let password):
+            let passwordField =
+                password
+                ? """
+                <label for="password">Password <span class="hint">(or leave it empty and we email you a code)</span></label>
+                <input id="password" name="password" type="password" autocomplete="current-password" maxlength="1024">
+                """ : ""
             body = """
                 <h1>Sign in a device</h1>
                 <p>Enter the code your device shows, then sign in to approve it.</p>
@@ -31,7 +38,8 @@ enum DevicePageHTML {
                 <input id="user_code" name="user_code" value="\(escape(userCode))" autocomplete="off" autocapitalize="characters" spellcheck="false" required maxlength="32" placeholder="XXXX-XXXX"\(userCode.isEmpty ? " autofocus" : "")>
                 <label for="email">Your email address</label>
                 <input id="email" name="email" type="email" value="\(escape(email))" autocomplete="email" required maxlength="254"\(userCode.isEmpty ? "" : " autofocus")>
-                <button type="submit">Email me a sign-in code</button>
+                \(passwordField)
+                <button type="submit">\(password ? "Continue" : "Email me a sign-in code")</button>
                 </form>
                 """
         case .code(let email):
@@ -117,6 +125,7 @@ enum DevicePageHTML {
         main{max-width:28rem;margin:0 auto;padding:1.5rem 1rem;background:#fff;min-height:100vh}
         h1{font-size:1.5rem;margin:0 0 .75rem}
         label,dt{display:block;font-weight:600;margin-top:1rem}
+        .hint{font-weight:400;color:#4b4b55}
         dd{margin:.25rem 0 0}
         input{display:block;width:100%;font-size:1.25rem;padding:.6rem .7rem;margin-top:.3rem;border:2px solid #6b6b76;border-radius:.4rem}
         button{display:block;width:100%;font-size:1.1rem;padding:.8rem;margin-top:1.25rem;border:0;border-radius:.4rem;background:#1a56db;color:#fff;cursor:pointer}

@@ -6,7 +6,8 @@ import Hummingbird
 import Logging
 
 /// `GET /device` and its forms (contract §7): a person enters the code a device shows, signs in with
-/// a code mailed to them, compares the code, and approves or denies. Served only to loopback clients
+/// a code mailed to them (or their password, when that provider runs), compares the code, and
+/// approves or denies. Served only to loopback clients
 /// or behind an `https` issuer; a `__Host-` cookie session, a CSRF token and an `Origin` check on every
 /// POST; `frame-ancestors 'none'`; no script and nothing from another site.
 struct DevicePageRoutes: Sendable {
@@ -15,6 +16,8 @@ struct DevicePageRoutes: Sendable {
     let store: any AuthStore
     let issuer: IssuerName
     let productName: String
+    /// The password provider's check (``PasswordProvider/verifiedUser``), when it runs.
+    let passwordCheck: (@Sendable (_ email: String, _ password: String, _ context: AuthRequestContext) async throws -> UserRecord)?
 
     static let mailTemplate = "device_sign_in_code"
     static let codePurpose = "device_page_sign_in"
@@ -68,7 +71,7 @@ struct DevicePageRoutes: Sendable {
         let form: OAuthParameters
         do {
             form = try OAuthParameters(
-                form: Array(try await request.body.collect(upTo: context.maxUploadSize).readableBytesView), keeping: ["csrf", "user_code", "email", "code"])
+                form: Array(try await request.body.collect(upTo: context.maxUploadSize).readableBytesView), keeping: ["csrf", "user_code", "email", "code", "password"])
         } catch {
             return Self.expired("The form could not be read.")
         }
@@ -94,6 +97,21 @@ struct DevicePageRoutes: Sendable {
             try await kernel.rateLimiter.consume(Self.signInsPerIP, key: "device.page.ip:\(context.clientKey)", message: "Too many sign-ins from this network. Wait a few minutes.")
             s.userCode = pending.userCode
             s.email = address.value
+            if let password = form["password"], !password.isEmpty, let passwordCheck {
+                let user: UserRecord
+                do {
+                    user = try await passwordCheck(address.value, password, context)
+                } catch let error as AuthError {
+                    let message =
+                        switch error.code {
+                        case "RATE_LIMIT_EXCEEDED": "Too many tries. Wait a few minutes, then try again."
+                        case "EMAIL_NOT_VERIFIED": "Verify your email address first (we have emailed you a code for it), or leave the password empty and sign in with a code."
+                        default: "The email address or the password is wrong."
+                        }
+                    return try await render(s, error: message, status: error.status)
+                }
+                return try await signedIn(user, amr: ["password"], &s, context)
+            }
             s.step = "code"
             if let user = try await kernel.users.user(email: address.value), user.emailVerified, user.disabledAt == nil {
                 do {
@@ -115,18 +133,8 @@ struct DevicePageRoutes: Sendable {
                 let message = error.status == .tooManyRequests ? "Too many tries. Wait a few minutes, then start again." : "That code is wrong or has expired."
                 return try await render(s, error: message, status: error.status)
             }
-            guard let user = try await kernel.users.user(email: email), user.disabledAt == nil else { return Self.expired("This page has expired.") }
-            let attempt = SignInAttempt(user: user, amr: ["email"], device: .none, clientIP: context.clientIP)
-            for policy in kernel.signInHooks.policies where try await policy.decide(attempt) != .allow {
-                s = DevicePageSession(cookie: s.cookie, csrf: s.csrf, step: "start", expiresAt: s.expiresAt)
-                try await save(s)
-                return try await render(
-                    s, error: "Your account needs a second step this page cannot ask for. Approve the device from an app you are signed in to.",
-                    status: .forbidden)
-            }
-            await kernel.audit.record("sign_in", provider: "device_page", user: user.id)
-            s.userID = user.id
-            s.step = "confirm"
+            guard let user = try await kernel.users.user(email: email) else { return Self.expired("This page has expired.") }
+            return try await signedIn(user, amr: ["email"], &s, context)
         case ("approve", "confirm"), ("deny", "confirm"):
             guard let userID = s.userID, let code = s.userCode else { return Self.expired("This page has expired.") }
             let approve = action == "approve"
@@ -157,6 +165,26 @@ struct DevicePageRoutes: Sendable {
         return Response(status: .seeOther, headers: [.location: "/device", .cacheControl: "no-store"])
     }
 
+    /// The person proved who they are: on to the confirmation, unless the account is disabled or a
+    /// sign-in policy wants a second step this page cannot ask for.
+    func signedIn(_ user: UserRecord, amr: [String], _ s: inout DevicePageSession, _ context: AuthRequestContext) async throws -> Response {
+        guard user.disabledAt == nil else { return Self.expired("This page has expired.") }
+        let attempt = SignInAttempt(user: user, amr: amr, device: .none, clientIP: context.clientIP)
+        for policy in kernel.signInHooks.policies where try await policy.decide(attempt) != .allow {
+            s = DevicePageSession(cookie: s.cookie, csrf: s.csrf, step: "start", expiresAt: s.expiresAt)
+            try await save(s)
+            return try await render(
+                s, error: "Your account needs a second step this page cannot ask for. Approve the device from an app you are signed in to.",
+                status: .forbidden)
+        }
+        await kernel.audit.record("sign_in", provider: "device_page", user: user.id, reason: amr.first)
+        s.userID = user.id
+        s.step = "confirm"
+        try await save(s)
+        // Post, redirect, get: a reload does not send the form again.
+        return Response(status: .seeOther, headers: [.location: "/device", .cacheControl: "no-store"])
+    }
+
     // MARK: - Pieces
 
     func render(_ s: DevicePageSession, error: String? = nil, status: HTTPResponse.Status = .ok, setCookie: Bool = false) async throws -> Response {
@@ -170,7 +198,7 @@ struct DevicePageRoutes: Sendable {
                 return try await render(restarted, error: "This code has expired or been answered. Start again on the device.", status: .gone)
             }
             step = .confirm(pending, email: s.email ?? "")
-        default: step = .start(userCode: s.userCode ?? "", email: s.email ?? "")
+        default: step = .start(userCode: s.userCode ?? "", email: s.email ?? "", password: passwordCheck != nil)
         }
         var response = Self.html(DevicePageHTML.page(step, csrf: s.csrf, error: error, productName: productName), status: status)
         if setCookie { response.setCookie(Self.cookie(s.cookie, maxAge: DevicePageSession.lifetime)) }

@@ -2,6 +2,7 @@ package import AuthKernel
 package import FileStore
 package import AuthStorage
 package import Foundation
+import PasswordProvider
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -182,7 +183,14 @@ package final class AuthServer: Sendable {
             OAuthRoutes(kernel: kernel, devices: devices, issuer: issuerName, serviceKeys: serviceKeys).add(to: router)
             AdminAPIRoutes(kernel: kernel, serviceKeys: serviceKeys).add(to: router)
             DevicePageRoutes.registerMail(on: mailer)
-            DevicePageRoutes(kernel: kernel, devices: devices, store: store, issuer: issuerName, productName: config.mail.productName).add(to: router)
+            let passwordCheck = providers.lazy.compactMap { $0 as? PasswordProvider }.first.map { provider in
+                { @Sendable (email: String, password: String, context: AuthRequestContext) async throws -> UserRecord in
+                    try await provider.verifiedUser(email: email, password: password, context)
+                }
+            }
+            DevicePageRoutes(
+                kernel: kernel, devices: devices, store: store, issuer: issuerName, productName: config.mail.productName, passwordCheck: passwordCheck
+            ).add(to: router)
             for provider in providers { api.addRoutes(provider.routes()) }
             let pushRegistrations = PushRegistrations(store: store, clock: clock)
             PushRoutes(registrations: pushRegistrations, topics: config.push.apns?.topics ?? []).add(to: api)

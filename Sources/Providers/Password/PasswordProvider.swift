@@ -346,22 +346,33 @@ public struct PasswordProvider: AuthProvider {
         let body = try await request.decodeJSON(as: LoginBody.self, context: context)
         let email = try email(body.email)
         let device = try DeviceInfo(name: body.deviceName, platform: body.platform)
+        let user = try await verifiedUser(email: email, password: body.password, device: device, context)
+        // The user as read before the check: a reset that ended every session meanwhile refuses this one.
+        return try await kernel.sessions.signIn(user, amr: [Self.id], device: device)
+    }
+
+    /// The user whose email and password these are, under the same limits, lockouts and decoys as
+    /// `login`, without starting a session: for the `/device` page, which signs a person in only to
+    /// approve a device. Failures are audited.
+    /// - Throws: 400 `INVALID_EMAIL`, 401 `INVALID_CREDENTIALS`, 403 `EMAIL_NOT_VERIFIED`, 429.
+    package func verifiedUser(email rawEmail: String, password: String, device: DeviceInfo = .none, _ context: AuthRequestContext) async throws -> UserRecord {
+        let email = try email(rawEmail)
         // Refused by a rate limit before anything is checked: not a sign-in attempt worth an audit line
         // (an audit line is an fsync, and a flood of them would rotate real events out).
         try await kernel.rateLimiter.consume(settings.loginPerIP, key: "password.login.ip:\(context.clientKey)")
         try await kernel.rateLimiter.consume(settings.loginPerEmail, key: "password.login.email:\(email)")
         do {
-            return try await checkLogin(body, email: email, device: device, context)
+            return try await checkPassword(password, email: email, context)
         } catch let error as AuthError {
             await kernel.audit.record("sign_in_failed", provider: Self.id, account: email, device: device.name, reason: error.code)
             throw error
         }
     }
 
-    private func checkLogin(_ body: LoginBody, email: String, device: DeviceInfo, _ context: AuthRequestContext) async throws -> SignInResponse {
+    private func checkPassword(_ presented: String, email: String, _ context: AuthRequestContext) async throws -> UserRecord {
         // No stored password is longer than 128 code points: a huge one is refused before NFKC and Argon2 see it.
-        guard body.password.utf8.count <= Self.maxPresentedPasswordBytes else { throw AuthError.invalidCredentials }
-        let password = PasswordPolicy.normalize(body.password)
+        guard presented.utf8.count <= Self.maxPresentedPasswordBytes else { throw AuthError.invalidCredentials }
+        let password = PasswordPolicy.normalize(presented)
         let user = try await kernel.users.user(email: email)
         let credential = user?.secret(Self.id, as: PasswordCredential.self)
         let now = kernel.clock.now()
@@ -423,8 +434,7 @@ public struct PasswordProvider: AuthProvider {
             }
             kernel.logger.info("password re-hashed with the current parameters", metadata: ["user.id": "\(user.id.lowercased)"])
         }
-        // The user as read before the check: a reset that ended every session meanwhile refuses this one.
-        return try await kernel.sessions.signIn(user, amr: [Self.id], device: device)
+        return user
     }
 
     /// Counts a wrong password for the user; returns the lock length when this failure starts a lock.
