@@ -29,6 +29,8 @@ struct WireTests {
         #expect(try Self.normalise(#"{"userMetadata":{"fooBar":{"bazQux":1}}}"#) == #"{"user_metadata":{"fooBar":{"bazQux":1}}}"#)
         #expect(try Self.normalise(#"{"deviceName":"a","device_name":"a"}"#) == #"{"device_name":"a"}"#, "the same value twice is one field")
         #expect(throws: AuthError.self) { _ = try Self.normalise(#"{"deviceName":"a","device_name":"b"}"#) }
+        #expect(try Self.normalise(#"{"full_name":{"a":1},"fullName":null}"#) == #"{"full_name":{"a":1}}"#, "null is no value")
+        #expect(try Self.normalise(#"{"full_name":null,"fullName":{"a":1}}"#) == #"{"full_name":{"a":1}}"#)
         for notAnObject in [#"["deviceName"]"#, #"{"deviceName":}"#, #"{"deviceName":"a""#, "", #"{"a\u0042":1}"#] {
             #expect(try Self.normalise(notAnObject) == nil, "\(notAnObject): left for the decoder to refuse")
         }

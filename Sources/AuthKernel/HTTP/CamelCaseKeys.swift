@@ -5,28 +5,33 @@
 package enum CamelCaseKeys {
     /// The body with camelCase top-level keys renamed, or nil when there is nothing to rename (or the
     /// body is not an object: the decoder then says what is wrong). Both spellings with the same value
-    /// keep one; with different values it is 400 `INVALID_REQUEST` naming the field.
+    /// keep one, `null` in one of them counts as absent (a client that sends every key of its model);
+    /// two different values are 400 `INVALID_REQUEST` naming the field.
     package static func normalise(_ body: UnsafeRawBufferPointer) throws(AuthError) -> [UInt8]? {
         guard let members = topLevelMembers(body), members.contains(where: { $0.renamed != nil }) else { return nil }
+        var dropped = Set<Int>()
+        for (i, member) in members.enumerated() where member.renamed != nil {
+            let target = member.renamed!
+            // The spellings of one field: this one and any snake_case one it must agree with.
+            let group = [i] + members.indices.filter { members[$0].renamed == nil && members[$0].name == target }
+            guard group.count > 1 else { continue }
+            let isNull = { (j: Int) in body[members[j].value].elementsEqual("null".utf8) }
+            let valued = group.filter { !isNull($0) }
+            let kept = valued.first ?? group[0]
+            for j in valued.dropFirst() where !body[members[j].value].elementsEqual(body[members[kept].value]) {
+                throw AuthError.invalidRequest("The fields `\(member.name)` and `\(target)` are the same field with different values.", field: target)
+            }
+            for j in group where j != kept { dropped.insert(j) }
+        }
         var out: [UInt8] = []
         out.reserveCapacity(body.count + 16)
         out.append(UInt8(ascii: "{"))
         var first = true
-        for member in members {
-            var name = member.name
-            if let renamed = member.renamed {
-                if let twin = members.first(where: { $0.renamed == nil && $0.name == renamed }) {
-                    guard body[twin.value].elementsEqual(body[member.value]) else {
-                        throw AuthError.invalidRequest("The fields `\(member.name)` and `\(renamed)` are the same field with different values.", field: renamed)
-                    }
-                    continue
-                }
-                name = renamed
-            }
+        for (i, member) in members.enumerated() where !dropped.contains(i) {
             if !first { out.append(UInt8(ascii: ",")) }
             first = false
             out.append(UInt8(ascii: "\""))
-            out.append(contentsOf: name.utf8)
+            out.append(contentsOf: (member.renamed ?? member.name).utf8)
             out.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
             out.append(contentsOf: body[member.value])
         }

@@ -185,9 +185,9 @@ paths:
               type: object
               required: [apns_token]
               properties:
-                apns_token: { type: string, description: "The device token in hex" }
-                environment: { enum: [production, sandbox] }
-                topic: { type: string, description: "One of push.apns.topics; default the first" }
+                apns_token: { type: string, pattern: "^[0-9a-fA-F]{16,200}$", description: "The device token in hex" }
+                environment: { enum: [production, sandbox, null], description: "Default production" }
+                topic: { type: [string, "null"], maxLength: 200, description: "One of push.apns.topics (400 otherwise, when push is configured); default the first" }
             example: { apns_token: 8a1c1f0e5a0c4d2b9e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d, environment: production }
       responses:
         "204": { description: Registered }
@@ -688,7 +688,7 @@ components:
     DeviceAuthorizationRequest:
       type: object
       properties:
-        client_id: { type: string, pattern: "^[!-~]{1,128}$" }
+        client_id: { type: string, pattern: "^[!-~]{0,128}$", description: "Empty is omitted (RFC 6749 §3.1)" }
         device_name: { $ref: "#/components/schemas/Label" }
         platform: { $ref: "#/components/schemas/Label" }
     IntrospectionRequest:
@@ -704,7 +704,7 @@ components:
           properties:
             grant_type: { const: "urn:ietf:params:oauth:grant-type:device_code" }
             device_code: { type: string, minLength: 1 }
-            client_id: { type: string, pattern: "^[!-~]{1,128}$" }
+            client_id: { type: string, pattern: "^[!-~]{0,128}$", description: "Empty is omitted (RFC 6749 §3.1)" }
         - type: object
           required: [grant_type, refresh_token]
           properties:

@@ -102,6 +102,8 @@ package struct KernelRoutes: Sendable {
 
         api.post("logout") { request, context -> Response in
             if let principal = context.principal {
+                // A body, if any, must still be well-formed; the Bearer says which session ends.
+                _ = try await request.decodeJSONIfPresent(as: RefreshBody.self, context: context)
                 try await kernel.sessions.revoke(principal.session.id, of: principal.user.id)
                 await kernel.audit.record("logout", user: principal.user.id)
                 return Response(status: .noContent)

@@ -13,7 +13,7 @@ paths:
     post:
       operationId: signInWithApple
       tags: [apple]
-      summary: Sign in with Apple (the camelCase spellings AuthenticationServices uses are accepted too)
+      summary: Sign in with Apple (as every body, the camelCase spellings AuthenticationServices uses are accepted too)
       requestBody:
         required: true
         content:
@@ -23,15 +23,11 @@ paths:
               required: [identity_token]
               properties:
                 identity_token: { type: string }
-                identityToken: { type: [string, "null"] }
                 authorization_code: { type: [string, "null"], maxLength: 1024 }
-                authorizationCode: { type: [string, "null"], maxLength: 1024 }
                 nonce: { type: [string, "null"], maxLength: 256 }
                 full_name: { $ref: "#/components/schemas/AppleFullName" }
-                fullName: { $ref: "#/components/schemas/AppleFullName" }
                 email: { description: Ignored (the address comes from the identity token), type: [string, "null"] }
                 device_name: { $ref: "#/components/schemas/Label" }
-                deviceName: { $ref: "#/components/schemas/Label" }
                 platform: { $ref: "#/components/schemas/Label" }
             example: { identity_token: eyJraWQiOi..., nonce: raw-nonce, full_name: { given_name: Ada, family_name: Lovelace } }
       responses:
