@@ -5,9 +5,9 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: serve test checks examples deps build release bench crash
 
-# libsodium is the one system library authd needs; install it when missing (Debian/Ubuntu).
+# The system libraries authd needs: libsodium, and libxcrypt for imported bcrypt hashes; installed when missing (Debian/Ubuntu).
 deps:
-	@dpkg -s libsodium-dev >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libsodium-dev pkg-config; }
+	@dpkg -s libsodium-dev libcrypt-dev >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libsodium-dev libcrypt-dev pkg-config; }
 
 build: deps
 	$(SWIFT) build

@@ -72,10 +72,15 @@ let package = Package(
             path: "Sources/Storage/File",
             swiftSettings: swiftSettings
         ),
+        // libxcrypt's crypt_r, for bcrypt hashes imported from another system (Debian: libcrypt-dev).
+        .systemLibrary(name: "CCrypt", path: "Sources/CCrypt", providers: [.apt(["libcrypt-dev"])]),
         .target(
             name: "AuthKernel",
             dependencies: [
                 "CSodium",
+                "CCrypt",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
                 "AuthStorage",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),

@@ -1,3 +1,4 @@
+import AuthKernel
 import Foundation
 
 /// A user's password as stored in `secrets["password"]`: the Argon2id PHC string and the lockout state.
@@ -17,6 +18,13 @@ struct PasswordCredential: Codable, Sendable, Equatable {
         self.hash = hash
         self.changedAt = now.timeIntervalSince1970
     }
+
+    /// Marks a hash brought over from another system (contract §11): checked with
+    /// ``ImportedPasswordHash`` at the first sign-in, then replaced by Argon2id.
+    static let importedPrefix = "import$"
+
+    /// The other system's hash, when this credential was imported and not yet replaced.
+    var importedHash: String? { hash.hasPrefix(Self.importedPrefix) ? String(hash.dropFirst(Self.importedPrefix.count)) : nil }
 
     func lockRemaining(now: Date) -> Int? {
         guard let until = lockedUntil, until > now.timeIntervalSince1970 else { return nil }

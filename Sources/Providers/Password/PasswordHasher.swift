@@ -38,6 +38,15 @@ public final class PasswordHasher: Sendable {
         return hash != nil && ok
     }
 
+    /// Whether `password`, as typed, matches a hash imported from another system (bcrypt, Django's
+    /// PBKDF2, Argon2): on the pool, as every hash.
+    public func verifyImported(_ password: String, hash: String) async throws -> Bool {
+        try await pool.runIfActive {
+            HashingThread.yieldToEventLoops()
+            return ImportedPasswordHash.verify(password, hash: hash)
+        }
+    }
+
     /// Whether `hash` was made with other parameters than the current ones.
     public func needsRehash(_ hash: String) -> Bool {
         (try? parameters.needsRehash(hash)) ?? true

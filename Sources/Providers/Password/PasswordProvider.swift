@@ -269,8 +269,10 @@ public struct PasswordProvider: AuthProvider {
         if pending.isEmpty {
             // The account was created at registration (require_email_verification false).
             account = try await kernel.users.user(email: email)
-            let hash = account?.secret(Self.id, as: PasswordCredential.self)?.hash
-            guard try await hasher.verify(password, hash: hash), hash != nil else { try await reject(checked) }
+            let credential = account?.secret(Self.id, as: PasswordCredential.self)
+            // With no password to check, the dummy's work: the time says nothing.
+            let ok = if let credential { try await matches(body.password, credential) } else { try await hasher.verify(password, hash: nil) }
+            guard ok else { try await reject(checked) }
         } else {
             // Newest first: a client that registered twice with the same password gets its latest name.
             for registration in pending.reversed() where try await hasher.verify(password, hash: registration.passwordHash) {
@@ -399,7 +401,9 @@ public struct PasswordProvider: AuthProvider {
             throw AuthError.invalidCredentials
         }
         if let remaining = credential.lockRemaining(now: now) { throw Self.locked(remaining) }
-        let ok = try await hasher.verify(password, hash: credential.hash)
+        // An imported hash was made from the password as typed (the other system did not normalise
+        // it); the Argon2id that replaces it below hashes the normalised one, as every authd hash.
+        let ok = try await matches(presented, credential)
         guard ok else {
             kernel.logger.info("password sign-in failed", metadata: ["user.id": "\(user.id.lowercased)", "request.ip": "\(context.clientIP)"])
             if credential.failures + 1 >= settings.lockoutAfter, let lock = try await recordFailure(user.id, now: now) {
@@ -425,7 +429,7 @@ public struct PasswordProvider: AuthProvider {
             resendVerificationLater(email)
             throw AuthError.emailNotVerified
         }
-        if hasher.needsRehash(credential.hash) {
+        if credential.importedHash != nil || hasher.needsRehash(credential.hash) {
             let newHash = try await hasher.hash(password)
             _ = try await kernel.users.update(user.id) { user in
                 guard var current = user.secret(Self.id, as: PasswordCredential.self), current.hash == credential.hash else { return }
@@ -435,6 +439,13 @@ public struct PasswordProvider: AuthProvider {
             kernel.logger.info("password re-hashed with the current parameters", metadata: ["user.id": "\(user.id.lowercased)"])
         }
         return user
+    }
+
+    /// Whether `presented` (as typed) is the credential's password. An imported hash was made from
+    /// the password as typed (the other system did not normalise it); authd's own from its NFKC form.
+    func matches(_ presented: String, _ credential: PasswordCredential) async throws -> Bool {
+        if let imported = credential.importedHash { return try await hasher.verifyImported(presented, hash: imported) }
+        return try await hasher.verify(PasswordPolicy.normalize(presented), hash: credential.hash)
     }
 
     /// Counts a wrong password for the user; returns the lock length when this failure starts a lock.
@@ -478,7 +489,7 @@ public struct PasswordProvider: AuthProvider {
             }
             guard current.utf8.count <= Self.maxPresentedPasswordBytes else { throw AuthError.invalidCredentials }
             if let remaining = credential.lockRemaining(now: now) { throw Self.locked(remaining) }
-            guard try await hasher.verify(PasswordPolicy.normalize(current), hash: credential.hash) else {
+            guard try await matches(current, credential) else {
                 if let lock = try await recordFailure(user.id, now: now) {
                     await kernel.audit.record("lockout", provider: Self.id, user: user.id)
                     throw Self.locked(lock)
