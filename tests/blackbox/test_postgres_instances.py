@@ -315,3 +315,19 @@ def test_the_apps_flows_on_postgres():
     with cluster() as (a, b):
         couple_flow(a, service_key(b.folder))
         two_step_reset_flow(b)
+
+
+def test_imported_users_sign_in_on_postgres():
+    # test_import_users.py's hashes, imported through one instance, signed in on the other.
+    from test_import_users import PASSWORD, hashes, import_users
+    made = hashes()
+    with cluster() as (a, b), tempfile.TemporaryDirectory() as work:
+        path = os.path.join(work, "users.jsonl")
+        with open(path, "w") as f:
+            f.write("\n".join(json.dumps({"email": email, "email_verified": True, "password_hash": h}) for email, h in made.items()))
+        done = import_users(a.folder, path)
+        assert done.returncode == 0 and f"{len(made)} users imported" in done.stdout, done.stdout + done.stderr
+        for email in made:
+            status, session, _ = b.call("POST", "/api/v1/auth/password/login", {"email": email, "password": PASSWORD})
+            assert status == 200, (email, session)
+            assert a.call("POST", "/api/v1/auth/password/login", {"email": email, "password": PASSWORD})[0] == 200, "and with the Argon2id that replaced it"

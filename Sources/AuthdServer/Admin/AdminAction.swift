@@ -35,6 +35,8 @@ package enum AdminAction: Codable, Sendable, Equatable {
     case listServiceKeys(json: Bool)
     /// Revokes a service key by name.
     case revokeServiceKey(String)
+    /// Users from another system, JSON lines (contract §11); with `dryRun` nothing is written.
+    case importUsers(from: String, dryRun: Bool)
 }
 
 /// What a command printed, and how the process should exit.

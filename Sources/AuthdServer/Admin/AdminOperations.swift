@@ -151,6 +151,14 @@ package struct AdminOperations: Sendable {
             await kernel.audit.record("admin", reason: "import")
             return AdminOutput(text: summary + "\n")
 
+        case .importUsers(let path, let dryRun):
+            let report = try await UserImport(store: store, clock: kernel.clock).run(path: path, dryRun: dryRun)
+            if !dryRun {
+                kernel.logger.notice("users imported", metadata: ["file": "\(path)", "users": "\(report.imported)", "via": "\(via)"])
+                await kernel.audit.record("admin", reason: "import-users: \(report.imported) imported")
+            }
+            return AdminOutput(text: report.text(dryRun: dryRun), exitCode: report.refused.isEmpty ? 0 : 1)
+
         case .check:
             let counts = try await store.counts()
             let (users, sessions) = (counts.users, counts.sessions)

@@ -441,6 +441,13 @@ public struct PasswordProvider: AuthProvider {
         return user
     }
 
+    /// The `secrets["password"]` of a user brought over with `authd import-users`: the other
+    /// system's hash, checked at the first sign-in and then replaced by Argon2id.
+    package static func importedCredential(hash: String, changedAt seconds: Double) throws -> JSONValue {
+        let credential = PasswordCredential(hash: PasswordCredential.importedPrefix + hash, now: Date(timeIntervalSince1970: seconds))
+        return try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(credential))
+    }
+
     /// Whether `presented` (as typed) is the credential's password. An imported hash was made from
     /// the password as typed (the other system did not normalise it); authd's own from its NFKC form.
     func matches(_ presented: String, _ credential: PasswordCredential) async throws -> Bool {

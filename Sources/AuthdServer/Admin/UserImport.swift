@@ -1,0 +1,199 @@
+import AuthKernel
+import AuthStorage
+import Foundation
+import PasswordProvider
+
+/// `authd import-users FILE` (contract §11): users from another system, one JSON object per line.
+/// A line whose email, id or identity exists is skipped and reported; a line that cannot be
+/// imported is reported with its reason; nothing is mailed. Users are written in batches, each one
+/// store write (one fsync).
+struct UserImport {
+    let store: any AuthStore
+    let clock: any AuthClock
+
+    static let batch = 500
+    static let maxLineBytes = 64 * 1024
+    static let fields: Set<String> = [
+        "id", "email", "email_verified", "display_name", "created_at", "password_hash", "pin_hash", "identities", "app_metadata", "user_metadata",
+    ]
+
+    struct Report {
+        var imported = 0
+        var skipped: [String] = []
+        var refused: [String] = []
+        var lines = 0
+
+        func text(dryRun: Bool) -> String {
+            var out = "\(lines) line\(lines == 1 ? "" : "s"): \(imported) user\(imported == 1 ? "" : "s") \(dryRun ? "would be imported" : "imported"), "
+            out += "\(skipped.count) skipped (already there), \(refused.count) refused\n"
+            for (title, items) in [("skipped", skipped), ("refused", refused)] where !items.isEmpty {
+                for item in items.prefix(50) { out += "  \(title): \(item)\n" }
+                if items.count > 50 { out += "  … and \(items.count - 50) more \(title)\n" }
+            }
+            return out
+        }
+    }
+
+    func run(path: String, dryRun: Bool) async throws -> Report {
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw AdminError("cannot read \(path)") }
+        defer { try? handle.close() }
+        var report = Report()
+        var pending: [(line: Int, user: UserRecord)] = []
+        var buffer = Data()
+        var lineNumber = 0
+        let now = clock.now()
+
+        func take(_ line: Data) {
+            lineNumber += 1
+            guard !line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) else { return }
+            report.lines += 1
+            do {
+                pending.append((lineNumber, try Self.user(from: line, now: now)))
+            } catch {
+                report.refused.append("line \(lineNumber): \(error)")
+            }
+        }
+        func flush() async throws {
+            guard !pending.isEmpty else { return }
+            let outcome = try await write(pending, dryRun: dryRun)
+            report.imported += outcome.imported
+            report.skipped += outcome.skipped
+            pending.removeAll(keepingCapacity: true)
+        }
+
+        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
+            buffer.append(chunk)
+            while let newline = buffer.firstIndex(of: 0x0A) {
+                take(buffer[buffer.startIndex..<newline])
+                buffer.removeSubrange(buffer.startIndex...newline)
+                if pending.count >= Self.batch { try await flush() }
+            }
+            if buffer.count > Self.maxLineBytes {
+                lineNumber += 1
+                report.lines += 1
+                report.refused.append("line \(lineNumber): longer than \(Self.maxLineBytes) bytes")
+                throw AdminError(report.text(dryRun: dryRun) + "stopped: a line over \(Self.maxLineBytes) bytes (is this a JSON-lines file?)")
+            }
+        }
+        if !buffer.isEmpty { take(buffer) }
+        try await flush()
+        return report
+    }
+
+    /// Stores the users that do not clash with existing ones (or, dry, only checks).
+    private func write(_ users: [(line: Int, user: UserRecord)], dryRun: Bool) async throws -> (imported: Int, skipped: [String]) {
+        var keys: [StoreKey] = []
+        for (_, user) in users {
+            keys.append(.user(user.id))
+            if let email = user.email { keys.append(.userByEmail(email)) }
+            keys += user.identities.map { .userByIdentity($0) }
+        }
+        let body: @Sendable (inout StoreState) -> (Int, [String]) = { state in
+            var imported = 0, skipped: [String] = []
+            var seen = Set<String>()
+            for (line, user) in users {
+                let email = user.email ?? ""
+                if state.user(id: user.id) != nil { skipped.append("line \(line): id \(user.id.lowercased) exists"); continue }
+                if state.user(email: email) != nil || !seen.insert("e:" + email).inserted { skipped.append("line \(line): \(email) exists"); continue }
+                if let taken = user.identities.first(where: { state.user(identity: $0) != nil || !seen.insert("i:\($0.provider):\($0.subject)").inserted }) {
+                    skipped.append("line \(line): the \(taken.provider) identity is another user's")
+                    continue
+                }
+                if !dryRun { state.put(user) }
+                imported += 1
+            }
+            return (imported, skipped)
+        }
+        if dryRun {
+            return try await store.read(keys) { state in var copy = state; return body(&copy) }
+        }
+        return try await store.write(keys) { state in body(&state) }
+    }
+
+    struct LineError: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    /// The user a line describes.
+    static func user(from line: Data, now: Date) throws -> UserRecord {
+        guard line.count <= maxLineBytes else { throw LineError("longer than \(maxLineBytes) bytes") }
+        guard case .object(let o)? = try? JSONDecoder().decode(JSONValue.self, from: line) else { throw LineError("not a JSON object") }
+        if let unknown = Set(o.keys).subtracting(fields).sorted().first { throw LineError("unknown field \(LogSafe.text(unknown, maxLength: 40))") }
+        func string(_ key: String) throws -> String? {
+            switch o[key] {
+            case nil, .null?: return nil
+            case .string(let s)?: return s
+            default: throw LineError("\(key) must be a string")
+            }
+        }
+        guard let rawEmail = try string("email"), let email = EmailAddress(rawEmail) else { throw LineError("email is missing or not a valid address") }
+        var user = UserRecord(email: email.value, createdAt: now)
+        if let id = try string("id") {
+            guard let uuid = UUID(uuidString: id) else { throw LineError("id is not a UUID") }
+            user.id = uuid
+        }
+        switch o["email_verified"] {
+        case nil, .null?: break
+        case .bool(let b)?: user.emailVerified = b
+        default: throw LineError("email_verified must be true or false")
+        }
+        do { user.displayName = try DisplayName.validate(try string("display_name")) } catch let error as AuthError { throw LineError(error.message) }
+        switch o["created_at"] {
+        case nil, .null?: break
+        case .number(let n)?: user.createdAt = Date(timeIntervalSince1970: n)
+        case .string(let s)?:
+            guard let date = Self.date(s) else { throw LineError("created_at is not an RFC 3339 time") }
+            user.createdAt = date
+        default: throw LineError("created_at must be an RFC 3339 time or Unix seconds")
+        }
+        user.updatedAt = now
+        if try string("pin_hash") != nil { throw LineError("pin_hash cannot be imported yet; leave it out and let the user set a PIN") }
+        if let hash = try string("password_hash") {
+            switch ImportedPasswordHash.format(of: hash) {
+            case .failure(let why): throw LineError("password_hash: \(why)")
+            case .success: break
+            }
+            user.identities.append(Identity(provider: PasswordProvider.id, subject: email.value))
+            user.secrets[PasswordProvider.id] = try PasswordProvider.importedCredential(hash: hash, changedAt: user.createdAt.timeIntervalSince1970)
+        }
+        switch o["identities"] {
+        case nil, .null?: break
+        case .array(let items)?:
+            for item in items {
+                guard case .object(let i) = item, case .string(let provider)? = i["provider"], case .string(let subject)? = i["subject"],
+                    (1...64).contains(provider.utf8.count), (1...255).contains(subject.utf8.count), provider != PasswordProvider.id
+                else { throw LineError("identities must be [{\"provider\",\"subject\"}] (provider 1-64 bytes, subject 1-255, not password)") }
+                user.identities.append(Identity(provider: provider, subject: subject))
+            }
+        default: throw LineError("identities must be an array")
+        }
+        do {
+            if let value = o["user_metadata"] { user.userMetadata = try UserMetadata.validate(value, field: "user_metadata", maxBytes: UserMetadata.maxUserBytes) }
+            if let value = o["app_metadata"] { user.appMetadata = try UserMetadata.validate(value, field: "app_metadata", maxBytes: UserMetadata.maxAppBytes) }
+        } catch let error as AuthError {
+            throw LineError(error.message)
+        }
+        return user
+    }
+
+    static func date(_ text: String) -> Date? {
+        let plain = ISO8601DateFormatter()
+        if let date = plain.date(from: text) { return date }
+        let fractional = ISO8601DateFormatter()
+        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if let date = fractional.date(from: text) { return date }
+        // Supabase and PostgreSQL write `2024-05-01 10:00:00.123456+00`.
+        let normalised = text.replacingOccurrences(of: " ", with: "T")
+        let withZone = normalised.range(of: #"[+-]\d\d$"#, options: .regularExpression) != nil ? normalised + ":00" : normalised
+        return plain.date(from: withZone) ?? fractional.date(from: withZone) ?? Self.trimmedFraction(withZone).flatMap { fractional.date(from: $0) }
+    }
+
+    /// ISO8601DateFormatter reads at most three fractional digits: PostgreSQL writes six.
+    private static func trimmedFraction(_ text: String) -> String? {
+        guard let dot = text.firstIndex(of: ".") else { return nil }
+        let digits = text[text.index(after: dot)...].prefix { $0.isNumber }
+        guard digits.count > 3 else { return nil }
+        return String(text[...dot]) + digits.prefix(3) + text[text.index(dot, offsetBy: digits.count + 1)...]
+    }
+}

@@ -1,0 +1,107 @@
+"""`authd import-users` (contract §11) with hashes made by third-party hashers: Python's `bcrypt`,
+passlib's Django PBKDF2 and Argon2 (argon2i, as Django stores it), argon2-cffi (argon2id) and
+Django's bcrypt_sha256 (bcrypt of the SHA-256 hex digest). Each user signs in with the old password,
+after which its stored hash is authd's Argon2id."""
+import base64
+import binascii
+import hashlib
+import json
+import os
+import subprocess
+import tempfile
+
+import bcrypt
+from argon2 import PasswordHasher
+from passlib.hash import django_argon2, django_pbkdf2_sha256
+
+from conftest import running_server
+
+BINARY = os.environ.get("AUTHD_BINARY", ".build/debug/authd")
+PASSWORD = "an old password from before"
+
+
+def hashes():
+    digest = binascii.hexlify(hashlib.sha256(PASSWORD.encode()).digest())
+    return {
+        "bcrypt@example.com": bcrypt.hashpw(PASSWORD.encode(), bcrypt.gensalt(4)).decode(),
+        "pbkdf2@example.com": django_pbkdf2_sha256.using(rounds=1000).hash(PASSWORD),
+        "bcryptsha@example.com": "bcrypt_sha256$" + bcrypt.hashpw(digest, bcrypt.gensalt(4)).decode(),
+        "djargon@example.com": django_argon2.using(memory_cost=8192, rounds=1).hash(PASSWORD),
+        "argon2id@example.com": PasswordHasher(time_cost=1, memory_cost=8192, parallelism=2).hash(PASSWORD),
+    }
+
+
+def claims(token):
+    part = token.split(".")[1]
+    return json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
+
+
+def import_users(folder, path, *flags):
+    return subprocess.run([BINARY, "import-users", path, "--data", folder, *flags], capture_output=True, text=True)
+
+
+def stored_hashes(folder):
+    with tempfile.TemporaryDirectory() as out:
+        path = os.path.join(out, "export.json")
+        result = subprocess.run([BINARY, "export", "--to", path, "--data", folder], capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+        with open(path) as f:
+            bundle = json.load(f)
+        # The export holds the store's records base64-encoded: decode every field that is.
+        texts = []
+        for value in bundle.values():
+            if isinstance(value, str):
+                try:
+                    texts.append(base64.b64decode(value, validate=True).decode("utf-8", "replace"))
+                except (binascii.Error, ValueError):
+                    pass
+        return "\n".join(texts)
+
+
+def test_users_from_another_system_sign_in_with_their_old_passwords():
+    made = hashes()
+    with running_server() as s, tempfile.TemporaryDirectory() as work:
+        s.sign_in("already@example.com")
+        lines = [{"email": email, "email_verified": True, "password_hash": h, "created_at": "2024-05-01 10:00:00.123456+00",
+                  "display_name": email.split("@")[0]} for email, h in made.items()]
+        lines[0]["app_metadata"] = {"plan": "pro"}
+        lines[0]["id"] = "7b0f6f0e-3c2a-4e57-9a57-2f4b1c1d2e3f"
+        lines += [
+            {"email": "already@example.com", "password_hash": made["bcrypt@example.com"]},     # skipped: exists
+            {"email": "bcrypt@example.com"},                                                    # skipped: twice in the file
+            {"email": "costly@example.com", "password_hash": bcrypt.hashpw(b"x", bcrypt.gensalt(15)).decode()},
+            {"email": "typo@example.com", "pasword_hash": "x"},                                 # refused: unknown field
+            {"email": "md5@example.com", "password_hash": "md5$salt$abcdef"},                   # refused: unknown format
+        ]
+        path = os.path.join(work, "users.jsonl")
+        with open(path, "w") as f:
+            f.write("\n".join(json.dumps(line) for line in lines) + "\n\n")
+
+        dry = import_users(s.folder, path, "--dry-run")
+        assert dry.returncode == 1 and "5 users would be imported, 2 skipped (already there), 3 refused" in dry.stdout, dry.stdout + dry.stderr
+        assert s.call("POST", "/api/v1/auth/password/login", {"email": "bcrypt@example.com", "password": PASSWORD})[0] == 401, "a dry run writes nothing"
+
+        done = import_users(s.folder, path)
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert "5 users imported, 2 skipped (already there), 3 refused" in done.stdout, done.stdout
+        for reason in ("already@example.com exists", "bcrypt cost 15 is over 14", "unknown field pasword_hash", "unknown hash format"):
+            assert reason in done.stdout, (reason, done.stdout)
+        assert s.outbox() and all("bcrypt@example.com" not in line for line in s.outbox()), "the import mails nobody"
+
+        before = stored_hashes(s.folder)
+        assert before.count("import$") == 5
+        for email in made:
+            status, wrong, _ = s.call("POST", "/api/v1/auth/password/login", {"email": email, "password": "not it at all"})
+            assert status == 401, (email, wrong)
+            status, session, _ = s.call("POST", "/api/v1/auth/password/login", {"email": email, "password": PASSWORD})
+            assert status == 200, (email, session)
+            assert session["user"]["display_name"] == email.split("@")[0]
+        status, first, _ = s.call("POST", "/api/v1/auth/password/login", {"email": "bcrypt@example.com", "password": PASSWORD})
+        assert first["user"]["id"] == "7b0f6f0e-3c2a-4e57-9a57-2f4b1c1d2e3f" and first["user"]["created_at"].startswith("2024-05-01T10:00:00")
+        assert claims(first["access_token"])["app_metadata"] == {"plan": "pro"}
+        after = stored_hashes(s.folder)
+        assert "import$" not in after, "every imported hash was replaced at its first sign-in"
+        assert after.count("$argon2id$") >= 5
+
+        again = import_users(s.folder, path)
+        assert "0 users imported, 7 skipped" in again.stdout, again.stdout
