@@ -331,3 +331,46 @@ def test_imported_users_sign_in_on_postgres():
             status, session, _ = b.call("POST", "/api/v1/auth/password/login", {"email": email, "password": PASSWORD})
             assert status == 200, (email, session)
             assert a.call("POST", "/api/v1/auth/password/login", {"email": email, "password": PASSWORD})[0] == 200, "and with the Argon2id that replaced it"
+
+
+def test_webhooks_from_two_instances_on_postgres():
+    # Events happen on both instances; the shared job queue delivers each once it is answered 2xx.
+    from standardwebhooks.webhooks import Webhook
+    from test_webhooks import Receiver, config as hook_config, secret_file
+    receiver = Receiver(script=("fail",))
+    with tempfile.TemporaryDirectory() as keys:
+        secret, path = secret_file(keys)
+        with cluster(hook_config(receiver, path)) as (a, b):
+            session = sign_in_across(a, b, "hooks@example.com")
+            assert b.call("POST", "/api/v1/auth/logout", token=session["access_token"])[0] == 204
+            delivered = receiver.events(3)
+        types = sorted(Webhook(secret).verify(body, headers)["type"] for body, headers in delivered)
+        assert types == ["session.created", "session.ended", "user.created"], types
+    receiver.close()
+
+
+def test_approval_push_on_postgres():
+    # A phone registers its token on one instance; the reset is asked on the other, which pushes.
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from test_push import KEY_ID, TEAM, TOPIC, FakeAPNs
+    with tempfile.TemporaryDirectory() as folder:
+        p8 = ec.generate_private_key(ec.SECP256R1())
+        key_path = os.path.join(folder, "AuthKey.p8")
+        with open(key_path, "wb") as f:
+            f.write(p8.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+        apns = FakeAPNs(folder, p8.public_key())
+        push = {"apns": {"team_id": TEAM, "key_id": KEY_ID, "private_key_path": key_path, "topics": [TOPIC],
+                         "endpoint": f"https://127.0.0.1:{apns.port}", "ca_file": apns.ca_path}}
+        with cluster({"push": push}) as (a, b):
+            email = "pushed@example.com"
+            assert a.call("POST", "/api/v1/auth/password/register", {"email": email, "password": "first good secret"})[0] == 202
+            status, phone, _ = a.call("POST", "/api/v1/auth/password/verify-email",
+                                      {"email": email, "code": a.code_for(email), "password": "first good secret"})
+            assert status == 200, phone
+            assert a.call("PUT", "/api/v1/auth/sessions/current/push", {"apns_token": "ef" * 32}, phone["access_token"])[0] == 204
+            status, request, _ = b.call("POST", "/api/v1/auth/password/reset/device/initiate", {"email": email, "new_password": "second good secret"})
+            assert status == 202, request
+            [(token, payload, _)] = apns.pushes(1)
+            assert token == "ef" * 32 and payload["authd"]["approval_id"] == request["request_id"]
+        apns.close()
