@@ -18,6 +18,7 @@ from conftest import running_server
 
 BINARY = os.environ.get("AUTHD_BINARY", ".build/debug/authd")
 PASSWORD = "an old password from before"
+PIN_USER = "5d1c7a39-8e2f-4c11-9b1e-0a2b3c4d5e6f"
 
 
 def hashes():
@@ -72,19 +73,22 @@ def test_users_from_another_system_sign_in_with_their_old_passwords():
             {"email": "costly@example.com", "password_hash": bcrypt.hashpw(b"x", bcrypt.gensalt(15)).decode()},
             {"email": "typo@example.com", "pasword_hash": "x"},                                 # refused: unknown field
             {"email": "md5@example.com", "password_hash": "md5$salt$abcdef"},                   # refused: unknown format
+            {"id": PIN_USER, "pin_hash": "sha256$s4lt$" + hashlib.sha256(b"s4lt" + b"4821").hexdigest()},  # a PIN-only user
+            {"display_name": "nobody"},                                                         # refused: no email, no PIN
         ]
         path = os.path.join(work, "users.jsonl")
         with open(path, "w") as f:
             f.write("\n".join(json.dumps(line) for line in lines) + "\n\n")
 
         dry = import_users(s.folder, path, "--dry-run")
-        assert dry.returncode == 1 and "5 users would be imported, 2 skipped (already there), 3 refused" in dry.stdout, dry.stdout + dry.stderr
+        assert dry.returncode == 1 and "6 users would be imported, 2 skipped (already there), 4 refused" in dry.stdout, dry.stdout + dry.stderr
         assert s.call("POST", "/api/v1/auth/password/login", {"email": "bcrypt@example.com", "password": PASSWORD})[0] == 401, "a dry run writes nothing"
 
         done = import_users(s.folder, path)
         assert done.returncode == 1, done.stdout + done.stderr
-        assert "5 users imported, 2 skipped (already there), 3 refused" in done.stdout, done.stdout
-        for reason in ("already@example.com exists", "bcrypt cost 15 is over 14", "unknown field pasword_hash", "unknown hash format"):
+        assert "6 users imported, 2 skipped (already there), 4 refused" in done.stdout, done.stdout
+        for reason in ("already@example.com exists", "bcrypt cost 15 is over 14", "unknown field pasword_hash", "unknown hash format",
+                       "needs id and pin_hash"):
             assert reason in done.stdout, (reason, done.stdout)
         assert s.outbox() and all("bcrypt@example.com" not in line for line in s.outbox()), "the import mails nobody"
 
@@ -104,4 +108,10 @@ def test_users_from_another_system_sign_in_with_their_old_passwords():
         assert after.count("$argon2id$") >= 5
 
         again = import_users(s.folder, path)
-        assert "0 users imported, 7 skipped" in again.stdout, again.stdout
+        assert "0 users imported, 8 skipped" in again.stdout, again.stdout
+
+        # The PIN-only user (a couples-app user with no email) comes back with its id and PIN.
+        assert s.call("POST", "/api/v1/auth/pin/verify", {"user_id": PIN_USER, "pin": "1234"})[0] == 401
+        status, pin_session, _ = s.call("POST", "/api/v1/auth/pin/verify", {"user_id": PIN_USER, "pin": "4821"})
+        assert status == 200 and pin_session["user"]["is_anonymous"], pin_session
+        assert s.call("POST", "/api/v1/auth/pin/verify", {"user_id": PIN_USER, "pin": "4821"})[0] == 200, "and with the re-hashed PIN"

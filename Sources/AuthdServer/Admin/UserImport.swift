@@ -1,6 +1,7 @@
 import AuthKernel
 import AuthStorage
 import Foundation
+import PINProvider
 import PasswordProvider
 
 /// `authd import-users FILE` (contract §11): users from another system, one JSON object per line.
@@ -127,18 +128,27 @@ struct UserImport {
             default: throw LineError("\(key) must be a string")
             }
         }
-        guard let rawEmail = try string("email"), let email = EmailAddress(rawEmail) else { throw LineError("email is missing or not a valid address") }
-        var user = UserRecord(email: email.value, createdAt: now)
+        let pinHash = try string("pin_hash")
+        var address: String?
+        if let rawEmail = try string("email") {
+            guard let parsed = EmailAddress(rawEmail) else { throw LineError("email is not a valid address") }
+            address = parsed.value
+        }
+        var user = UserRecord(email: address, createdAt: now)
         if let id = try string("id") {
             guard let uuid = UUID(uuidString: id) else { throw LineError("id is not a UUID") }
             user.id = uuid
         }
+        // A user with no email signs in with the PIN and its id (`pin/verify` with `user_id`): both needed.
+        guard address != nil || (pinHash != nil && o["id"] != nil) else { throw LineError("email is missing (a user without one needs id and pin_hash)") }
+        user.isAnonymous = address == nil
         switch o["email_verified"] {
         case nil, .null?: break
         case .bool(let b)?: user.emailVerified = b
         default: throw LineError("email_verified must be true or false")
         }
-        do { user.displayName = try DisplayName.validate(try string("display_name")) } catch let error as AuthError { throw LineError(error.message) }
+        let displayName = try string("display_name")
+        do { user.displayName = try DisplayName.validate(displayName) } catch { throw LineError(error.message) }
         switch o["created_at"] {
         case nil, .null?: break
         case .number(let n)?: user.createdAt = Date(timeIntervalSince1970: n)
@@ -148,13 +158,23 @@ struct UserImport {
         default: throw LineError("created_at must be an RFC 3339 time or Unix seconds")
         }
         user.updatedAt = now
-        if try string("pin_hash") != nil { throw LineError("pin_hash cannot be imported yet; leave it out and let the user set a PIN") }
+        if let pinHash {
+            // The format PINCredential reads as legacy: hex SHA-256 of the salt followed by the PIN,
+            // re-hashed with authd's keyed hash at the first right PIN.
+            let parts = pinHash.split(separator: "$", omittingEmptySubsequences: false)
+            guard parts.count == 3, parts[0] == "sha256", (1...128).contains(parts[1].utf8.count), parts[2].utf8.count == 64,
+                Hex.decode(String(parts[2])) != nil
+            else { throw LineError("pin_hash must be sha256$SALT$HEX: the hex SHA-256 of the salt followed by the PIN") }
+            try user.setSecret(PINProvider.id, PINCredential(legacySalt: String(parts[1]), hash: String(parts[2])))
+            user.identities.append(Identity(provider: PINProvider.id, subject: user.id.lowercased))
+        }
         if let hash = try string("password_hash") {
+            guard let address else { throw LineError("password_hash needs an email") }
             switch ImportedPasswordHash.format(of: hash) {
             case .failure(let why): throw LineError("password_hash: \(why)")
             case .success: break
             }
-            user.identities.append(Identity(provider: PasswordProvider.id, subject: email.value))
+            user.identities.append(Identity(provider: PasswordProvider.id, subject: address))
             user.secrets[PasswordProvider.id] = try PasswordProvider.importedCredential(hash: hash, changedAt: user.createdAt.timeIntervalSince1970)
         }
         switch o["identities"] {
@@ -171,7 +191,7 @@ struct UserImport {
         do {
             if let value = o["user_metadata"] { user.userMetadata = try UserMetadata.validate(value, field: "user_metadata", maxBytes: UserMetadata.maxUserBytes) }
             if let value = o["app_metadata"] { user.appMetadata = try UserMetadata.validate(value, field: "app_metadata", maxBytes: UserMetadata.maxAppBytes) }
-        } catch let error as AuthError {
+        } catch {
             throw LineError(error.message)
         }
         return user

@@ -9,7 +9,8 @@ struct ImportUsersCommand: AsyncParsableCommand {
         abstract: "Import users from another system: one JSON object per line, password hashes kept until first sign-in.",
         discussion: """
             Each line: {"id"?, "email", "email_verified", "display_name", "created_at", "password_hash",
-            "identities"?: [{"provider":"apple","subject"}], "app_metadata", "user_metadata"}.
+            "pin_hash", "identities"?: [{"provider":"apple","subject"}], "app_metadata", "user_metadata"}.
+            pin_hash is sha256$SALT$HEX (SHA-256 of salt + PIN); a user without an email needs id and pin_hash.
             password_hash may be bcrypt ($2a$/$2b$/$2y$, cost at most 14), Django's pbkdf2_sha256$,
             bcrypt_sha256$ or argon2$, or an Argon2 PHC string; it is checked at the user's first
             sign-in and replaced by Argon2id. A line whose email, id or identity exists is skipped; the
