@@ -99,6 +99,40 @@ struct ConfigTests {
         #expect(unset.name == "email.verifies_per_ip" && unset == RateLimitRule(limit: 60, window: 600))
     }
 
+    @Test func pushAndWebhookKeysAndTheirErrors() throws {
+        let folder = NSTemporaryDirectory() + "authd-config-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let p8 = folder + "/AuthKey.p8", notKey = folder + "/empty", secret = folder + "/secret"
+        try Data("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n".utf8).write(to: URL(fileURLWithPath: p8))
+        try Data("nothing".utf8).write(to: URL(fileURLWithPath: notKey))
+        try Data(("whsec_" + Data(repeating: 7, count: 32).base64EncodedString()).utf8).write(to: URL(fileURLWithPath: secret))
+
+        let push = try parse(#"{"push":{"apns":{"team_id":"T","key_id":"K","private_key_path":"\#(p8)","topics":["com.example.a","com.example.b"]}}}"#)
+        #expect(push.push.apns?.topics == ["com.example.a", "com.example.b"] && push.push.apns?.endpoint == nil)
+        #expect(try parse("{}").push.apns == nil && (try parse("{}").webhooks.endpoints.isEmpty))
+        let hooks = try parse(#"{"webhooks":[{"url":"http://127.0.0.1:9/h","secret_file":"\#(secret)","events":["user.created"]}],"webhook_delivery":{"retry_delay":5}}"#)
+        #expect(hooks.webhooks.endpoints.map(\.events) == [["user.created"]] && hooks.webhooks.endpoints[0].secret.count == 32)
+        #expect(hooks.webhooks.retryDelay == 5 && hooks.webhooks.maxAttempts == 15)
+
+        let refused: [(String, String)] = [
+            (#"{"push":{"apns":{"team_id":"T","key_id":"K"}}}"#, "push.apns needs team_id, key_id and private_key_path"),
+            (#"{"push":{"apns":{"team_id":"T","key_id":"K","private_key_path":"\#(notKey)","topics":["a"]}}}"#, "cannot read a PEM private key"),
+            (#"{"push":{"apns":{"team_id":"T","key_id":"K","private_key_path":"\#(p8)","topics":[]}}}"#, "push.apns.topics must list"),
+            (#"{"push":{"apns":{"team_id":"T","key_id":"K","private_key_path":"\#(p8)","topics":["a"],"endpoint":"http://x"}}}"#, "must be an https:// URL"),
+            (#"{"push":{"apns":{"team_id":"T","key_id":"K","private_key_path":"\#(p8)","topics":["a"],"tpoics":1}}}"#, "unknown configuration key push.apns.tpoics"),
+            (#"{"webhooks":[{"url":"http://example.com/h","secret_file":"\#(secret)"}]}"#, "must be an https:// URL"),
+            (#"{"webhooks":[{"url":"https://example.com/h","secret_file":"\#(notKey)"}]}"#, "must hold a secret whsec_"),
+            (#"{"webhooks":[{"url":"https://example.com/h","secret_file":"\#(secret)","events":["user.exploded"]}]}"#, "unknown event type user.exploded"),
+            (#"{"webhooks":{"url":"https://example.com/h"}}"#, "webhooks must be an array of objects"),
+            (#"{"webhook_delivery":{"retry_delay":0}}"#, "webhook_delivery.retry_delay"),
+        ]
+        for (json, message) in refused {
+            #expect(throws: ConfigError.self, "\(message)") { _ = try parse(json) }
+            do { _ = try parse(json) } catch let error as ConfigError { #expect(error.message.contains(message), "\(error.message)") }
+        }
+    }
+
     @Test func transportAPIKeyAndDeviceKeys() throws {
         let pem = NSTemporaryDirectory() + "authd-config-\(UUID().uuidString).pem"
         try Data("x".utf8).write(to: URL(fileURLWithPath: pem))

@@ -178,4 +178,16 @@ struct DeviceSignInTests {
             #expect(post.status == .forbidden, "no page session")
         }
     }
+
+    @Test func thePaceOfPollsIsKeptInBoundedMemory() {
+        let pacing = PollPacing(maxEntries: 100)
+        #expect(!pacing.tooSoon("A", now: 0, interval: 5))
+        #expect(pacing.tooSoon("A", now: 1, interval: 5), "sooner than the interval")
+        #expect(pacing.tooSoon("A", now: 7, interval: 5), "each slow_down adds 5 seconds: 10 after the first, 15 now")
+        #expect(!pacing.tooSoon("A", now: 22, interval: 5), "15 seconds after the last poll")
+        // A flood of codes never polled again: the table stays at its bound.
+        for i in 0..<1_000 { _ = pacing.tooSoon("code\(i)", now: 30 + Double(i) / 1_000, interval: 5) }
+        #expect(pacing.count <= 100)
+        #expect(pacing.tooSoon("code999", now: 31.0, interval: 5), "the newest are kept")
+    }
 }

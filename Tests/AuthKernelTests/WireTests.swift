@@ -71,6 +71,10 @@ struct WireTests {
             let wrong = try await client.send(.post, "/api/v1/auth/logout", json: ["token": "x"])
             #expect(wrong.status == .badRequest && wrong.errorCode == "INVALID_REQUEST")
             #expect(try await client.send(.post, "/api/v1/auth/logout", bearer: "forged").status == .unauthorized)
+            let third = try await h.signIn(email: "ada@example.com")
+            let malformed = try await client.send(.post, "/api/v1/auth/logout", raw: #"{"refresh_token":5}"#, bearer: third.accessToken)
+            #expect(malformed.status == .badRequest, "a body sent with a Bearer must still be well-formed")
+            #expect(try await client.send(.get, "/api/v1/auth/me", bearer: third.accessToken).status == .ok, "and nothing ended")
         }
     }
 }

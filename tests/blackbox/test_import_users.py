@@ -75,20 +75,21 @@ def test_users_from_another_system_sign_in_with_their_old_passwords():
             {"email": "md5@example.com", "password_hash": "md5$salt$abcdef"},                   # refused: unknown format
             {"id": PIN_USER, "pin_hash": "sha256$s4lt$" + hashlib.sha256(b"s4lt" + b"4821").hexdigest()},  # a PIN-only user
             {"display_name": "nobody"},                                                         # refused: no email, no PIN
+            {"id": "0b7c3a2e-1d4f-4a6b-8c9d-0e1f2a3b4c5d", "pin_hash": "4821"},                  # refused: not sha256$SALT$HEX
         ]
         path = os.path.join(work, "users.jsonl")
         with open(path, "w") as f:
             f.write("\n".join(json.dumps(line) for line in lines) + "\n\n")
 
         dry = import_users(s.folder, path, "--dry-run")
-        assert dry.returncode == 1 and "6 users would be imported, 2 skipped (already there), 4 refused" in dry.stdout, dry.stdout + dry.stderr
+        assert dry.returncode == 1 and "6 users would be imported, 2 skipped (already there), 5 refused" in dry.stdout, dry.stdout + dry.stderr
         assert s.call("POST", "/api/v1/auth/password/login", {"email": "bcrypt@example.com", "password": PASSWORD})[0] == 401, "a dry run writes nothing"
 
         done = import_users(s.folder, path)
         assert done.returncode == 1, done.stdout + done.stderr
-        assert "6 users imported, 2 skipped (already there), 4 refused" in done.stdout, done.stdout
+        assert "6 users imported, 2 skipped (already there), 5 refused" in done.stdout, done.stdout
         for reason in ("already@example.com exists", "bcrypt cost 15 is over 14", "unknown field pasword_hash", "unknown hash format",
-                       "needs id and pin_hash"):
+                       "needs id and pin_hash", "pin_hash must be sha256$SALT$HEX"):
             assert reason in done.stdout, (reason, done.stdout)
         assert s.outbox() and all("bcrypt@example.com" not in line for line in s.outbox()), "the import mails nobody"
 

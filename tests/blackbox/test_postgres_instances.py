@@ -351,17 +351,9 @@ def test_webhooks_from_two_instances_on_postgres():
 
 def test_approval_push_on_postgres():
     # A phone registers its token on one instance; the reset is asked on the other, which pushes.
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from test_push import KEY_ID, TEAM, TOPIC, FakeAPNs
+    from test_push import fake_apns
     with tempfile.TemporaryDirectory() as folder:
-        p8 = ec.generate_private_key(ec.SECP256R1())
-        key_path = os.path.join(folder, "AuthKey.p8")
-        with open(key_path, "wb") as f:
-            f.write(p8.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
-        apns = FakeAPNs(folder, p8.public_key())
-        push = {"apns": {"team_id": TEAM, "key_id": KEY_ID, "private_key_path": key_path, "topics": [TOPIC],
-                         "endpoint": f"https://127.0.0.1:{apns.port}", "ca_file": apns.ca_path}}
+        apns, push = fake_apns(folder)
         with cluster({"push": push}) as (a, b):
             email = "pushed@example.com"
             assert a.call("POST", "/api/v1/auth/password/register", {"email": email, "password": "first good secret"})[0] == 202

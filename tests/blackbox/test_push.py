@@ -103,15 +103,21 @@ class FakeAPNs:
         self.loop.call_soon_threadsafe(self.stop.set)
 
 
+def fake_apns(folder):
+    """A new APNs key (.p8) in `folder`, the stand-in that verifies it, and the `push` section pointing there."""
+    p8 = ec.generate_private_key(ec.SECP256R1())
+    key_path = os.path.join(folder, "AuthKey.p8")
+    with open(key_path, "wb") as f:
+        f.write(p8.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+    apns = FakeAPNs(folder, p8.public_key())
+    push = {"apns": {"team_id": TEAM, "key_id": KEY_ID, "private_key_path": key_path, "topics": [TOPIC],
+                     "endpoint": f"https://127.0.0.1:{apns.port}", "ca_file": apns.ca_path}}
+    return apns, push
+
+
 def test_an_approval_request_pushes_the_other_phones_and_a_gone_token_is_dropped():
     with tempfile.TemporaryDirectory() as folder:
-        p8 = ec.generate_private_key(ec.SECP256R1())
-        key_path = os.path.join(folder, "AuthKey.p8")
-        with open(key_path, "wb") as f:
-            f.write(p8.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
-        apns = FakeAPNs(folder, p8.public_key())
-        push = {"apns": {"team_id": TEAM, "key_id": KEY_ID, "private_key_path": key_path, "topics": [TOPIC],
-                         "endpoint": f"https://127.0.0.1:{apns.port}", "ca_file": apns.ca_path}}
+        apns, push = fake_apns(folder)
         with running_server({"push": push, "password": {"approval_ttl": 120}}, log=True) as s:
             email = "photos@example.com"
             assert s.call("POST", "/api/v1/auth/password/register", {"email": email, "password": "first good secret"})[0] == 202

@@ -4,19 +4,25 @@ import Synchronization
 /// the interval it must keep (each `slow_down` adds 5 seconds). A poll of a pending code is then a
 /// read, not a store write. A restart, or another instance of a shared database, forgets it: a
 /// device may then poll once early, which costs nothing but that one answer.
-final class PollPacing: Sendable {
+package final class PollPacing: Sendable {
     struct Entry {
         var last: Double
         var interval: Double
     }
 
-    /// Entries kept at most: about 5 MB, far more codes than are ever pending at once.
-    static let maxEntries = 100_000
+    /// Entries kept at most (by default about 5 MB, far more codes than are ever pending at once).
+    let maxEntries: Int
     private let entries = Mutex<[String: Entry]>([:])
+
+    /// Creates an empty table.
+    package init(maxEntries: Int = 100_000) { self.maxEntries = maxEntries }
+
+    /// How many codes it remembers.
+    package var count: Int { entries.withLock { $0.count } }
 
     /// Records a poll of `code` at `now`; true when it came sooner than the interval (the caller
     /// answers `slow_down`, and the interval has grown by 5 seconds).
-    func tooSoon(_ code: String, now: Double, interval: Double) -> Bool {
+    package func tooSoon(_ code: String, now: Double, interval: Double) -> Bool {
         entries.withLock { entries in
             if var entry = entries[code] {
                 let early = now - entry.last < entry.interval
@@ -25,7 +31,7 @@ final class PollPacing: Sendable {
                 entries[code] = entry
                 return early
             }
-            if entries.count >= Self.maxEntries { Self.prune(&entries, now: now) }
+            if entries.count >= maxEntries { Self.prune(&entries, now: now, maxEntries: maxEntries) }
             entries[code] = Entry(last: now, interval: interval)
             return false
         }
@@ -37,7 +43,7 @@ final class PollPacing: Sendable {
     }
 
     /// Drops the entries whose device may poll again anyway, then, if still full, the oldest half.
-    private static func prune(_ entries: inout [String: Entry], now: Double) {
+    private static func prune(_ entries: inout [String: Entry], now: Double, maxEntries: Int) {
         entries = entries.filter { now - $0.value.last < $0.value.interval }
         guard entries.count >= maxEntries else { return }
         let keep = entries.sorted { $0.value.last > $1.value.last }.prefix(maxEntries / 2)

@@ -157,7 +157,7 @@ package struct AdminOperations: Sendable {
                 kernel.logger.notice("users imported", metadata: ["file": "\(path)", "users": "\(report.imported)", "via": "\(via)"])
                 await kernel.audit.record("admin", reason: "import-users: \(report.imported) imported")
             }
-            return AdminOutput(text: report.text(dryRun: dryRun), exitCode: report.refused.isEmpty ? 0 : 1)
+            return AdminOutput(text: report.text(dryRun: dryRun), exitCode: report.refused == 0 ? 0 : 1)
 
         case .check:
             let counts = try await store.counts()

@@ -18,18 +18,32 @@ struct UserImport {
         "id", "email", "email_verified", "display_name", "created_at", "password_hash", "pin_hash", "identities", "app_metadata", "user_metadata",
     ]
 
+    /// Counts, and the first lines of each kind with their reasons: a file of a million bad lines
+    /// must not become a million strings in the server's memory.
     struct Report {
+        static let listed = 50
         var imported = 0
-        var skipped: [String] = []
-        var refused: [String] = []
         var lines = 0
+        private(set) var skipped = 0
+        private(set) var refused = 0
+        private var examples: [(kind: String, text: String)] = []
+
+        mutating func skip(_ text: String) {
+            skipped += 1
+            if skipped <= Self.listed { examples.append(("skipped", text)) }
+        }
+
+        mutating func refuse(_ text: String) {
+            refused += 1
+            if refused <= Self.listed { examples.append(("refused", text)) }
+        }
 
         func text(dryRun: Bool) -> String {
             var out = "\(lines) line\(lines == 1 ? "" : "s"): \(imported) user\(imported == 1 ? "" : "s") \(dryRun ? "would be imported" : "imported"), "
-            out += "\(skipped.count) skipped (already there), \(refused.count) refused\n"
-            for (title, items) in [("skipped", skipped), ("refused", refused)] where !items.isEmpty {
-                for item in items.prefix(50) { out += "  \(title): \(item)\n" }
-                if items.count > 50 { out += "  … and \(items.count - 50) more \(title)\n" }
+            out += "\(skipped) skipped (already there), \(refused) refused\n"
+            for (kind, count) in [("skipped", skipped), ("refused", refused)] where count > 0 {
+                for example in examples where example.kind == kind { out += "  \(kind): \(example.text)\n" }
+                if count > Self.listed { out += "  … and \(count - Self.listed) more \(kind)\n" }
             }
             return out
         }
@@ -51,14 +65,14 @@ struct UserImport {
             do {
                 pending.append((lineNumber, try Self.user(from: line, now: now)))
             } catch {
-                report.refused.append("line \(lineNumber): \(error)")
+                report.refuse("line \(lineNumber): \(error)")
             }
         }
         func flush() async throws {
             guard !pending.isEmpty else { return }
             let outcome = try await write(pending, dryRun: dryRun)
             report.imported += outcome.imported
-            report.skipped += outcome.skipped
+            for text in outcome.skipped { report.skip(text) }
             pending.removeAll(keepingCapacity: true)
         }
 
@@ -72,7 +86,7 @@ struct UserImport {
             if buffer.count > Self.maxLineBytes {
                 lineNumber += 1
                 report.lines += 1
-                report.refused.append("line \(lineNumber): longer than \(Self.maxLineBytes) bytes")
+                report.refuse("line \(lineNumber): longer than \(Self.maxLineBytes) bytes")
                 throw AdminError(report.text(dryRun: dryRun) + "stopped: a line over \(Self.maxLineBytes) bytes (is this a JSON-lines file?)")
             }
         }

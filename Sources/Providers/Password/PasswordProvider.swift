@@ -346,9 +346,8 @@ public struct PasswordProvider: AuthProvider {
 
     func login(_ request: Request, _ context: AuthRequestContext) async throws -> SignInResponse {
         let body = try await request.decodeJSON(as: LoginBody.self, context: context)
-        let email = try email(body.email)
         let device = try DeviceInfo(name: body.deviceName, platform: body.platform)
-        let user = try await verifiedUser(email: email, password: body.password, device: device, context)
+        let user = try await verifiedUser(email: body.email, password: body.password, device: device, context)
         // The user as read before the check: a reset that ended every session meanwhile refuses this one.
         return try await kernel.sessions.signIn(user, amr: [Self.id], device: device)
     }
