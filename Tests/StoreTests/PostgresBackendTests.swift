@@ -237,6 +237,28 @@ struct PostgresBackendTests {
         await a.server.close()
     }
 
+    @Test("An import into PostgreSQL reports the records stored as it goes, in one transaction")
+    func importReportsProgress() async throws {
+        let a = try await TestHarness.make(config: Self.config)
+        let users = a.folder + "/users.jsonl"
+        try (0..<2_500).map { #"{"email":"bulk\#($0)@example.com"}"# }.joined(separator: "\n").write(toFile: users, atomically: true, encoding: .utf8)
+        let operations = try AdminOperations(server: a.server, dataFolder: a.folder)
+        #expect(await operations.run(.importUsers(from: users, dryRun: false)).exitCode == 0)
+        #expect(await operations.run(.export(to: a.folder + "/bulk.json")).exitCode == 0)
+        await a.server.close()
+
+        let importer = try await instance(try await StoreBackend.freshDatabase())
+        let reports = Mutex<[AdminProgress]>([])
+        let output = await (try AdminOperations(server: importer.server, dataFolder: importer.folder))
+            .run(.importBundle(from: a.folder + "/bulk.json")) { report in reports.withLock { $0.append(report) } }
+        #expect(output.exitCode == 0, "\(output.text)")
+        let stored = reports.withLock { $0 }.filter { $0.phase == "storing" }
+        #expect(stored.map(\.done) == [0, 1_000, 2_000, 2_500])
+        #expect(stored.allSatisfy { $0.total == 2_500 } && stored.last?.fraction == 1)
+        #expect(try await importer.server.store.counts().users == 2_500)
+        await importer.server.close()
+    }
+
     @Test("An export moves everyone from a data folder into PostgreSQL and back, still signed in")
     func exportAndImportBothWays() async throws {
         // A data folder with a user who has a credential, a session and a pending code.

@@ -45,11 +45,11 @@ package enum AdminBackup {
 
     /// Writes a backup of the running store (every acknowledged write is in it) and the keys.
     /// - Returns: a one-line summary.
-    static func write(to path: String, store: JournalStore, keyFolder: KeyFolder) async throws -> String {
+    static func write(to path: String, store: JournalStore, keyFolder: KeyFolder, progress: @escaping AdminProgressSink = { _ in }) async throws -> String {
         let keys = try keyFolder.exportFiles()
         // On the store's snapshot thread, from the state as of one sequence number; the counts are that state's.
         let (users, sessions) = try await store.withSnapshot { state, seq in
-            try writeBundle(to: path, state: state, seq: seq, keys: keys, inBackground: true)
+            try writeBundle(to: path, state: state, seq: seq, keys: keys, inBackground: true, phase: "writing the backup", progress: progress)
             return (state.users.count, state.sessions.count)
         }
         return "\(users) users, \(sessions) sessions, \(keys.count) key files"
@@ -58,17 +58,23 @@ package enum AdminBackup {
     /// Writes an export of any store: every record and every key and secret in use, in the backup
     /// format (so `authd restore` or `authd import` reads it).
     /// - Returns: a one-line summary.
-    static func export(to path: String, store: any AuthStore, keys: any ServerKeys) async throws -> String {
+    static func export(to path: String, store: any AuthStore, keys: any ServerKeys, progress: @escaping AdminProgressSink = { _ in }) async throws -> String {
+        progress(AdminProgress(phase: "reading the store", done: 0, unit: "records"))
         let state = try await store.read([.allUsers, .allSessions, .allCodes, .allApprovals, .allJobs]) { $0 }
         let files = try await keys.exportFiles()
-        try writeBundle(to: path, state: state, seq: 0, keys: files, inBackground: false)
+        try writeBundle(to: path, state: state, seq: 0, keys: files, inBackground: false, phase: "exporting", progress: progress)
         return "\(state.users.count) users, \(state.sessions.count) sessions, \(files.count) keys and secrets"
     }
 
     /// Writes the bundle file (mode 0600, replaced durably): the head through `JSONEncoder`, then the
     /// snapshot into its last field as base64, part by part as it is encoded. Built whole, a backup
     /// at a million users held the snapshot (280 MB), its base64 and the encoded bundle at once.
-    static func writeBundle(to path: String, state: StoreState, seq: UInt64, keys: [String: [UInt8]], inBackground: Bool) throws {
+    ///
+    /// - Parameter progress: told the records written after each part of the snapshot, under `phase`.
+    static func writeBundle(
+        to path: String, state: StoreState, seq: UInt64, keys: [String: [UInt8]], inBackground: Bool,
+        phase: String = "writing", progress: AdminProgressSink = { _ in }
+    ) throws {
         let head = BundleHead(
             createdAt: Timestamp.string(Date()), users: state.users.count, sessions: state.sessions.count,
             keys: keys.mapValues { Data($0).base64EncodedString() }
@@ -80,14 +86,23 @@ package enum AdminBackup {
         try DurableFile.replace(path, mode: 0o600) { write in
             try write(opening)
             var base64 = Base64Stream()
-            try SnapshotFile.write(state, seq: seq, inBackground: inBackground) { try write(base64.encode($0)) }
+            let total = SnapshotFile.recordCount(state)
+            var done = 0
+            progress(AdminProgress(phase: phase, done: 0, unit: "records", total: total))
+            try SnapshotFile.write(state, seq: seq, inBackground: inBackground, written: { records in
+                done += records
+                progress(AdminProgress(phase: phase, done: done, unit: "records", total: total))
+            }) { try write(base64.encode($0)) }
             try write(base64.finish() + Array(#""}"#.utf8))
         }
     }
 
     /// Loads a backup or export into an empty store and its keys (a database backend: `authd import`).
     /// - Returns: a one-line summary.
-    static func importBundle(from path: String, store: any AuthStore, keys: any ServerKeys, logger: Logger) async throws -> String {
+    static func importBundle(
+        from path: String, store: any AuthStore, keys: any ServerKeys, logger: Logger, progress: @escaping AdminProgressSink = { _ in }
+    ) async throws -> String {
+        progress(AdminProgress(phase: "reading \(URL(fileURLWithPath: path).lastPathComponent)", done: 0, unit: "records"))
         let (bundle, _, changes, files) = try read(path)
         let counts = try await store.counts()
         guard counts.users == 0, counts.sessions == 0 else {
@@ -96,9 +111,9 @@ package enum AdminBackup {
         // Users before what refers to them (sessions, approvals).
         let ordered = changes.filter { if case .putUser = $0 { true } else { false } } + changes.filter { if case .putUser = $0 { false } else { true } }
         try await keys.importFiles(files, logger: logger)
-        try await store.write([]) { state in
-            for change in ordered { state.replay(change) }
-        }
+        let total = ordered.count
+        progress(AdminProgress(phase: "storing", done: 0, unit: "records", total: total))
+        try await store.load(ordered) { done in progress(AdminProgress(phase: "storing", done: done, unit: "records", total: total)) }
         return "\(bundle.head.users) users, \(bundle.head.sessions) sessions and \(files.count) keys and secrets imported (export of \(bundle.head.createdAt))"
     }
 

@@ -31,9 +31,11 @@ package struct AdminOperations: Sendable {
     }
 
     /// Runs one action; failures come back as output with exit code 1, never as a thrown error.
-    package func run(_ action: AdminAction) async -> AdminOutput {
+    /// - Parameter progress: where the long commands (`import-users`, `import`, `export`, `backup`)
+    ///   report how far they have come.
+    package func run(_ action: AdminAction, progress: AdminProgressSink? = nil) async -> AdminOutput {
         do {
-            return try await perform(action)
+            return try await perform(action, progress: progress ?? { _ in })
         } catch let error as AdminError {
             return AdminOutput(text: error.message + "\n", exitCode: 1)
         } catch let error as AuthError {
@@ -43,7 +45,7 @@ package struct AdminOperations: Sendable {
         }
     }
 
-    private func perform(_ action: AdminAction) async throws -> AdminOutput {
+    private func perform(_ action: AdminAction, progress: @escaping AdminProgressSink) async throws -> AdminOutput {
         let now = kernel.clock.now()
         switch action {
         case .listUsers(let json):
@@ -133,26 +135,26 @@ package struct AdminOperations: Sendable {
             guard let journal = store as? JournalStore else {
                 throw AdminError("backup copies a data folder's store; with storage.backend = postgres back up the database (pg_dump) and the key-encryption key")
             }
-            let summary = try await AdminBackup.write(to: path, store: journal, keyFolder: try KeyFolder(dataFolder: dataFolder))
+            let summary = try await AdminBackup.write(to: path, store: journal, keyFolder: try KeyFolder(dataFolder: dataFolder), progress: progress)
             kernel.logger.notice("backup written", metadata: ["file": "\(path)", "via": "\(via)"])
             await kernel.audit.record("admin", reason: "backup")
             return AdminOutput(text: "backup written to \(path): \(summary)\n")
 
         case .export(let path):
-            let summary = try await AdminBackup.export(to: path, store: store, keys: kernel.keys)
+            let summary = try await AdminBackup.export(to: path, store: store, keys: kernel.keys, progress: progress)
             kernel.logger.notice("export written", metadata: ["file": "\(path)", "via": "\(via)"])
             await kernel.audit.record("admin", reason: "export")
             return AdminOutput(text: "exported to \(path): \(summary)\n")
 
         case .importBundle(let path):
-            let summary = try await AdminBackup.importBundle(from: path, store: store, keys: kernel.keys, logger: kernel.logger)
+            let summary = try await AdminBackup.importBundle(from: path, store: store, keys: kernel.keys, logger: kernel.logger, progress: progress)
             await cluster?.publishKeysChanged()
             kernel.logger.notice("export imported", metadata: ["file": "\(path)", "via": "\(via)"])
             await kernel.audit.record("admin", reason: "import")
             return AdminOutput(text: summary + "\n")
 
         case .importUsers(let path, let dryRun):
-            let report = try await UserImport(store: store, clock: kernel.clock).run(path: path, dryRun: dryRun)
+            let report = try await UserImport(store: store, clock: kernel.clock).run(path: path, dryRun: dryRun, progress: progress)
             if !dryRun {
                 kernel.logger.notice("users imported", metadata: ["file": "\(path)", "users": "\(report.imported)", "via": "\(via)"])
                 await kernel.audit.record("admin", reason: "import-users: \(report.imported) imported")

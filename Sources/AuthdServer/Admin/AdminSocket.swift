@@ -12,12 +12,22 @@ import ServiceLifecycle
 
 /// The admin endpoint of a running server: HTTP on the Unix socket `DATA/admin.sock` (mode 0600, in
 /// the 0700 data folder, never on TCP). `POST /run` takes an ``AdminAction`` and answers its
-/// ``AdminOutput``.
+/// ``AdminOutput``; asked with `Accept: application/x-ndjson`, it first streams the command's
+/// ``AdminProgress`` reports, one JSON line each.
 enum AdminSocket {
     /// Sockets paths longer than this do not fit `sockaddr_un`.
     static let maxPathLength = 100
 
     static func path(dataFolder: String) -> String { dataFolder + "/admin.sock" }
+
+    /// The answer's type when the client asks for progress (`Accept`): one JSON object per line.
+    static let streamedType = "application/x-ndjson"
+
+    /// One line of a streamed answer: `{"progress":{…}}` as the command works, `{"output":{…}}` last.
+    struct StreamedLine: Codable, Sendable {
+        var progress: AdminProgress?
+        var output: AdminOutput?
+    }
 
     /// The socket's server, or nil (with a warning) when the path is too long for a Unix socket.
     /// - Parameter onRunning: called once the socket accepts connections (with its mode set).
@@ -38,9 +48,30 @@ enum AdminSocket {
         router.post("run") { request, context -> Response in
             let body = try await request.body.collect(upTo: 1 << 20)
             let action = try JSONDecoder().decode(AdminAction.self, from: Data(body.readableBytesView))
-            let output = await operations.run(action)
-            let bytes = try JSONEncoder().encode(output)
-            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+            guard request.headers[.accept] == streamedType else {
+                let bytes = try JSONEncoder().encode(await operations.run(action))
+                return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+            }
+            // The CLI on a terminal: progress lines as the command works, then its output.
+            let (lines, continuation) = AsyncStream.makeStream(of: StreamedLine.self, bufferingPolicy: .bufferingNewest(64))
+            let work = Task {
+                let output = await operations.run(action) { continuation.yield(StreamedLine(progress: $0)) }
+                continuation.yield(StreamedLine(output: output))
+                continuation.finish()
+            }
+            return Response(
+                status: .ok, headers: [.contentType: streamedType],
+                body: ResponseBody { writer in
+                    // A CLI that goes away (Ctrl-C) does not stop the command: it finishes on the server.
+                    for await line in lines {
+                        var bytes = try JSONEncoder().encode(line)
+                        bytes.append(0x0A)
+                        try await writer.write(ByteBuffer(bytes: bytes))
+                    }
+                    _ = await work.value
+                    try await writer.finish(nil)
+                }
+            )
         }
         return Application(
             router: router,

@@ -49,9 +49,13 @@ struct UserImport {
         }
     }
 
-    func run(path: String, dryRun: Bool) async throws -> Report {
+    /// - Parameter progress: told the lines done and the part of the file read after each batch.
+    func run(path: String, dryRun: Bool, progress: AdminProgressSink = { _ in }) async throws -> Report {
         guard let handle = FileHandle(forReadingAtPath: path) else { throw AdminError("cannot read \(path)") }
         defer { try? handle.close() }
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
+        let phase = dryRun ? "checking users" : "importing users"
+        var bytesRead = 0
         var report = Report()
         var pending: [(line: Int, user: UserRecord)] = []
         var buffer = Data()
@@ -74,9 +78,13 @@ struct UserImport {
             report.imported += outcome.imported
             for text in outcome.skipped { report.skip(text) }
             pending.removeAll(keepingCapacity: true)
+            let consumed = bytesRead - buffer.count
+            progress(AdminProgress(phase: phase, done: report.lines, unit: "lines", fraction: size.map { $0 > 0 ? min(1, Double(consumed) / Double($0)) : 1 }))
         }
 
+        progress(AdminProgress(phase: phase, done: 0, unit: "lines", fraction: 0))
         while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
+            bytesRead += chunk.count
             buffer.append(chunk)
             while let newline = buffer.firstIndex(of: 0x0A) {
                 take(buffer[buffer.startIndex..<newline])
@@ -91,7 +99,9 @@ struct UserImport {
             }
         }
         if !buffer.isEmpty { take(buffer) }
+        buffer.removeAll()
         try await flush()
+        progress(AdminProgress(phase: phase, done: report.lines, unit: "lines", fraction: 1))
         return report
     }
 

@@ -38,25 +38,43 @@ package enum SnapshotFile {
     ///
     /// Calls of `write` do not overlap. The first error, from encoding or from `write`, stops the rest
     /// and is thrown.
-    package static func write(_ state: StoreState, seq: UInt64, inBackground: Bool = false, to write: ([UInt8]) throws -> Void) throws {
+    ///
+    /// - Parameter written: told, after each part, how many records it held (for a progress display).
+    package static func write(
+        _ state: StoreState, seq: UInt64, inBackground: Bool = false, written: (Int) -> Void = { _ in }, to write: ([UInt8]) throws -> Void
+    ) throws {
         try write(header(state, seq: seq))
         let parts = Parts(state)
         if inBackground {
-            for i in 0..<parts.count { try write(parts.encode(i)) }
+            for i in 0..<parts.count {
+                let (bytes, records) = try parts.encode(i)
+                try write(bytes)
+                written(records)
+            }
             return
         }
         try withoutActuallyEscaping(write) { write in
-            let writer = SerialWriter(write)
-            DispatchQueue.concurrentPerform(iterations: parts.count) { i in
-                guard !writer.failed else { return }
-                writer.run { try parts.encode(i) }
+            try withoutActuallyEscaping(written) { written in
+                let writer = SerialWriter { bytes, records in
+                    try write(bytes)
+                    written(records)
+                }
+                DispatchQueue.concurrentPerform(iterations: parts.count) { i in
+                    guard !writer.failed else { return }
+                    writer.run { try parts.encode(i) }
+                }
+                try writer.check()
             }
-            try writer.check()
         }
     }
 
+    /// How many records a snapshot of `state` holds.
+    package static func recordCount(_ state: StoreState) -> Int {
+        state.users.count + state.sessions.count + state.codes.count + state.approvals.count + state.jobs.count
+    }
+
     private static func header(_ state: StoreState, seq: UInt64) throws -> [UInt8] {
-        let records = state.users.count + state.sessions.count + state.codes.count + state.approvals.count + state.jobs.count
+        let records = recordCount(state)
         var header = try [UInt8](StoreCoding.encoder().encode(Header(format: currentFormat, seq: seq, records: records)))
         header.append(0x0A)
         return header
@@ -78,12 +96,15 @@ package enum SnapshotFile {
             }
         }
 
-        func encode(_ i: Int) throws -> [UInt8] {
+        /// The part's lines and how many records they hold.
+        func encode(_ i: Int) throws -> (bytes: [UInt8], records: Int) {
             let encoder = StoreCoding.encoder()
             var w = JSONWriter(capacity: 64 * 1024)
+            var records = 0
             func line(_ change: StoreChange) throws {
                 try change.write(to: &w, fallback: encoder)
                 w.newline()
+                records += 1
             }
             let range = ranges[i].shards
             switch ranges[i].table {
@@ -93,7 +114,7 @@ package enum SnapshotFile {
             case 3: try state.approvals.forEachValue(inShards: range) { try line(.putApproval($0)) }
             default: try state.jobs.forEachValue(inShards: range) { try line(.putJob($0)) }
             }
-            return w.bytes
+            return (w.bytes, records)
         }
     }
 
@@ -184,22 +205,22 @@ package enum SnapshotFile {
 
 /// Runs the parallel encoders' writes one at a time and keeps the first error.
 private final class SerialWriter: @unchecked Sendable {
-    private let write: ([UInt8]) throws -> Void
+    private let write: ([UInt8], Int) throws -> Void
     private let lock = NSLock()
     private var error: (any Error)?
 
-    package init(_ write: @escaping ([UInt8]) throws -> Void) { self.write = write }
+    package init(_ write: @escaping ([UInt8], Int) throws -> Void) { self.write = write }
 
     package var failed: Bool { lock.withLock { error != nil } }
 
     /// Encodes (outside the lock, in parallel with the others), then writes under the lock; keeps
     /// the first error.
-    package func run(_ encode: () throws -> [UInt8]) {
+    package func run(_ encode: () throws -> (bytes: [UInt8], records: Int)) {
         do {
-            let bytes = try encode()
+            let (bytes, records) = try encode()
             try lock.withLock {
                 guard error == nil else { return }
-                try write(bytes)
+                try write(bytes, records)
             }
         } catch {
             lock.withLock { if self.error == nil { self.error = error } }

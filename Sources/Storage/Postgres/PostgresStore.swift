@@ -140,6 +140,24 @@ package final class PostgresStore: AuthStore {
         }
     }
 
+    /// One transaction, the count reported every thousand records.
+    package func load(_ changes: [StoreChange], stored: @Sendable (Int) -> Void) async throws {
+        var state = StoreState()
+        for change in changes { state.replay(change) }
+        let rows = state.takeChanges(wholeRecords: true)
+        do {
+            try await client.withTransaction(logger: logger) { connection in
+                for (i, row) in rows.enumerated() {
+                    try await PostgresRecords.apply(row, on: connection, logger: logger)
+                    if (i + 1) % 1000 == 0 { stored(i + 1) }
+                }
+            }
+        } catch let error as PostgresTransactionError {
+            throw unavailable(error.closureError ?? error.commitError ?? error.beginError ?? error)
+        }
+        stored(rows.count)
+    }
+
     /// Serialization failure, deadlock, unique violation: another transaction won; run the body again.
     static let retried: Set<String> = ["40001", "40P01", "23505"]
 

@@ -5,9 +5,12 @@ import Glibc
 import Darwin
 #endif
 import ArgumentParser
+import AsyncHTTPClient
 import AuthKernel
 import Foundation
 import Logging
+import NIOCore
+import NIOHTTP1
 import PostgresStore
 
 /// Where an admin command works: `--data` (and `--config` for direct mode).
@@ -24,13 +27,22 @@ struct DataFolderOptions: ParsableArguments {
 /// Runs an admin action on a running server over `DATA/admin.sock`, or, when none answers, on the
 /// data folder itself under its lock. Either way the same code produces the output.
 enum AdminConnection {
+    /// Runs the action and prints its output; on a terminal, its progress is drawn on standard error.
     static func run(_ action: AdminAction, _ target: DataFolderOptions) async throws {
+        let line = ProgressLine.onTerminal()
+        let progress = line?.sink
         let output: AdminOutput
-        if let answered = try askRunningServer(action, folder: target.folder) {
-            output = answered
-        } else {
-            output = try await runDirectly(action, target)
+        do {
+            if let answered = try await askRunningServer(action, folder: target.folder, progress: progress) {
+                output = answered
+            } else {
+                output = try await runDirectly(action, target, progress: progress)
+            }
+        } catch {
+            line?.finish()
+            throw error
         }
+        line?.finish()
         FileHandle.standardOutput.write(Data(output.text.utf8))
         if output.exitCode != 0 { throw ExitCode(output.exitCode) }
     }
@@ -45,31 +57,43 @@ enum AdminConnection {
     // MARK: The running server
 
     /// The server's answer, or nil when no server listens on the socket.
-    static func askRunningServer(_ action: AdminAction, folder: String) throws -> AdminOutput? {
-        let fd = connect(folder: folder)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        let body = try JSONEncoder().encode(action)
-        let head = "POST /run HTTP/1.1\r\nHost: authd\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
-        let request = Array(head.utf8) + Array(body)
-        var sent = 0
-        while sent < request.count {
-            let n = request.withUnsafeBytes { send(fd, $0.baseAddress! + sent, request.count - sent, 0) }
-            guard n > 0 else { throw fail("the admin socket closed while the command was being sent") }
-            sent += n
+    /// - Parameter progress: when given, the server streams progress lines (``AdminSocket/streamedType``) before the output.
+    static func askRunningServer(_ action: AdminAction, folder: String, progress: AdminProgressSink? = nil) async throws -> AdminOutput? {
+        guard serverIsRunning(folder: folder) else { return nil }
+        guard let url = URL(httpURLWithSocketPath: AdminSocket.path(dataFolder: folder), uri: "/run") else {
+            throw fail("the admin socket's path \(folder)/admin.sock cannot be used")
         }
-        var response = [UInt8]()
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else { break }
-            response += chunk[0..<n]
+        var request = HTTPClientRequest(url: url.absoluteString)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        if progress != nil { request.headers.add(name: "Accept", value: AdminSocket.streamedType) }
+        request.body = .bytes(ByteBuffer(bytes: try JSONEncoder().encode(action)))
+        struct Unreadable: Error {}
+        do {
+            // No deadline: an import of a million users into a database runs for minutes.
+            let response = try await HTTPClient.shared.execute(request, deadline: .distantFuture)
+            guard response.status == .ok else { throw Unreadable() }
+            guard let progress else {
+                let body = try await response.body.collect(upTo: 1 << 30)
+                guard let output = try? JSONDecoder().decode(AdminOutput.self, from: Data(body.readableBytesView)) else { throw Unreadable() }
+                return output
+            }
+            var pending = [UInt8]()
+            for try await part in response.body {
+                pending += part.readableBytesView
+                while let newline = pending.firstIndex(of: 0x0A) {
+                    let line = try? JSONDecoder().decode(AdminSocket.StreamedLine.self, from: Data(pending[..<newline]))
+                    pending.removeSubrange(...newline)
+                    if let output = line?.output { return output }
+                    if let report = line?.progress { progress(report) }
+                }
+            }
+            throw Unreadable()
+        } catch is Unreadable {
+            throw fail("the server's admin socket gave an answer this command does not understand")
+        } catch {
+            throw fail("the admin socket failed: \(error)")
         }
-        guard let split = response.firstRange(of: Array("\r\n\r\n".utf8)),
-            let output = try? JSONDecoder().decode(AdminOutput.self, from: Data(response[split.upperBound...]))
-        else { throw fail("the server's admin socket gave an answer this command does not understand") }
-        return output
     }
 
     private static func connect(folder: String) -> Int32 {
@@ -99,9 +123,9 @@ enum AdminConnection {
 
     // MARK: The folder itself
 
-    static func runDirectly(_ action: AdminAction, _ target: DataFolderOptions) async throws -> AdminOutput {
+    static func runDirectly(_ action: AdminAction, _ target: DataFolderOptions, progress: AdminProgressSink? = nil) async throws -> AdminOutput {
         let server = try await openDirectly(target)
-        let output = await (try AdminOperations(server: server, dataFolder: target.folder)).run(action)
+        let output = await (try AdminOperations(server: server, dataFolder: target.folder)).run(action, progress: progress)
         await server.close()
         return output
     }

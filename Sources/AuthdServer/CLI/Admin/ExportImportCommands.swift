@@ -49,7 +49,9 @@ struct ImportCommand: AsyncParsableCommand {
         if AdminConnection.serverIsRunning(folder: target.folder) {
             throw AdminConnection.fail("authd serve is running on \(target.folder): stop it first, then import")
         }
-        let output = try await AdminConnection.runDirectly(.importBundle(from: URL(fileURLWithPath: from).path), target)
+        let line = ProgressLine.onTerminal()
+        let output = try await AdminConnection.runDirectly(.importBundle(from: URL(fileURLWithPath: from).path), target, progress: line?.sink)
+        line?.finish()
         FileHandle.standardOutput.write(Data(output.text.utf8))
         if output.exitCode != 0 { throw ExitCode(output.exitCode) }
     }
