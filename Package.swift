@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "PINProvider", targets: ["PINProvider"]),
         .library(name: "PasswordProvider", targets: ["PasswordProvider"]),
         .library(name: "AppleProvider", targets: ["AppleProvider"]),
+        .library(name: "TOTPProvider", targets: ["TOTPProvider"]),
     ],
     dependencies: [
         // FullFoundation only: with the default traits SwiftPM 6.3 rebuilds Hummingbird on every debug/test/release switch.
@@ -150,6 +151,18 @@ let package = Package(
             path: "Sources/Providers/Apple",
             swiftSettings: swiftSettings
         ),
+        // Second factors on the public SDK: a TOTP app (HMAC-SHA-1 from swift-crypto) and recovery codes.
+        .target(
+            name: "TOTPProvider",
+            dependencies: [
+                "AuthKernel",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/Providers/TOTP",
+            swiftSettings: swiftSettings
+        ),
         // The PostgreSQL store: the same records and rules as the file store, rows and row locks instead of a journal.
         .target(
             name: "PostgresStore",
@@ -177,6 +190,7 @@ let package = Package(
                 "PINProvider",
                 "PasswordProvider",
                 "AppleProvider",
+                "TOTPProvider",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
@@ -314,9 +328,23 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "TOTPProviderTests",
+            dependencies: [
+                "AuthKernel",
+                "EmailProvider",
+                "PasswordProvider",
+                "TOTPProvider",
+                "AuthKernelTesting",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "SpecTests",
             dependencies: [
-                "AuthdServer", "AuthKernel", "EmailProvider", "AnonymousProvider", "PINProvider", "PasswordProvider", "AppleProvider", "AuthKernelTesting",
+                "AuthdServer", "AuthKernel", "EmailProvider", "AnonymousProvider", "PINProvider", "PasswordProvider", "AppleProvider", "TOTPProvider",
+                "AuthKernelTesting",
             ],
             swiftSettings: swiftSettings
         ),

@@ -5,6 +5,7 @@ import ArgumentParser
 import EmailProvider
 import PINProvider
 import PasswordProvider
+import TOTPProvider
 import Synchronization
 
 /// The `authd` command line (`serve` and the admin commands) for a chosen set of providers.
@@ -24,10 +25,10 @@ import Synchronization
 public enum Authd {
     /// The providers that come with authd, in the default order of `providers`: email codes, PINs
     /// (which bring anonymous sign-in and user names along), passwords, Sign in with Apple (started
-    /// only when listed, as it needs `apple.audiences`), and anonymous sign-in on its own (started
-    /// only when listed).
+    /// only when listed, as it needs `apple.audiences`), anonymous sign-in on its own, and the TOTP
+    /// second factor with recovery codes (both started only when listed).
     public static let builtInProviders: [any AuthProvider.Type] = [
-        EmailProvider.self, PINProvider.self, PasswordProvider.self, AppleProvider.self, AnonymousProvider.self,
+        EmailProvider.self, PINProvider.self, PasswordProvider.self, AppleProvider.self, AnonymousProvider.self, TOTPProvider.self,
     ]
 
     /// Parses the process's arguments and runs the command (`authd serve`, `authd users list`, …)

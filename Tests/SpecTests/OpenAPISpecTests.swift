@@ -53,7 +53,7 @@ struct OpenAPISpecTests {
     }
 
     @Test(arguments: [
-        ["email", "pin", "password", "apple"], ["email"], ["pin"], ["anonymous"], ["pin", "anonymous"], ["password", "apple"],
+        ["email", "pin", "password", "apple", "totp"], ["email"], ["pin"], ["anonymous"], ["pin", "anonymous"], ["password", "apple"], ["totp"],
     ])
     func everyRouteIsInTheServedDocumentAndTheReverse(providers: [String]) async throws {
         let (routes, document) = try await Self.serve(providers)
@@ -80,7 +80,7 @@ struct OpenAPISpecTests {
         let yaml = try String(contentsOfFile: Self.specPath, encoding: .utf8)
         let all = try OpenAPIDocument.assemble(providers: Authd.builtInProviders)
         #expect(all == yaml, "regenerate it: swift run authd openapi > docs/openapi.yaml")
-        #expect(Self.specOperations(yaml).count == 53)
+        #expect(Self.specOperations(yaml).count == 59)
     }
 
     /// swift-openapi-generator and other generators name methods after `operationId`, and group by tag.

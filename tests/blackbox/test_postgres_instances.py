@@ -366,3 +366,10 @@ def test_approval_push_on_postgres():
             [(token, payload, _)] = apns.pushes(1)
             assert token == "ef" * 32 and payload["authd"]["approval_id"] == request["request_id"]
         apns.close()
+
+
+def test_second_factors_across_instances_on_postgres():
+    # test_second_factors.py's flow: enrolled on one instance, signed in on the other, each code used once across both.
+    from test_second_factors import CONFIG, totp_flow
+    with cluster(CONFIG) as (a, b):
+        totp_flow(a, b)

@@ -73,6 +73,8 @@ public struct SessionService: Sendable {
                 await audit?.record("sign_in_refused", provider: amr.first, user: user.id, device: device.name, reason: error.code)
                 throw error
             case .requireSecondFactor(let factors):
+                // A sign-in that met two factors at once (a passkey with user verification) is not asked for a third.
+                guard !amr.contains("mfa") else { continue }
                 demanded += factors.filter { !demanded.contains($0) }
             }
         }

@@ -1,5 +1,5 @@
 import Logging
-package import AuthStorage
+public import AuthStorage
 package import Foundation
 
 /// Sign-ins waiting for a second factor (contract §10): a random token, of which only the SHA-256
@@ -36,16 +36,21 @@ extension SessionService {
         try await store.write([.code(purpose: record.purpose, key: record.key)]) { $0.put(record) }
         let challenge = SignInChallenge(
             token: token, userID: user.id, amr: amr, factors: factors, expiresAt: expires, device: device, clientIP: clientIP)
-        for name in factors { try await hooks.factor(named: name)?.challengeStarted(challenge, for: user) }
+        var extra: [String: JSONValue] = [:]
+        for name in factors {
+            guard let factor = hooks.factor(named: name) else { continue }
+            try await factor.challengeStarted(challenge, for: user)
+            extra.merge(try await factor.challengeFields(challenge, for: user)) { first, _ in first }
+        }
         logger.info("second factor required", metadata: ["user.id": "\(user.id.lowercased)", "factors": "\(factors.joined(separator: ","))"])
-        return SecondFactorRequired(challenge: token, factors: factors, expiresIn: Self.challengeTTL)
+        return SecondFactorRequired(challenge: token, factors: factors, expiresIn: Self.challengeTTL, extra: extra)
     }
 
     static func challengeKey(_ token: String) -> String { Hex.encode(SHA256.hash(token)) }
 
-    /// The live challenge `token` names and its user.
+    /// The live challenge `token` names and its user (for a factor's own route, e.g. one that mails its code on request).
     /// - Throws: 401 `INVALID_CHALLENGE` for an unknown, used, expired or dead one.
-    package func pendingChallenge(_ token: String) async throws -> (SignInChallenge, UserRecord) {
+    public func pendingChallenge(_ token: String) async throws -> (SignInChallenge, UserRecord) {
         guard token.utf8.count <= 64 else { throw AuthError.invalidChallenge }
         let key = Self.challengeKey(token), now = clock.now()
         let found = try await store.read([.code(purpose: Self.challengePurpose, key: key)]) { state -> CodeRecord? in
@@ -80,8 +85,15 @@ extension SessionService {
     /// Whether the user may try another second factor now (10 per 15 minutes); 429 otherwise.
     package func checkSecondFactorBudget(_ userID: UUID) async throws {
         try await rateLimiter.consume(
-            Self.secondFactorsPerUser, key: "mfa.user:\(userID.lowercased)", message: "Too many second-factor attempts. Wait before trying again.")
+            Self.secondFactorsPerUser, key: Self.budgetKey(userID), message: "Too many second-factor attempts. Wait before trying again.")
     }
+
+    /// A right answer forgives the tries before it: the budget counts wrong answers, not sign-ins.
+    package func secondFactorSucceeded(_ userID: UUID) async {
+        await rateLimiter.reset(key: Self.budgetKey(userID))
+    }
+
+    static func budgetKey(_ userID: UUID) -> String { "mfa.user:\(userID.lowercased)" }
 
     /// Uses up `challenge` (answered right with `factor`) and starts its session, `amr` listing both
     /// factors and `mfa`.

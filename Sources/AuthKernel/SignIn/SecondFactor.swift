@@ -19,6 +19,18 @@ public protocol SecondFactor: Sendable {
     /// Whether `answer` (the field's JSON value) is right for `user`. Count and limit wrong answers
     /// as the factor needs; the kernel also kills a challenge after 5 wrong answers.
     func verify(_ answer: JSONValue, for user: UserRecord, challenge: SignInChallenge) async throws -> Bool
+
+    /// The field of `/mfa/verify` that carries the answer, when it is not ``name`` (a passkey's
+    /// assertion comes as `credential`).
+    var answerField: String { get }
+
+    /// Fields this factor adds to the 202 answer of a challenge that offers it (a passkey's
+    /// `passkey_options`); default none. Called after ``challengeStarted(_:for:)``.
+    func challengeFields(_ challenge: SignInChallenge, for user: UserRecord) async throws -> [String: JSONValue]
+
+    /// What `user` has enrolled of this factor, for `GET /api/v1/auth/mfa` (default nothing): a
+    /// user with any enrollment is one with a second factor.
+    func enrollments(for user: UserRecord) -> [SecondFactorEnrollment]
 }
 
 extension SecondFactor {
@@ -27,6 +39,33 @@ extension SecondFactor {
 
     /// Nothing to do.
     public func challengeStarted(_ challenge: SignInChallenge, for user: UserRecord) async throws {}
+
+    /// The factor's name.
+    public var answerField: String { name }
+
+    /// No fields.
+    public func challengeFields(_ challenge: SignInChallenge, for user: UserRecord) async throws -> [String: JSONValue] { [:] }
+
+    /// Nothing enrolled.
+    public func enrollments(for user: UserRecord) -> [SecondFactorEnrollment] { [] }
+}
+
+/// One second factor a user has set up, as `GET /api/v1/auth/mfa` lists it.
+public struct SecondFactorEnrollment: Sendable, Equatable {
+    /// The factor's type (`totp`, `passkey`, `recovery_code`).
+    public var type: String
+    /// When it was set up.
+    public var createdAt: Date
+    /// For a set of single-use codes: how many are left (the answer's `recovery_codes_left`, not a
+    /// factor of its own in `factors`).
+    public var remaining: Int?
+
+    /// Creates an enrollment.
+    public init(type: String, createdAt: Date, remaining: Int? = nil) {
+        self.type = type
+        self.createdAt = createdAt
+        self.remaining = remaining
+    }
 }
 
 /// A sign-in waiting for its second factor.

@@ -25,6 +25,16 @@ public final class SignInHooks: Sendable {
     /// The second factors.
     package var factors: [any SecondFactor] { state.withLock { $0.factors } }
 
+    /// Everything `user` has enrolled, factor by factor (``SecondFactor/enrollments(for:)``).
+    public func enrollments(for user: UserRecord) -> [SecondFactorEnrollment] {
+        factors.flatMap { $0.enrollments(for: user) }
+    }
+
+    /// Whether `user` has set up a second factor other than single-use codes (a TOTP app, a passkey).
+    public func hasSecondFactor(_ user: UserRecord) -> Bool {
+        enrollments(for: user).contains { $0.remaining == nil }
+    }
+
     /// The factor named `name`, if registered.
     package func factor(named name: String) -> (any SecondFactor)? { factors.first { $0.name == name } }
 }

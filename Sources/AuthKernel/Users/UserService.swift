@@ -252,7 +252,7 @@ public struct UserService: Sendable {
 
     /// Mails the owner of a non-anonymous account with a verified email that `method` (as a person
     /// would name it, e.g. "an API key") was added to it.
-    package func noticeMethodAdded(_ user: UserRecord, method: String) async {
+    public func noticeMethodAdded(_ user: UserRecord, method: String) async {
         await notices?.notify(user, methods: [method])
     }
 

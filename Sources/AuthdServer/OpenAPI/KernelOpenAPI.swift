@@ -618,6 +618,27 @@ paths:
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "429": { $ref: "#/components/responses/RateLimited" }
         "503": { $ref: "#/components/responses/Unavailable" }
+  /api/v1/auth/mfa:
+    get:
+      operationId: listSecondFactors
+      tags: [second-factor]
+      summary: The second factors the user has set up (TOTP, passkeys) and how many recovery codes are left
+      security: [{ bearer: [] }]
+      responses:
+        "200":
+          description: The factors
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [factors, recovery_codes_left]
+                properties:
+                  factors: { type: array, items: { type: object, required: [type, created_at], properties: { type: { type: string }, created_at: { type: string, format: date-time } } } }
+                  recovery_codes_left: { type: integer, minimum: 0 }
+              example: { factors: [{ type: totp, created_at: "2026-01-01T10:00:00Z" }], recovery_codes_left: 9 }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "403": { $ref: "#/components/responses/Forbidden" }
+        "503": { $ref: "#/components/responses/Unavailable" }
 components:
   securitySchemes:
     bearer: { type: http, scheme: bearer, bearerFormat: JWT }

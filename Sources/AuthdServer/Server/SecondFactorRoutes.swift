@@ -19,18 +19,35 @@ struct SecondFactorRoutes: Sendable {
                 throw AuthError.invalidRequest("The field `challenge` is required.", field: "challenge")
             }
             let (challenge, user) = try await kernel.sessions.pendingChallenge(token)
-            let answered = challenge.factors.filter { body[$0] != nil }
-            guard answered.count == 1, let name = answered.first, let answer = body[name], let factor = kernel.signInHooks.factor(named: name) else {
-                throw AuthError.invalidRequest(
-                    "Send the answer of exactly one of the offered factors: \(challenge.factors.joined(separator: ", ")).", field: "factors")
+            let offered = challenge.factors.compactMap { kernel.signInHooks.factor(named: $0) }
+            let answered = offered.filter { body[$0.answerField] != nil }
+            guard answered.count == 1, let factor = answered.first, let answer = body[factor.answerField] else {
+                let fields = offered.map(\.answerField)
+                throw AuthError.invalidRequest("Send the answer of exactly one of the offered factors: \(fields.joined(separator: ", ")).", field: "factors")
             }
+            let name = factor.name
             try await kernel.sessions.checkSecondFactorBudget(user.id)
             guard try await factor.verify(answer, for: user, challenge: challenge) else {
                 kernel.logger.info("wrong second factor", metadata: ["user.id": "\(user.id.lowercased)", "factor": "\(name)"])
                 await kernel.audit.record("second_factor_failed", provider: name, user: user.id)
                 try await kernel.sessions.rejectAnswer(challenge)
             }
-            return try await kernel.sessions.completeChallenge(challenge, factor: name)
+            let session = try await kernel.sessions.completeChallenge(challenge, factor: name)
+            await kernel.sessions.secondFactorSucceeded(user.id)
+            return session
+        }
+
+        // What the signed-in user has set up, whichever providers offer the factors.
+        api.get("mfa") { _, context -> Response in
+            let principal = try context.requirePrincipal()
+            let enrollments = kernel.signInHooks.enrollments(for: principal.user)
+            let factors = enrollments.filter { $0.remaining == nil }.sorted { $0.createdAt < $1.createdAt }.map { enrollment -> JSONValue in
+                .object(["type": .string(enrollment.type), "created_at": .string(Timestamp.string(enrollment.createdAt))])
+            }
+            let codes = enrollments.compactMap(\.remaining).reduce(0, +)
+            var w = JSONWriter(capacity: 256)
+            w.value(.object(["factors": .array(factors), "recovery_codes_left": .number(Double(codes))]))
+            return w.response(status: .ok)
         }
     }
 }

@@ -23,6 +23,12 @@ enum PasswordMail {
                 subject: "Your {{product_name}} password reset code: {{code}}", lead: "Your code to reset your {{product_name}} password is",
                 tail: "It works once and expires in {{lifetime}}. If you did not ask to reset your password, ignore this email: your password stays as it is."))
         mailer.register(
+            PasswordProvider.secondFactorTemplate,
+            .code(
+                subject: "Your {{product_name}} sign-in code: {{code}}",
+                lead: "Someone signed in to your {{product_name}} account with its password. If it is you, enter",
+                tail: "It expires in {{lifetime}}. If it is not you, change your password: someone knows it."))
+        mailer.register(
             changed,
             MailTemplate(
                 subject: "Your {{product_name}} password was changed",

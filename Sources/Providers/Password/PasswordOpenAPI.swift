@@ -62,6 +62,23 @@ paths:
         "200": { $ref: "#/components/responses/CodeSent" }
         "400": { $ref: "#/components/responses/InvalidEmail" }
         "429": { $ref: "#/components/responses/RateLimited" }
+  /api/v1/auth/mfa/email-code:
+    post:
+      operationId: mailSecondFactorCode
+      tags: [second-factor]
+      summary: Mail a new code for a challenge that offers email_code (password.login_requires_email_code); the 202 already mailed one
+      requestBody:
+        required: true
+        content: { application/json: { schema: { type: object, required: [challenge], properties: { challenge: { type: string } } }, example: { challenge: 3q2-7wEAAAA } } }
+      responses:
+        "204": { description: Mailed }
+        "400": { $ref: "#/components/responses/InvalidRequest" }
+        "401": { $ref: "#/components/responses/InvalidChallenge" }
+        "409": { $ref: "#/components/responses/InvalidState" }
+        "413": { $ref: "#/components/responses/PayloadTooLarge" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
+        "429": { $ref: "#/components/responses/RateLimited" }
+        "503": { $ref: "#/components/responses/Unavailable" }
   /api/v1/auth/password/login:
     post:
       operationId: signInWithPassword

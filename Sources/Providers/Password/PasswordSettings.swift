@@ -47,6 +47,10 @@ public struct PasswordSettings: Sendable {
     public var resetsPerIP: RateLimitRule
     /// Device resets one account may have pending (`max_pending_resets`, default 2); more become decoys that no device sees.
     public var maxPendingResets: Int
+    /// Whether a right password also needs a code mailed to the account's verified address
+    /// (`login_requires_email_code`, default false; contract §10): the 202 challenge offers
+    /// `email_code` to users with neither TOTP nor a passkey.
+    public var loginRequiresEmailCode: Bool
 
     /// Longest password, in code points.
     public static let maxLength = 128
@@ -85,6 +89,7 @@ public struct PasswordSettings: Sendable {
         resetsPerEmail = try section.rule("resets_per_email", default: RateLimitRule(limit: 10, window: 3600))
         resetsPerIP = try section.rule("resets_per_ip", default: RateLimitRule(limit: 10, window: 3600))
         maxPendingResets = try section.int("max_pending_resets", default: 2, in: 1...20)
+        loginRequiresEmailCode = try section.bool("login_requires_email_code", default: false)
     }
 }
 

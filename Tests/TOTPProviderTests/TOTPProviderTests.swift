@@ -1,0 +1,314 @@
+@testable import TOTPProvider
+import AuthdServer
+import AuthKernel
+import AuthKernelTesting
+import EmailProvider
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import PasswordProvider
+import Testing
+
+/// TOTP and recovery codes (contract §10), through the HTTP routes with a manual clock.
+struct TOTPProviderTests {
+    static let config = #"{"mail":{"transport":"outbox"},"providers":["email","password","totp"],"totp":{"issuer":"Photo Sync"}}"#
+    static let password = "correct horse battery"
+
+    func harness(folder: String? = nil, clock: ManualClock = ManualClock(), config: String = Self.config) async throws -> TestHarness {
+        try await TestHarness.make(providers: [EmailProvider.self, PasswordProvider.self, TOTPProvider.self], config: config, folder: folder, clock: clock)
+    }
+
+    /// A registered, verified password user's session (fresh).
+    func registered(_ client: any TestClientProtocol, _ h: TestHarness, email: String = "ada@example.com") async throws -> SessionResponse {
+        let r = try await client.send(.post, "/api/v1/auth/password/register", json: ["email": email, "password": Self.password])
+        #expect(r.status == .accepted)
+        let code = try h.outbox().last { $0["to"] as? String == email && $0["code"] != nil }?["code"] as? String ?? ""
+        return try await client.send(.post, "/api/v1/auth/password/verify-email", json: ["email": email, "code": code, "password": Self.password])
+            .decode(SessionResponse.self)
+    }
+
+    /// Enrols and confirms TOTP: the secret and the recovery codes.
+    func enrolled(_ client: any TestClientProtocol, _ h: TestHarness, _ s: SessionResponse) async throws -> (secret: [UInt8], codes: [String]) {
+        let enroll = try await client.send(.post, "/api/v1/auth/mfa/totp/enroll", bearer: s.accessToken)
+        #expect(enroll.status == .ok)
+        let secretText = try #require(enroll.json["secret"] as? String)
+        let secret = try #require(Self.base32Decode(secretText))
+        let confirm = try await client.send(.post, "/api/v1/auth/mfa/totp/confirm", json: ["code": code(secret, h)], bearer: s.accessToken)
+        #expect(confirm.status == .ok)
+        return (secret, try #require(confirm.json["recovery_codes"] as? [String]))
+    }
+
+    func code(_ secret: [UInt8], _ h: TestHarness, steps: Int64 = 0) -> String {
+        TOTPCode.code(secret: secret, step: TOTPCode.step(at: h.clock.now()) + steps)
+    }
+
+    /// Waits (up to 2 s) for the notice that TOTP was added, which is mailed after the answer.
+    func noticeArrives(_ h: TestHarness) async throws -> Bool {
+        for _ in 0..<200 {
+            if try h.outbox().contains(where: { ($0["text"] as? String)?.contains("an authenticator app (TOTP)") == true }) { return true }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return false
+    }
+
+    func login(_ client: any TestClientProtocol, _ email: String = "ada@example.com") async throws -> TestResponse {
+        try await client.send(.post, "/api/v1/auth/password/login", json: ["email": email, "password": Self.password])
+    }
+
+    func verify(_ client: any TestClientProtocol, _ challenge: String, _ field: String, _ answer: String) async throws -> TestResponse {
+        try await client.send(.post, "/api/v1/auth/mfa/verify", json: ["challenge": challenge, field: answer])
+    }
+
+    static func base32Decode(_ text: String) -> [UInt8]? {
+        var out: [UInt8] = [], buffer: UInt32 = 0, bits = 0
+        for c in text.utf8 {
+            guard let v = Base32.alphabet.firstIndex(of: c) else { return nil }
+            buffer = (buffer << 5) | UInt32(v)
+            bits += 5
+            if bits >= 8 {
+                out.append(UInt8((buffer >> UInt32(bits - 8)) & 0xff))
+                bits -= 8
+            }
+        }
+        return out
+    }
+
+    static func amr(_ token: String) throws -> [String] {
+        let claims = try JSONSerialization.jsonObject(with: Data(Base64URL.decode(token.split(separator: ".")[1])!)) as? [String: Any]
+        return claims?["amr"] as? [String] ?? []
+    }
+
+    @Test func rfc6238VectorsAndBase32() {
+        let secret = Array("12345678901234567890".utf8)
+        // RFC 6238 appendix B (SHA-1), the last six of its eight digits.
+        for (time, expected) in [(59.0, "287082"), (1_111_111_109, "081804"), (1_111_111_111, "050471"), (1_234_567_890, "005924"), (2_000_000_000, "279037"), (20_000_000_000, "353130")] {
+            #expect(TOTPCode.code(secret: secret, step: TOTPCode.step(at: Date(timeIntervalSince1970: time))) == expected)
+        }
+        // RFC 4648 §10, without padding.
+        for (text, expected) in [("", ""), ("f", "MY"), ("fo", "MZXQ"), ("foo", "MZXW6"), ("foob", "MZXW6YQ"), ("fooba", "MZXW6YTB"), ("foobar", "MZXW6YTBOI")] {
+            #expect(Base32.encode(Array(text.utf8)) == expected)
+        }
+    }
+
+    @Test func enrolSignInWithACodeOnceAndWithARecoveryCodeOnce() async throws {
+        let h = try await harness()
+        try await h.test { client async throws in
+            let s = try await registered(client, h)
+            let enroll = try await client.send(.post, "/api/v1/auth/mfa/totp/enroll", bearer: s.accessToken)
+            let secretText = try #require(enroll.json["secret"] as? String)
+            let uri = try #require(enroll.json["otpauth_uri"] as? String)
+            #expect(uri == "otpauth://totp/Photo%20Sync:ada@example.com?secret=\(secretText)&issuer=Photo%20Sync&algorithm=SHA1&digits=6&period=30")
+            // Not on until confirmed: a sign-in is not challenged yet.
+            #expect(try await login(client).status == .ok)
+            let secret = try #require(Self.base32Decode(secretText))
+            #expect(secret.count == 20)
+            let confirm = try await client.send(.post, "/api/v1/auth/mfa/totp/confirm", json: ["code": code(secret, h)], bearer: s.accessToken)
+            let codes = try #require(confirm.json["recovery_codes"] as? [String])
+            #expect(codes.count == 10 && Set(codes).count == 10 && codes.allSatisfy { $0.count == 11 && $0.dropFirst(5).first == "-" })
+            // The owner hears of it (mailed after the answer).
+            #expect(try await noticeArrives(h))
+
+            let mfa = try await client.send(.get, "/api/v1/auth/mfa", bearer: s.accessToken)
+            #expect((mfa.json["factors"] as? [[String: Any]])?.map { $0["type"] as? String } == ["totp"])
+            #expect(mfa.json["recovery_codes_left"] as? Int == 10)
+
+            // The code that confirmed is used: the next sign-in needs the next step's.
+            let first = try await login(client)
+            #expect(first.status == .accepted && first.json["status"] as? String == "second_factor_required")
+            #expect(first.json["factors"] as? [String] == ["totp", "recovery_code"] && first.json["expires_in"] as? Int == 300)
+            let challenge = try #require(first.json["challenge"] as? String)
+            let replay = try await verify(client, challenge, "totp", code(secret, h))
+            #expect(replay.errorCode == "INVALID_CODE")
+            h.clock.advance(by: 30)
+            let session = try await verify(client, challenge, "totp", code(secret, h)).decode(SessionResponse.self)
+            #expect(try Self.amr(session.accessToken) == ["password", "totp", "mfa"])
+            // A refresh keeps both factors.
+            let refreshed = try await client.send(.post, "/api/v1/auth/refresh", json: ["refresh_token": session.refreshToken]).decode(SessionResponse.self)
+            #expect(try Self.amr(refreshed.accessToken) == ["password", "totp", "mfa"])
+            // The challenge is single use.
+            #expect(try await verify(client, challenge, "totp", code(secret, h, steps: 1)).errorCode == "INVALID_CHALLENGE")
+
+            // A recovery code, typed loosely, works once.
+            let second = try #require(try await login(client).json["challenge"] as? String)
+            let loose = codes[3].lowercased().replacingOccurrences(of: "-", with: " ")
+            let byCode = try await verify(client, second, "recovery_code", loose).decode(SessionResponse.self)
+            #expect(try Self.amr(byCode.accessToken) == ["password", "recovery_code", "mfa"])
+            let third = try #require(try await login(client).json["challenge"] as? String)
+            #expect(try await verify(client, third, "recovery_code", codes[3]).errorCode == "INVALID_CODE")
+            #expect(try await client.send(.get, "/api/v1/auth/mfa", bearer: s.accessToken).json["recovery_codes_left"] as? Int == 9)
+        }
+    }
+
+    @Test func oneStepOfDriftEitherWayAndNoMore() async throws {
+        let h = try await harness()
+        try await h.test { client async throws in
+            let s = try await registered(client, h)
+            let (secret, _) = try await enrolled(client, h, s)
+            h.clock.advance(by: 300)
+            for (steps, accepted) in [(2 as Int64, false), (-2, false), (-1, true), (1, true)] {
+                let challenge = try #require(try await login(client).json["challenge"] as? String)
+                let r = try await verify(client, challenge, "totp", code(secret, h, steps: steps))
+                #expect((r.status == .ok) == accepted, "step \(steps): \(r.status)")
+            }
+            // Step +1 was used: now's code (an earlier step) is refused as well.
+            let challenge = try #require(try await login(client).json["challenge"] as? String)
+            #expect(try await verify(client, challenge, "totp", code(secret, h)).errorCode == "INVALID_CODE")
+        }
+    }
+
+    @Test func theChallengeFollowsEveryFirstFactor() async throws {
+        let h = try await harness()
+        try await h.test { client async throws in
+            let s = try await registered(client, h)
+            let (secret, _) = try await enrolled(client, h, s)
+            h.clock.advance(by: 30)
+            // An emailed code is a first factor like a password.
+            #expect(try await client.send(.post, "/api/v1/auth/email/send-code", json: ["email": "ada@example.com"]).status == .ok)
+            let mailed = try #require(try h.outbox().last { $0["code"] != nil }?["code"] as? String)
+            let r = try await client.send(.post, "/api/v1/auth/email/verify", json: ["email": "ada@example.com", "code": mailed])
+            #expect(r.status == .accepted)
+            let session = try await verify(client, try #require(r.json["challenge"] as? String), "totp", code(secret, h)).decode(SessionResponse.self)
+            #expect(try Self.amr(session.accessToken) == ["email", "totp", "mfa"])
+        }
+    }
+
+    @Test func wrongCodesLockBothFactorsAndTheLockSurvivesARestart() async throws {
+        let folder = temporaryFolder()
+        let clock = ManualClock()
+        let h = try await harness(folder: folder, clock: clock)
+        let (secret, codes) = try await h.test { client async throws -> ([UInt8], [String]) in
+            let s = try await registered(client, h)
+            let enrolled = try await enrolled(client, h, s)
+            h.clock.advance(by: 30)
+            // Five wrong answers over several challenges (each challenge takes five).
+            for i in 0..<5 {
+                let challenge = try #require(try await login(client).json["challenge"] as? String)
+                let r = try await verify(client, challenge, i % 2 == 0 ? "totp" : "recovery_code", i % 2 == 0 ? "000000" : "AAAAA-AAAAA")
+                if i < 4 {
+                    #expect(r.errorCode == "INVALID_CODE")
+                } else {
+                    #expect(r.status == .tooManyRequests && r.retryAfter == 900)
+                }
+            }
+            return enrolled
+        }
+        await h.server.close()
+        let restarted = try await harness(folder: folder, clock: clock)
+        try await restarted.test { client async throws in
+            let h = restarted
+            clock.advance(by: 60)
+            // Locked after the restart: even a right code is refused until the lock ends.
+            let challenge = try #require(try await login(client).json["challenge"] as? String)
+            let locked = try await verify(client, challenge, "totp", code(secret, h))
+            #expect(locked.status == .tooManyRequests && locked.retryAfter == 840)
+            #expect(try await verify(client, challenge, "recovery_code", codes[0]).status == .tooManyRequests)
+            clock.advance(by: 840)
+            // That challenge has expired meanwhile (five minutes); a new one takes the code.
+            #expect(try await verify(client, challenge, "totp", code(secret, h)).errorCode == "INVALID_CHALLENGE")
+            let next = try #require(try await login(client).json["challenge"] as? String)
+            let unlocked = try await verify(client, next, "totp", code(secret, h))
+            #expect(unlocked.status == .ok, "\(unlocked.json)")
+        }
+        await restarted.server.close()
+    }
+
+    @Test func enrolmentNeedsAFreshSessionAndAFirstCode() async throws {
+        let h = try await harness()
+        try await h.test { client async throws in
+            let s = try await registered(client, h)
+            #expect(try await client.send(.post, "/api/v1/auth/mfa/totp/enroll").status == .unauthorized)
+            #expect(try await client.send(.post, "/api/v1/auth/mfa/totp/confirm", json: ["code": "123456"], bearer: s.accessToken).errorCode == "INVALID_STATE")
+            let enroll = try await client.send(.post, "/api/v1/auth/mfa/totp/enroll", bearer: s.accessToken)
+            let secretText = try #require(enroll.json["secret"] as? String)
+            let secret = try #require(Self.base32Decode(secretText))
+            #expect(try await client.send(.post, "/api/v1/auth/mfa/totp/confirm", json: ["code": 123456], bearer: s.accessToken).errorCode == "INVALID_REQUEST")
+            // Wrong first codes count down; the fifth ends the enrolment.
+            for remaining in [4, 3, 2, 1, 0] {
+                let r = try await client.send(.post, "/api/v1/auth/mfa/totp/confirm", json: ["code": "000000"], bearer: s.accessToken)
+                #expect(r.errorCode == "INVALID_CODE")
+                #expect(((r.json["error"] as? [String: Any])?["details"] as? [String: Any])?["attempts_remaining"] as? Int == remaining)
+            }
+            #expect(try await client.send(.post, "/api/v1/auth/mfa/totp/confirm", json: ["code": code(secret, h)], bearer: s.accessToken).errorCode == "INVALID_STATE")
+            // An enrolment waits ten minutes for its first code.
+            let again = try await client.send(.post, "/api/v1/auth/mfa/totp/enroll", bearer: s.accessToken)
+            let freshText = try #require(again.json["secret"] as? String)
+            let fresh = try #require(Self.base32Decode(freshText))
+            h.clock.advance(by: 601)
+            #expect(try await client.send(.post, "/api/v1/auth/mfa/totp/confirm", json: ["code": code(fresh, h)], bearer: s.accessToken).errorCode == "INVALID_STATE")
+            // And the session is no longer fresh: no new enrolment, no removal.
+            #expect(try await client.send(.post, "/api/v1/auth/mfa/totp/enroll", bearer: s.accessToken).errorCode == "REAUTH_REQUIRED")
+            #expect(try await client.send(.delete, "/api/v1/auth/mfa/totp", bearer: s.accessToken).errorCode == "REAUTH_REQUIRED")
+            #expect(try await client.send(.post, "/api/v1/auth/mfa/recovery-codes", bearer: s.accessToken).errorCode == "REAUTH_REQUIRED")
+        }
+    }
+
+    @Test func removalReplacementAndTheSecretsAtRest() async throws {
+        let h = try await harness()
+        try await h.test { client async throws in
+            let s = try await registered(client, h)
+            #expect(try await client.send(.post, "/api/v1/auth/mfa/recovery-codes", bearer: s.accessToken).errorCode == "INVALID_STATE")
+            #expect(try await client.send(.delete, "/api/v1/auth/mfa/totp", bearer: s.accessToken).errorCode == "NOT_FOUND")
+            let (secret, codes) = try await enrolled(client, h, s)
+            #expect(try await client.send(.post, "/api/v1/auth/mfa/totp/enroll", bearer: s.accessToken).errorCode == "INVALID_STATE")
+
+            // Neither the secret nor a recovery code is stored as it is.
+            let user = try #require(try await h.kernel.users.user(email: "ada@example.com"))
+            let stored = String(decoding: try JSONEncoder().encode(user.secrets), as: UTF8.self)
+            #expect(!stored.contains(Base32.encode(secret)) && !stored.contains(Base64URL.encode(secret)))
+            for code in codes { #expect(!stored.contains(code) && !stored.contains(code.replacingOccurrences(of: "-", with: ""))) }
+
+            // A new set replaces the old one.
+            let replaced = try await client.send(.post, "/api/v1/auth/mfa/recovery-codes", bearer: s.accessToken)
+            let fresh = try #require(replaced.json["recovery_codes"] as? [String])
+            #expect(fresh.count == 10 && Set(fresh).isDisjoint(with: codes))
+            let challenge = try #require(try await login(client).json["challenge"] as? String)
+            #expect(try await verify(client, challenge, "recovery_code", codes[0]).errorCode == "INVALID_CODE")
+            #expect(try await verify(client, challenge, "recovery_code", fresh[0]).status == .ok)
+
+            // Removed: sign-ins are not challenged, and GET /mfa lists nothing.
+            #expect(try await client.send(.delete, "/api/v1/auth/mfa/totp", bearer: s.accessToken).status == .noContent)
+            #expect(try await login(client).status == .ok)
+            let mfa = try await client.send(.get, "/api/v1/auth/mfa", bearer: s.accessToken)
+            #expect((mfa.json["factors"] as? [Any])?.isEmpty == true && mfa.json["recovery_codes_left"] as? Int == 0)
+            #expect(try await client.send(.get, "/api/v1/auth/mfa").status == .unauthorized)
+        }
+    }
+
+    @Test func verifyNeedsExactlyOneOfferedAnswer() async throws {
+        let h = try await harness()
+        try await h.test { client async throws in
+            let s = try await registered(client, h)
+            let (secret, codes) = try await enrolled(client, h, s)
+            h.clock.advance(by: 30)
+            let challenge = try #require(try await login(client).json["challenge"] as? String)
+            let both = try await client.send(.post, "/api/v1/auth/mfa/verify", json: ["challenge": challenge, "totp": code(secret, h), "recovery_code": codes[0]])
+            #expect(both.errorCode == "INVALID_REQUEST")
+            #expect(try await verify(client, challenge, "email_code", "123456").errorCode == "INVALID_REQUEST")
+            #expect(try await verify(client, "not-a-challenge", "totp", code(secret, h)).errorCode == "INVALID_CHALLENGE")
+            #expect(try await client.send(.post, "/api/v1/auth/mfa/verify", json: ["challenge": challenge, "totp": 123456]).errorCode == "INVALID_CODE")
+            // This challenge offers no emailed code.
+            #expect(try await client.send(.post, "/api/v1/auth/mfa/email-code", json: ["challenge": challenge]).errorCode == "INVALID_STATE")
+        }
+    }
+
+    @Test func anAuthenticatorAppTakesThePlaceOfTheEmailedCode() async throws {
+        let config = #"{"mail":{"transport":"outbox"},"providers":["email","password","totp"],"password":{"login_requires_email_code":true}}"#
+        let h = try await harness(config: config)
+        try await h.test { client async throws in
+            let s = try await registered(client, h)
+            let before = try await login(client)
+            #expect(before.json["factors"] as? [String] == ["email_code"])
+            let mailed = try #require(try h.outbox().last?["code"] as? String)
+            let session = try await verify(client, try #require(before.json["challenge"] as? String), "email_code", mailed).decode(SessionResponse.self)
+            _ = try await enrolled(client, h, session)
+            #expect(try await noticeArrives(h))
+            h.clock.advance(by: 30)
+            let mailCount = try h.outbox().count
+            let after = try await login(client)
+            #expect(after.json["factors"] as? [String] == ["totp", "recovery_code"])
+            // The notice of the new method was the last mail; the challenge mailed nothing.
+            #expect(try h.outbox().count == mailCount)
+            _ = s
+        }
+    }
+}
