@@ -87,9 +87,22 @@ struct SendmailTransportTests {
         return (script, output)
     }
 
+    /// Sends through the stub. A test running in parallel that starts a process while the stub is
+    /// being written hands the child the stub's write descriptor, and exec then fails with "Text
+    /// file busy" until that child has gone: retried, as the mail queue would.
+    func send(_ message: MailMessage, through script: String, from: String) async throws {
+        for attempt in 1...20 {
+            do {
+                return try await SendmailTransport(path: script).send(message, from: from)
+            } catch where "\(error)".contains("Text file busy") && attempt < 20 {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+    }
+
     @Test func pipesTheMessageToSendmailTI() async throws {
         let (script, output) = try stub(exitCode: 0)
-        try await SendmailTransport(path: script).send(MailMessage(to: "a@b.co", subject: "Hello", text: "Code 4711"), from: "App <n@b.co>")
+        try await send(MailMessage(to: "a@b.co", subject: "Hello", text: "Code 4711"), through: script, from: "App <n@b.co>")
         let received = try String(contentsOfFile: output, encoding: .utf8)
         #expect(received.contains("To: a@b.co\n") && received.contains("Subject: Hello\n") && !received.contains("\r\n"))
         #expect(try String(contentsOfFile: output + ".args", encoding: .utf8) == "-t -i\n")
@@ -98,7 +111,7 @@ struct SendmailTransportTests {
     @Test func aNonZeroExitIsAFailure() async throws {
         let (script, _) = try stub(exitCode: 75)
         await #expect(throws: MailError.self) {
-            try await SendmailTransport(path: script).send(MailMessage(to: "a@b.co", subject: "Hello", text: "x"), from: "n@b.co")
+            try await send(MailMessage(to: "a@b.co", subject: "Hello", text: "x"), through: script, from: "n@b.co")
         }
     }
 }

@@ -172,7 +172,7 @@ struct TOTPProviderTests {
         }
     }
 
-    @Test func wrongCodesLockBothFactorsAndTheLockSurvivesARestart() async throws {
+    @Test func wrongCodesLockTheAppsCodesAcrossARestartButNotTheRecoveryCodes() async throws {
         let folder = temporaryFolder()
         let clock = ManualClock()
         let h = try await harness(folder: folder, clock: clock)
@@ -180,10 +180,10 @@ struct TOTPProviderTests {
             let s = try await registered(client, h)
             let enrolled = try await enrolled(client, h, s)
             h.clock.advance(by: 30)
-            // Five wrong answers over several challenges (each challenge takes five).
+            // Five wrong app codes in a row, over two challenges (each challenge takes five answers).
             for i in 0..<5 {
                 let challenge = try #require(try await login(client).json["challenge"] as? String)
-                let r = try await verify(client, challenge, i % 2 == 0 ? "totp" : "recovery_code", i % 2 == 0 ? "000000" : "AAAAA-AAAAA")
+                let r = try await verify(client, challenge, "totp", "000000")
                 if i < 4 {
                     #expect(r.errorCode == "INVALID_CODE")
                 } else {
@@ -201,15 +201,54 @@ struct TOTPProviderTests {
             let challenge = try #require(try await login(client).json["challenge"] as? String)
             let locked = try await verify(client, challenge, "totp", code(secret, h))
             #expect(locked.status == .tooManyRequests && locked.retryAfter == 840)
-            #expect(try await verify(client, challenge, "recovery_code", codes[0]).status == .tooManyRequests)
+            // Someone who knows the password cannot keep the owner out: a recovery code still works.
+            let recovered = try await verify(client, challenge, "recovery_code", codes[0])
+            #expect(recovered.status == .ok, "\(recovered.json)")
             clock.advance(by: 840)
-            // That challenge has expired meanwhile (five minutes); a new one takes the code.
-            #expect(try await verify(client, challenge, "totp", code(secret, h)).errorCode == "INVALID_CHALLENGE")
             let next = try #require(try await login(client).json["challenge"] as? String)
             let unlocked = try await verify(client, next, "totp", code(secret, h))
             #expect(unlocked.status == .ok, "\(unlocked.json)")
         }
         await restarted.server.close()
+    }
+
+    @Test func tenWrongSecondFactorsPerUserIn15MinutesWhateverComesRightBetween() async throws {
+        let h = try await harness()
+        try await h.test { client async throws in
+            let s = try await registered(client, h)
+            let (secret, codes) = try await enrolled(client, h, s)
+            // Wrong recovery codes (no lockout of their own), with right answers between them: all ten count.
+            for round in 0..<10 {
+                let challenge = try #require(try await login(client).json["challenge"] as? String)
+                #expect(try await verify(client, challenge, "recovery_code", "AAAAA-AAAAA").errorCode == "INVALID_CODE")
+                if round == 4 { #expect(try await verify(client, challenge, "recovery_code", codes[0]).status == .ok) }
+            }
+            h.clock.advance(by: 30)
+            let challenge = try #require(try await login(client).json["challenge"] as? String)
+            let over = try await verify(client, challenge, "totp", code(secret, h))
+            #expect(over.status == .tooManyRequests && (over.retryAfter ?? 0) > 800)
+            h.clock.advance(by: 900)
+            let later = try #require(try await login(client).json["challenge"] as? String)
+            #expect(try await verify(client, later, "totp", code(secret, h, steps: 1)).status == .ok)
+        }
+    }
+
+    @Test func onlyTheEnrollingSessionConfirmsAndSecretsAreNotCached() async throws {
+        let h = try await harness()
+        try await h.test { client async throws in
+            let s = try await registered(client, h)
+            let other = try await login(client).decode(SessionResponse.self)
+            let enroll = try await client.send(.post, "/api/v1/auth/mfa/totp/enroll", bearer: s.accessToken)
+            #expect(enroll.headers[.cacheControl] == "no-store")
+            let secretText = try #require(enroll.json["secret"] as? String)
+            let secret = try #require(Self.base32Decode(secretText))
+            let elsewhere = try await client.send(.post, "/api/v1/auth/mfa/totp/confirm", json: ["code": code(secret, h)], bearer: other.accessToken)
+            #expect(elsewhere.errorCode == "INVALID_STATE")
+            let confirm = try await client.send(.post, "/api/v1/auth/mfa/totp/confirm", json: ["code": code(secret, h)], bearer: s.accessToken)
+            #expect(confirm.status == .ok && confirm.headers[.cacheControl] == "no-store")
+            let replaced = try await client.send(.post, "/api/v1/auth/mfa/recovery-codes", bearer: s.accessToken)
+            #expect(replaced.status == .ok && replaced.headers[.cacheControl] == "no-store")
+        }
     }
 
     @Test func enrolmentNeedsAFreshSessionAndAFirstCode() async throws {

@@ -53,11 +53,15 @@ public struct SessionService: Sendable {
     ///   - device: the labels the client sent.
     ///   - requireUnchangedCredentials: false for a sign-in that checked nothing stored on the user
     ///     (an emailed code, an Apple token), which a reset does not make wrong.
+    ///   - multiFactor: true when the one check was two factors at once (a passkey with user
+    ///     verification): no policy's demand for a second factor applies, and `amr` gets `mfa`.
+    ///     Only this says so; an `mfa` a provider puts in `amr` itself is dropped.
     /// - Throws: 403 `ACCOUNT_DISABLED`; what a policy refuses with; 403 `FORBIDDEN` when a policy
     ///   demands a second factor the user has none of.
     public func signIn(
-        _ user: UserRecord, amr: [String], device: DeviceInfo, requireUnchangedCredentials: Bool = true
+        _ user: UserRecord, amr: [String], device: DeviceInfo, requireUnchangedCredentials: Bool = true, multiFactor: Bool = false
     ) async throws -> SignInResponse {
+        let amr = amr.filter { $0 != "mfa" } + (multiFactor ? ["mfa"] : [])
         let policies = hooks.policies
         guard !policies.isEmpty else {
             return .session(try await startSession(user, amr: amr, device: device, requireUnchangedCredentials: requireUnchangedCredentials))
@@ -73,8 +77,7 @@ public struct SessionService: Sendable {
                 await audit?.record("sign_in_refused", provider: amr.first, user: user.id, device: device.name, reason: error.code)
                 throw error
             case .requireSecondFactor(let factors):
-                // A sign-in that met two factors at once (a passkey with user verification) is not asked for a third.
-                guard !amr.contains("mfa") else { continue }
+                guard !multiFactor else { continue }
                 demanded += factors.filter { !demanded.contains($0) }
             }
         }

@@ -69,11 +69,19 @@ extension SessionService {
         return (challenge, user)
     }
 
-    /// Counts a wrong answer to `challenge`; 401 `INVALID_CODE` with `details.attempts_remaining`
-    /// (0 once it is dead).
+    /// Counts a wrong answer to `challenge` and, in the same write, to its user's budget (kept in
+    /// the user's record, so it holds across restarts and instances); 401 `INVALID_CODE` with
+    /// `details.attempts_remaining` (0 once the challenge is dead).
     package func rejectAnswer(_ challenge: SignInChallenge) async throws -> Never {
         let key = Self.challengeKey(challenge.token)
-        let remaining = try await store.write([.code(purpose: Self.challengePurpose, key: key)]) { state -> Int in
+        let now = clock.now().timeIntervalSince1970
+        let window = Double(Self.secondFactorsPerUser.window), limit = Self.secondFactorsPerUser.limit
+        let remaining = try await store.write([.code(purpose: Self.challengePurpose, key: key), .user(challenge.userID)]) { state -> Int in
+            if var user = state.user(id: challenge.userID) {
+                let recent = (user.secret(Self.failuresKey, as: [Double].self) ?? []).filter { $0 > now - window }
+                try? user.setSecret(Self.failuresKey, Array((recent + [now]).suffix(limit)))
+                state.put(user)
+            }
             guard var record = state.code(purpose: Self.challengePurpose, key: key) else { return 0 }
             record.attempts += 1
             state.put(record)
@@ -82,18 +90,18 @@ extension SessionService {
         throw AuthError.invalidCode(attemptsRemaining: remaining)
     }
 
-    /// Whether the user may try another second factor now (10 per 15 minutes); 429 otherwise.
-    package func checkSecondFactorBudget(_ userID: UUID) async throws {
-        try await rateLimiter.consume(
-            Self.secondFactorsPerUser, key: Self.budgetKey(userID), message: "Too many second-factor attempts. Wait before trying again.")
-    }
+    /// Where a user's wrong second factors of the last 15 minutes are kept (Unix seconds).
+    static let failuresKey = "mfa.failures"
 
-    /// A right answer forgives the tries before it: the budget counts wrong answers, not sign-ins.
-    package func secondFactorSucceeded(_ userID: UUID) async {
-        await rateLimiter.reset(key: Self.budgetKey(userID))
+    /// 429 when `user` (as read now) has had 10 wrong second factors in the last 15 minutes. Right
+    /// answers forgive nothing: the budget counts wrong ones, whoever made them.
+    package func checkSecondFactorBudget(_ user: UserRecord) throws {
+        let now = clock.now().timeIntervalSince1970
+        let window = Double(Self.secondFactorsPerUser.window)
+        let recent = (user.secret(Self.failuresKey, as: [Double].self) ?? []).filter { $0 > now - window }
+        guard recent.count >= Self.secondFactorsPerUser.limit, let oldest = recent.min() else { return }
+        throw AuthError.rateLimited(retryAfter: max(1, Int((oldest + window - now).rounded(.up))), message: "Too many wrong second factors. Wait before trying again.")
     }
-
-    static func budgetKey(_ userID: UUID) -> String { "mfa.user:\(userID.lowercased)" }
 
     /// Uses up `challenge` (answered right with `factor`) and starts its session, `amr` listing both
     /// factors and `mfa`.

@@ -26,15 +26,13 @@ struct SecondFactorRoutes: Sendable {
                 throw AuthError.invalidRequest("Send the answer of exactly one of the offered factors: \(fields.joined(separator: ", ")).", field: "factors")
             }
             let name = factor.name
-            try await kernel.sessions.checkSecondFactorBudget(user.id)
+            try kernel.sessions.checkSecondFactorBudget(user)
             guard try await factor.verify(answer, for: user, challenge: challenge) else {
                 kernel.logger.info("wrong second factor", metadata: ["user.id": "\(user.id.lowercased)", "factor": "\(name)"])
                 await kernel.audit.record("second_factor_failed", provider: name, user: user.id)
                 try await kernel.sessions.rejectAnswer(challenge)
             }
-            let session = try await kernel.sessions.completeChallenge(challenge, factor: name)
-            await kernel.sessions.secondFactorSucceeded(user.id)
-            return session
+            return try await kernel.sessions.completeChallenge(challenge, factor: name)
         }
 
         // What the signed-in user has set up, whichever providers offer the factors.

@@ -5,8 +5,9 @@ import Logging
 
 /// The emailed code as a second factor after a right password (`password.login_requires_email_code`,
 /// contract §10): offered to users with a verified address and neither TOTP nor a passkey. The code
-/// is mailed with the 202 challenge; `POST /api/v1/auth/mfa/email-code` mails a new one (at most
-/// every 30 seconds); the client answers it as `email_code`.
+/// is mailed with the 202 challenge; `POST /api/v1/auth/mfa/email-code` mails a new one (204; within
+/// 30 seconds of the last it sends nothing more; at most 20 asks per user in 15 minutes); the client
+/// answers it as `email_code`.
 extension PasswordProvider {
     /// One code per challenge, keyed by a hash of the challenge token.
     static let secondFactorCodes = CodePolicy(ttl: 300, resendInterval: 30, maxAttempts: 5, maxFailures: 10, failureWindow: 900)
@@ -20,7 +21,11 @@ extension PasswordProvider {
         func isAvailable(for user: UserRecord) -> Bool { user.emailVerified && user.email != nil }
 
         func challengeStarted(_ challenge: SignInChallenge, for user: UserRecord) async throws {
-            try await PasswordProvider.mailCode(kernel, challenge: challenge, user: user)
+            do {
+                try await PasswordProvider.mailCode(kernel, challenge: challenge, user: user)
+            } catch let error as AuthError where error.code == "RATE_LIMIT_EXCEEDED" {
+                // Over the user's mail budget: the challenge stands, `/mfa/email-code` says when to ask again.
+            }
         }
 
         func verify(_ answer: JSONValue, for user: UserRecord, challenge: SignInChallenge) async throws -> Bool {
@@ -35,15 +40,20 @@ extension PasswordProvider {
         }
     }
 
-    /// Set while `password/login` signs someone in: registration and resets proved the address with
-    /// a mailed code already, and are not asked for another.
-    @TaskLocal static var passwordLogin = false
+    /// Set while registration (`verify-email`) or a reset (`reset/complete`) signs someone in:
+    /// the code just mailed to the address proved it, so no second one is asked for. Every other
+    /// password sign-in (`/password/login`, the `/device` page) is asked.
+    @TaskLocal static var addressProven = false
 
-    /// Asks for the code after a right password at login, unless the user has a stronger second factor.
+    /// Asks for the code after a right password, unless the user has a stronger second factor. A
+    /// user whose address is not verified (`require_email_verification: false`) has nowhere to get
+    /// it and is let through on the password alone.
     struct EmailCodePolicy: SignInPolicy {
         let hooks: SignInHooks
         func decide(_ attempt: SignInAttempt) async throws -> SignInDecision {
-            guard PasswordProvider.passwordLogin, attempt.amr == [PasswordProvider.id], !hooks.hasSecondFactor(attempt.user) else { return .allow }
+            guard !PasswordProvider.addressProven, attempt.amr == [PasswordProvider.id], attempt.user.emailVerified, attempt.user.email != nil,
+                !hooks.hasSecondFactor(attempt.user)
+            else { return .allow }
             return .requireSecondFactor(["email_code"])
         }
     }
@@ -63,10 +73,25 @@ extension PasswordProvider {
         return Response(status: .noContent)
     }
 
-    /// Issues the challenge's code (429 within `resend_interval` of the last) and mails it.
+    /// Codes asked for as a second factor per user (20 per 15 minutes: a sign-in whose client asks
+    /// again at once spends two), whoever asks: someone who knows the password cannot flood the
+    /// owner's inbox.
+    static let secondFactorMailsPerUser = RateLimitRule(limit: 20, window: 900)
+
+    /// Issues the challenge's code and mails it. Within the resend interval of the last one it
+    /// sends nothing (that code is on its way) and returns as if it had.
+    /// - Throws: 429 beyond the user's budget (then no code is issued, so a later ask mails one).
     static func mailCode(_ kernel: Kernel, challenge: SignInChallenge, user: UserRecord) async throws {
         guard let email = user.email else { return }
-        let code = try await kernel.codes.issue(purpose: secondFactorPurpose, key: codeKey(challenge), policy: secondFactorCodes)
+        try await kernel.rateLimiter.consume(
+            secondFactorMailsPerUser, key: "password.second_factor.mail:\(user.id.lowercased)",
+            message: "Too many sign-in codes were asked for this account. Wait before asking for another.")
+        let code: String
+        do {
+            code = try await kernel.codes.issue(purpose: secondFactorPurpose, key: codeKey(challenge), policy: secondFactorCodes)
+        } catch let error as AuthError where error.code == "RATE_LIMIT_EXCEEDED" {
+            return
+        }
         try await kernel.mailer.send(template: secondFactorTemplate, to: email, values: ["lifetime": MailTemplate.lifetime(secondFactorCodes.ttl)], code: code)
         kernel.logger.info("second-factor code mailed", metadata: ["user.id": "\(user.id.lowercased)"])
     }

@@ -301,7 +301,8 @@ public struct PasswordProvider: AuthProvider {
         if let chosen {
             user = try await setPassword(hash: chosen.passwordHash, for: user.id, email: email, displayName: chosen.displayName)
         }
-        return try await kernel.sessions.signIn(user, amr: [Self.id], device: device)
+        // The code just mailed to the address proved it: no second emailed code.
+        return try await Self.$addressProven.withValue(true) { try await kernel.sessions.signIn(user, amr: [Self.id], device: device) }
     }
 
     /// Counts a right code with the wrong password (or Bearer) as a wrong try, and answers as for a wrong code.
@@ -355,7 +356,7 @@ public struct PasswordProvider: AuthProvider {
         let device = try DeviceInfo(name: body.deviceName, platform: body.platform)
         let user = try await verifiedUser(email: body.email, password: body.password, device: device, context)
         // The user as read before the check: a reset that ended every session meanwhile refuses this one.
-        return try await Self.$passwordLogin.withValue(true) { try await kernel.sessions.signIn(user, amr: [Self.id], device: device) }
+        return try await kernel.sessions.signIn(user, amr: [Self.id], device: device)
     }
 
     /// The user whose email and password these are, under the same limits, lockouts and decoys as
@@ -633,7 +634,8 @@ public struct PasswordProvider: AuthProvider {
         guard body.signIn == true, let current = try await kernel.users.user(id: userID) else {
             return try Message(message: "Password changed", expiresIn: nil).response(from: request, context: context)
         }
-        return try await kernel.sessions.signIn(current, amr: [Self.id], device: device).response(from: request, context: context)
+        return try await Self.$addressProven.withValue(true) { try await kernel.sessions.signIn(current, amr: [Self.id], device: device) }
+            .response(from: request, context: context)
     }
 
     /// Sets the password the owner chose after proving the inbox, ends every session, tells the owner.

@@ -13,18 +13,23 @@ struct TOTPEnrollment: Codable, Sendable, Equatable {
     var confirmed: Bool
     /// The last step whose code was accepted.
     var lastStep: Int64?
+    /// While pending: the session that enrolled (only it may confirm) and the wrong first codes so far.
+    var sessionID: String?
+    var attempts: Int?
 
     static let key = "totp"
     /// Seconds an unconfirmed enrolment waits for its first code.
     static let pendingLifetime = 600.0
 
     enum CodingKeys: String, CodingKey {
-        case sealedSecret = "sealed_secret", createdAt = "created_at", confirmed, lastStep = "last_step"
+        case sealedSecret = "sealed_secret", createdAt = "created_at", confirmed, lastStep = "last_step", sessionID = "session_id", attempts
     }
 }
 
-/// Wrong TOTP and recovery codes in a row, and the lock they lead to, under the secret key
-/// `totp.lock`: kept in the user's record, so a restart does not lift it.
+/// Wrong TOTP codes in a row, and the lock they lead to, under the secret key `totp.lock`: kept in
+/// the user's record, so a restart does not lift it. Recovery codes are not locked (50 random bits
+/// each; the kernel's per-user budget of wrong second factors bounds guessing), so someone who
+/// knows the password cannot keep the owner out by locking the app's codes.
 struct FactorLock: Codable, Sendable, Equatable {
     var failures = 0
     /// Unix seconds until which every code is refused.

@@ -47,7 +47,9 @@ public struct TOTPProvider: AuthProvider {
             try kernel.sessions.requireFresh(principal)
             let secret = SecureRandom.bytes(20)
             let now = kernel.clock.now()
-            let pending = TOTPEnrollment(sealedSecret: box.seal(Base64URL.encode(secret)), createdAt: now.timeIntervalSince1970, confirmed: false)
+            let pending = TOTPEnrollment(
+                sealedSecret: box.seal(Base64URL.encode(secret)), createdAt: now.timeIntervalSince1970, confirmed: false,
+                sessionID: principal.session.id.lowercased, attempts: 0)
             try await kernel.users.change(principal.user.id) { user in
                 if user.secret(TOTPEnrollment.key, as: TOTPEnrollment.self)?.confirmed == true {
                     throw AuthError.invalidState("TOTP is already on for this account: delete it first to enrol another app.")
@@ -55,7 +57,7 @@ public struct TOTPProvider: AuthProvider {
                 try user.setSecret(TOTPEnrollment.key, pending)
             }
             let encoded = Base32.encode(secret)
-            return try Enrolment(secret: encoded, otpauthURI: otpauthURI(secret: encoded, user: principal.user)).response(from: request, context: context)
+            return try Self.private(Enrolment(secret: encoded, otpauthURI: otpauthURI(secret: encoded, user: principal.user)).response(from: request, context: context))
         }
 
         routes.post("mfa/totp/confirm") { request, context -> Response in
@@ -64,27 +66,25 @@ public struct TOTPProvider: AuthProvider {
             let now = kernel.clock.now()
             let (codes, stored) = RecoveryCodes.generate(pepper: pepper, now: now)
             let (box, settings) = (self.box, self.settings)
+            let sessionID = principal.session.id.lowercased
             enum Outcome { case confirmed, wrong(remaining: Int), none }
             let outcome = try await kernel.users.change(principal.user.id) { user -> Outcome in
                 guard var totp = user.secret(TOTPEnrollment.key, as: TOTPEnrollment.self), !totp.confirmed,
-                    now.timeIntervalSince1970 - totp.createdAt <= TOTPEnrollment.pendingLifetime
+                    now.timeIntervalSince1970 - totp.createdAt <= TOTPEnrollment.pendingLifetime, totp.sessionID == sessionID
                 else { return .none }
                 guard let sealed = box.open(totp.sealedSecret), let secret = Base64URL.decode(sealed),
                     let step = TOTPCode.matchingStep(body.code, secret: secret, now: now, after: nil)
                 else {
-                    // Wrong first codes count too: an enrolment dies after max_attempts of them.
-                    var lock = user.secret(FactorLock.key, as: FactorLock.self) ?? FactorLock()
-                    lock.failures += 1
-                    let remaining = max(0, settings.maxAttempts - lock.failures)
-                    if remaining == 0 {
-                        try user.setSecret(TOTPEnrollment.key, Optional<TOTPEnrollment>.none)
-                        lock.failures = 0
-                    }
-                    try user.setSecret(FactorLock.key, lock.failures == 0 && lock.lockedUntil == nil ? nil : lock)
+                    // Wrong first codes count: an enrolment dies after max_attempts of them.
+                    totp.attempts = (totp.attempts ?? 0) + 1
+                    let remaining = max(0, settings.maxAttempts - (totp.attempts ?? 0))
+                    try user.setSecret(TOTPEnrollment.key, remaining == 0 ? nil : totp)
                     return .wrong(remaining: remaining)
                 }
                 totp.confirmed = true
                 totp.lastStep = step
+                totp.sessionID = nil
+                totp.attempts = nil
                 totp.createdAt = now.timeIntervalSince1970
                 try user.setSecret(TOTPEnrollment.key, totp)
                 try user.setSecret(RecoveryCodes.key, stored)
@@ -93,7 +93,7 @@ public struct TOTPProvider: AuthProvider {
             }
             switch outcome {
             case .none:
-                throw AuthError.invalidState("No TOTP enrolment is waiting: start one with POST /api/v1/auth/mfa/totp/enroll.")
+                throw AuthError.invalidState("No TOTP enrolment of this session is waiting: start one with POST /api/v1/auth/mfa/totp/enroll.")
             case .wrong(let remaining):
                 throw AuthError.invalidCode(attemptsRemaining: remaining)
             case .confirmed:
@@ -101,7 +101,7 @@ public struct TOTPProvider: AuthProvider {
                 await kernel.audit.record("totp_enabled", provider: Self.id, user: principal.user.id, device: principal.session.deviceName)
                 await kernel.users.noticeMethodAdded(principal.user, method: Self.methodName)
                 await kernel.events.credentialChanged(principal.user.id, credential: Self.id)
-                return try Codes(recoveryCodes: codes).response(from: request, context: context)
+                return try Self.private(Codes(recoveryCodes: codes).response(from: request, context: context))
             }
         }
 
@@ -134,7 +134,7 @@ public struct TOTPProvider: AuthProvider {
             kernel.logger.info("recovery codes replaced", metadata: ["user.id": "\(principal.user.id.lowercased)"])
             await kernel.audit.record("recovery_codes_replaced", provider: Self.id, user: principal.user.id, device: principal.session.deviceName)
             await kernel.events.credentialChanged(principal.user.id, credential: "recovery_code")
-            return try Codes(recoveryCodes: codes).response(from: request, context: context)
+            return try Self.private(Codes(recoveryCodes: codes).response(from: request, context: context))
         }
         return routes
     }
@@ -148,6 +148,13 @@ public struct TOTPProvider: AuthProvider {
     struct Codes: ResponseEncodable {
         var recoveryCodes: [String]
         enum CodingKeys: String, CodingKey { case recoveryCodes = "recovery_codes" }
+    }
+
+    /// A secret in the answer: no cache, proxy or browser may keep it.
+    static func `private`(_ response: Response) -> Response {
+        var response = response
+        response.headers[.cacheControl] = "no-store"
+        return response
     }
 
     /// `otpauth://totp/ISSUER:ACCOUNT?secret=…&issuer=…` (the Key URI Format every app reads).
@@ -166,9 +173,9 @@ public struct TOTPProvider: AuthProvider {
         box.open(totp.sealedSecret).flatMap { Base64URL.decode($0) }
     }
 
-    /// Checks a second-factor answer in one write under the shared lockout: `totp` for an app's
-    /// code, `recovery` for a recovery code. A right answer clears the failures; a wrong one counts,
-    /// and the one that reaches `max_attempts` locks both for `lockout` seconds (429).
+    /// Checks a second-factor answer in one write: `totp` for an app's code, under the lockout (a
+    /// right code clears the failures; the wrong one that reaches `max_attempts` locks the app's
+    /// codes for `lockout` seconds, 429), or `recovery` for a recovery code (used up when right).
     func check(
         _ userID: UUID, totp: @escaping @Sendable (inout TOTPEnrollment, Date) -> Bool,
         recovery: (@Sendable (inout RecoveryCodes) -> Bool)? = nil
@@ -178,14 +185,14 @@ public struct TOTPProvider: AuthProvider {
         let settings = self.settings
         let verdict = try await kernel.users.change(userID) { user -> Verdict in
             var lock = user.secret(FactorLock.key, as: FactorLock.self) ?? FactorLock()
+            if let recovery {
+                guard var codes = user.secret(RecoveryCodes.key, as: RecoveryCodes.self), recovery(&codes) else { return .wrong }
+                try user.setSecret(RecoveryCodes.key, codes)
+                return .right
+            }
             if let remaining = lock.remaining(now: now) { return .locked(remaining) }
             var right = false
-            if let recovery {
-                if var codes = user.secret(RecoveryCodes.key, as: RecoveryCodes.self), recovery(&codes) {
-                    try user.setSecret(RecoveryCodes.key, codes)
-                    right = true
-                }
-            } else if var enrollment = user.secret(TOTPEnrollment.key, as: TOTPEnrollment.self), totp(&enrollment, now) {
+            if var enrollment = user.secret(TOTPEnrollment.key, as: TOTPEnrollment.self), totp(&enrollment, now) {
                 try user.setSecret(TOTPEnrollment.key, enrollment)
                 right = true
             }
