@@ -28,6 +28,7 @@ let package = Package(
         .library(name: "PasswordProvider", targets: ["PasswordProvider"]),
         .library(name: "AppleProvider", targets: ["AppleProvider"]),
         .library(name: "TOTPProvider", targets: ["TOTPProvider"]),
+        .library(name: "PasskeyProvider", targets: ["PasskeyProvider"]),
     ],
     dependencies: [
         // FullFoundation only: with the default traits SwiftPM 6.3 rebuilds Hummingbird on every debug/test/release switch.
@@ -163,6 +164,18 @@ let package = Package(
             path: "Sources/Providers/TOTP",
             swiftSettings: swiftSettings
         ),
+        // Passkeys on the public SDK: WebAuthn ceremonies with a small bounded CBOR reader, ES256 from swift-crypto, EdDSA from the SDK (libsodium).
+        .target(
+            name: "PasskeyProvider",
+            dependencies: [
+                "AuthKernel",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/Providers/Passkey",
+            swiftSettings: swiftSettings
+        ),
         // The PostgreSQL store: the same records and rules as the file store, rows and row locks instead of a journal.
         .target(
             name: "PostgresStore",
@@ -191,6 +204,7 @@ let package = Package(
                 "PasswordProvider",
                 "AppleProvider",
                 "TOTPProvider",
+                "PasskeyProvider",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
@@ -341,10 +355,23 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "PasskeyProviderTests",
+            dependencies: [
+                "AuthKernel",
+                "PasswordProvider",
+                "TOTPProvider",
+                "PasskeyProvider",
+                "AuthKernelTesting",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "SpecTests",
             dependencies: [
                 "AuthdServer", "AuthKernel", "EmailProvider", "AnonymousProvider", "PINProvider", "PasswordProvider", "AppleProvider", "TOTPProvider",
-                "AuthKernelTesting",
+                "PasskeyProvider", "AuthKernelTesting",
             ],
             swiftSettings: swiftSettings
         ),

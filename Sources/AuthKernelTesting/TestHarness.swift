@@ -56,7 +56,7 @@ public struct TestHarness: Sendable {
         let folder = folder ?? temporaryFolder()
         let logs = LogCapture()
         let registry = ProviderRegistry(providers)
-        let parsed = try AuthConfig.parse(Data(config.utf8), host: "127.0.0.1", port: 0, availableProviders: registry.ids, defaultProviders: registry.defaultIDs)
+        let parsed = try AuthConfig.parse(Data(config.utf8), host: "127.0.0.1", port: 0, availableProviders: registry.ids, defaultProviders: registry.defaultIDs, sectionNames: registry.sectionNames)
         var options = AuthServer.Options(dataFolder: folder, host: "127.0.0.1", port: 0, config: parsed, logger: logs.logger())
         options.clock = clock
         let faults = StoreFaults()

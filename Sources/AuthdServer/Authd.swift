@@ -5,6 +5,7 @@ import ArgumentParser
 import EmailProvider
 import PINProvider
 import PasswordProvider
+import PasskeyProvider
 import TOTPProvider
 import Synchronization
 
@@ -25,10 +26,11 @@ import Synchronization
 public enum Authd {
     /// The providers that come with authd, in the default order of `providers`: email codes, PINs
     /// (which bring anonymous sign-in and user names along), passwords, Sign in with Apple (started
-    /// only when listed, as it needs `apple.audiences`), anonymous sign-in on its own, and the TOTP
-    /// second factor with recovery codes (both started only when listed).
+    /// only when listed, as it needs `apple.audiences`), anonymous sign-in on its own, the TOTP
+    /// second factor with recovery codes, and passkeys (these three started only when listed).
     public static let builtInProviders: [any AuthProvider.Type] = [
         EmailProvider.self, PINProvider.self, PasswordProvider.self, AppleProvider.self, AnonymousProvider.self, TOTPProvider.self,
+        PasskeyProvider.self,
     ]
 
     /// Parses the process's arguments and runs the command (`authd serve`, `authd users list`, …)

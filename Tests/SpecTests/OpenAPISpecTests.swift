@@ -40,7 +40,7 @@ struct OpenAPISpecTests {
         let list = providers.map { "\"\($0)\"" }.joined(separator: ",")
         let h = try await TestHarness.make(
             providers: Authd.builtInProviders,
-            config: #"{"mail":{"transport":"outbox"},"providers":[\#(list)],\#(apple)}"#
+            config: #"{"mail":{"transport":"outbox"},"providers":[\#(list)],\#(apple),"passkeys":{"rp_id":"example.org","apple_app_ids":["ABCDE12345.org.example.app"]}}"#
         )
         let document = Mutex("")
         try await h.test { client async throws in
@@ -53,7 +53,8 @@ struct OpenAPISpecTests {
     }
 
     @Test(arguments: [
-        ["email", "pin", "password", "apple", "totp"], ["email"], ["pin"], ["anonymous"], ["pin", "anonymous"], ["password", "apple"], ["totp"],
+        ["email", "pin", "password", "apple", "totp", "passkey"], ["email"], ["pin"], ["anonymous"], ["pin", "anonymous"], ["password", "apple"], ["totp"],
+        ["passkey"],
     ])
     func everyRouteIsInTheServedDocumentAndTheReverse(providers: [String]) async throws {
         let (routes, document) = try await Self.serve(providers)
@@ -80,7 +81,7 @@ struct OpenAPISpecTests {
         let yaml = try String(contentsOfFile: Self.specPath, encoding: .utf8)
         let all = try OpenAPIDocument.assemble(providers: Authd.builtInProviders)
         #expect(all == yaml, "regenerate it: swift run authd openapi > docs/openapi.yaml")
-        #expect(Self.specOperations(yaml).count == 59)
+        #expect(Self.specOperations(yaml).count == 66)
     }
 
     /// swift-openapi-generator and other generators name methods after `operationId`, and group by tag.

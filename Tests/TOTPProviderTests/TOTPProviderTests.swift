@@ -313,6 +313,31 @@ struct TOTPProviderTests {
         }
     }
 
+    @Test func anAppSomeoneEnrolledOnAnUnprovenAddressGoesWithTheOwnersReset() async throws {
+        let config = #"{"mail":{"transport":"outbox"},"providers":["email","password","totp"],"password":{"require_email_verification":false}}"#
+        let h = try await harness(config: config)
+        try await h.test { client async throws in
+            // Someone registers the owner's address without proving it, and adds an authenticator app.
+            #expect(try await client.send(.post, "/api/v1/auth/password/register", json: ["email": "ada@example.com", "password": "the squatter's secret"]).status.code < 300)
+            let squatter = try await client.send(.post, "/api/v1/auth/password/login", json: ["email": "ada@example.com", "password": "the squatter's secret"])
+                .decode(SessionResponse.self)
+            _ = try await enrolled(client, h, squatter)
+            // The inbox's owner resets the password: the app goes too, or it would keep them out.
+            #expect(try await client.send(.post, "/api/v1/auth/password/reset/email/initiate", json: ["email": "ada@example.com"]).status == .ok)
+            var code: String?
+            for _ in 0..<200 where code == nil {
+                code = try h.outbox().last { ($0["subject"] as? String)?.contains("reset") == true }?["code"] as? String
+                if code == nil { try await Task.sleep(for: .milliseconds(10)) }
+            }
+            let reset = try await client.send(
+                .post, "/api/v1/auth/password/reset/email/verify", json: ["email": "ada@example.com", "code": try #require(code), "new_password": "the owner's own secret"])
+            #expect(reset.status == .ok)
+            h.clock.advance(by: 30)
+            let owner = try await client.send(.post, "/api/v1/auth/password/login", json: ["email": "ada@example.com", "password": "the owner's own secret"])
+            #expect(owner.status == .ok, "\(owner.json)")
+        }
+    }
+
     @Test func verifyNeedsExactlyOneOfferedAnswer() async throws {
         let h = try await harness()
         try await h.test { client async throws in

@@ -373,3 +373,10 @@ def test_second_factors_across_instances_on_postgres():
     from test_second_factors import CONFIG, totp_flow
     with cluster(CONFIG) as (a, b):
         totp_flow(a, b)
+
+
+def test_passkeys_across_instances_on_postgres():
+    # test_passkeys.py's flow: registered on one instance, signed in on the other; a challenge is used once across both.
+    from test_passkeys import CONFIG, passkey_flow
+    with cluster(CONFIG) as (a, b):
+        passkey_flow(a, b)

@@ -214,9 +214,11 @@ package struct AuthConfig: Sendable {
     ///   - data: the file's bytes (JSON object).
     ///   - availableProviders: ids of the providers this build contains.
     ///   - defaultProviders: the ones started when `providers` is not set (default: all available).
+    ///   - sectionNames: a provider's configuration section, where it is not named by its id.
     /// - Throws: ``ConfigError`` naming the first bad or unknown key.
     package static func parse(
-        _ data: Data, host: String, port: Int, availableProviders: [String], defaultProviders: [String]? = nil
+        _ data: Data, host: String, port: Int, availableProviders: [String], defaultProviders: [String]? = nil,
+        sectionNames: [String: String] = [:]
     ) throws -> AuthConfig {
         let root: [String: JSONValue]
         do {
@@ -413,7 +415,7 @@ package struct AuthConfig: Sendable {
 
         var sections: [String: ConfigSection] = [:]
         for id in availableProviders {
-            sections[id] = try top.section(id)
+            sections[id] = try top.section(sectionNames[id] ?? id)
         }
         try top.rejectUnknownKeys()
 

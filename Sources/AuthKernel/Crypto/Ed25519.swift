@@ -40,10 +40,11 @@ package struct Ed25519KeyPair: Sendable {
     }
 }
 
-/// Verification of Ed25519 signatures.
-package enum Ed25519 {
-    /// Returns whether `signature` is a valid signature of `message` by `publicKey`.
-    package static func verify(signature: [UInt8], message: some Collection<UInt8>, publicKey: [UInt8]) -> Bool {
+/// Verification of Ed25519 signatures (libsodium), for providers that check signatures made
+/// elsewhere (a passkey's EdDSA assertions).
+public enum Ed25519 {
+    /// Returns whether `signature` (64 bytes) is a valid signature of `message` by `publicKey` (32 bytes).
+    public static func verify(signature: [UInt8], message: some Collection<UInt8>, publicKey: [UInt8]) -> Bool {
         Sodium.ensureInitialized()
         guard signature.count == Int(crypto_sign_BYTES), publicKey.count == Int(crypto_sign_PUBLICKEYBYTES) else {
             return false

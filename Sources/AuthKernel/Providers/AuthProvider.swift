@@ -27,6 +27,8 @@ public protocol AuthProvider: Sendable {
     /// defaults to ``id``.
     static var methodName: String { get }
 
+    /// The name of its configuration section (default ``id``; the `passkey` provider reads `passkeys`).
+    static var configSection: String { get }
     /// Whether the provider starts when the configuration does not list `providers` (default true;
     /// false for one that cannot run without settings, like `apple` without its audiences).
     static var startsByDefault: Bool { get }
@@ -40,6 +42,9 @@ public protocol AuthProvider: Sendable {
 
     /// The provider's routes, relative to `/api/v1/auth`.
     func routes() -> RouteCollection<AuthRequestContext>
+    /// Routes at the server's root, for files other parties look for there (e.g.
+    /// `/.well-known/apple-app-site-association`); default none.
+    func rootRoutes() -> RouteCollection<AuthRequestContext>
 
     /// Background work the provider needs (key refresh, queues); run alongside the server.
     var services: [any Service] { get }
@@ -54,9 +59,13 @@ extension AuthProvider {
 
     /// Starts by default.
     public static var startsByDefault: Bool { true }
+    /// The section named by the id.
+    public static var configSection: String { id }
 
     /// No background work.
     public var services: [any Service] { [] }
+    /// No routes at the root.
+    public func rootRoutes() -> RouteCollection<AuthRequestContext> { RouteCollection(context: AuthRequestContext.self) }
 
     /// Nothing in the OpenAPI document.
     public static var openAPI: [OpenAPIFragment] { [] }

@@ -18,6 +18,11 @@ package struct ProviderRegistry: Sendable {
     /// Ids of the providers started when the configuration does not list `providers`.
     package var defaultIDs: [String] { types.filter { $0.startsByDefault }.map { $0.id } }
 
+    /// Configuration sections not named by their provider's id (``AuthProvider/configSection``).
+    package var sectionNames: [String: String] {
+        Dictionary(uniqueKeysWithValues: types.filter { $0.configSection != $0.id }.map { ($0.id, $0.configSection) })
+    }
+
     /// The types of the listed providers, in the order listed (ids this build lacks are left out).
     package func types(started ids: [String]) -> [any AuthProvider.Type] {
         ids.compactMap { id in types.first { $0.id == id } }
@@ -30,7 +35,7 @@ package struct ProviderRegistry: Sendable {
             guard let type = types.first(where: { $0.id == id }) else {
                 throw ConfigError("providers lists \"\(id)\", which this build does not have")
             }
-            var section = kernel.config.providerSections[id] ?? ConfigSection(path: id, values: [:])
+            var section = kernel.config.providerSections[id] ?? ConfigSection(path: type.configSection, values: [:])
             let provider = try type.init(kernel: kernel, config: &section)
             try section.rejectUnknownKeys()
             return provider

@@ -59,12 +59,15 @@ public struct SecondFactorEnrollment: Sendable, Equatable {
     /// For a set of single-use codes: how many are left (the answer's `recovery_codes_left`, not a
     /// factor of its own in `factors`).
     public var remaining: Int?
+    /// The name the user gave it (a passkey's), for mail that lists what can still sign in.
+    public var name: String?
 
     /// Creates an enrollment.
-    public init(type: String, createdAt: Date, remaining: Int? = nil) {
+    public init(type: String, createdAt: Date, remaining: Int? = nil, name: String? = nil) {
         self.type = type
         self.createdAt = createdAt
         self.remaining = remaining
+        self.name = name
     }
 }
 

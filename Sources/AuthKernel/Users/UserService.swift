@@ -49,20 +49,19 @@ public struct UserService: Sendable {
 
     /// The user with this id.
     public func user(id: UUID) async throws -> UserRecord? { try await store.read([.user(id)]) { $0.user(id: id) } }
+    /// The user an identity (provider and subject) belongs to, if any.
+    public func user(identity: Identity) async throws -> UserRecord? {
+        try await store.read([.userByIdentity(identity)]) { $0.user(identity: identity) }
+    }
     /// The user with this (case-folded) email.
     public func user(email: String) async throws -> UserRecord? { try await store.read([.userByEmail(email)]) { $0.user(email: email) } }
     /// The user with this user name, compared case-insensitively.
     public func user(username: String) async throws -> UserRecord? {
         try await store.read([.userByUsername(username)]) { $0.user(username: username) }
     }
-    /// The user an identity belongs to.
     /// One page of users in id order for the admin API (see ``StoreState/users(matching:after:limit:)``).
     package func page(matching query: String, after: UUID?, limit: Int) async throws -> [UserRecord] {
         try await store.read([.usersPage(query: query, after: after, limit: limit)]) { $0.users(matching: query, after: after, limit: limit) }
-    }
-
-    package func user(identity: Identity) async throws -> UserRecord? {
-        try await store.read([.userByIdentity(identity)]) { $0.user(identity: identity) }
     }
 
     /// Finds or creates the user for a sign-in, or links the identity to `linkingTo`.

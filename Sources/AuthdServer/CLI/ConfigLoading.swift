@@ -18,7 +18,7 @@ enum ConfigLoading {
         let file = path ?? dataFolder + "/authd.json"
         if let data = FileManager.default.contents(atPath: file) {
             do {
-                return try AuthConfig.parse(data, host: host, port: port, availableProviders: Authd.providers.ids, defaultProviders: Authd.providers.defaultIDs)
+                return try AuthConfig.parse(data, host: host, port: port, availableProviders: Authd.providers.ids, defaultProviders: Authd.providers.defaultIDs, sectionNames: Authd.providers.sectionNames)
             } catch let error as ConfigError {
                 throw ConfigError("\(file): \(error.message)")
             }

@@ -191,7 +191,10 @@ package final class AuthServer: Sendable {
             DevicePageRoutes(
                 kernel: kernel, devices: devices, store: store, issuer: issuerName, productName: config.mail.productName, passwordCheck: passwordCheck
             ).add(to: router)
-            for provider in providers { api.addRoutes(provider.routes()) }
+            for provider in providers {
+                api.addRoutes(provider.routes())
+                router.addRoutes(provider.rootRoutes())
+            }
             let pushRegistrations = PushRegistrations(store: store, clock: clock)
             PushRoutes(registrations: pushRegistrations, topics: config.push.apns?.topics ?? []).add(to: api)
             kernel.accountDeletion.register { user in try? await pushRegistrations.removeAll(userID: user.id) }

@@ -538,8 +538,13 @@ public struct PasswordProvider: AuthProvider {
         )
     }
 
-    func notifyChanged(email: String, how: String, device: String?, removed: [String]) async {
-        let removedText = removed.isEmpty ? "" : " Also removed, as after every reset: \(removed.joined(separator: ", "))."
+    func notifyChanged(email: String, how: String, device: String?, removed: [String], passkeys: [String] = []) async {
+        var removedText = removed.isEmpty ? "" : " Also removed, as after every reset: \(removed.joined(separator: ", "))."
+        // A reset does not remove passkeys (contract §10): the owner hears which still sign in.
+        if !passkeys.isEmpty {
+            let names = passkeys.map { "\"\(LogSafe.text($0, maxLength: 64))\"" }.joined(separator: ", ")
+            removedText += " These passkeys still sign in to the account: \(names); remove any you do not recognise."
+        }
         do {
             try await kernel.mailer.send(
                 template: PasswordMail.changed, to: email,
@@ -642,8 +647,8 @@ public struct PasswordProvider: AuthProvider {
     private func finishReset(_ user: UserRecord, email: String, password: String, how: String) async throws {
         let hash = try await hasher.hash(password)
         // The code proved the inbox.
-        let removed = try await recover(user.id, hash: hash, email: email, provesInbox: true)
-        await notifyChanged(email: email, how: how, device: nil, removed: removed)
+        let (removed, passkeys) = try await recover(user.id, hash: hash, email: email, provesInbox: true)
+        await notifyChanged(email: email, how: how, device: nil, removed: removed, passkeys: passkeys)
         kernel.logger.info("password reset by email code; every session ended", metadata: ["user.id": "\(user.id.lowercased)"])
         await kernel.audit.record("reset_completed", provider: Self.id, user: user.id, reason: "email")
         await kernel.events.credentialChanged(user.id, credential: Self.id)
@@ -652,29 +657,33 @@ public struct PasswordProvider: AuthProvider {
     /// The owner takes the account back: the new password, in one write with whatever the kernel's
     /// recovery hooks remove (a PIN planted with a stolen session); then every session ends.
     /// - Returns: what the hooks removed, for the confirmation mail.
-    func recover(_ userID: UUID, hash: String, email: String, provesInbox: Bool) async throws -> [String] {
+    func recover(_ userID: UUID, hash: String, email: String, provesInbox: Bool) async throws -> (removed: [String], passkeys: [String]) {
         let now = kernel.clock.now()
         let hooks = kernel.users.recovery
-        let removed = try await kernel.users.change(userID) { user -> [String] in
+        let signInHooks = kernel.signInHooks
+        let outcome = try await kernel.users.change(userID) { user -> (removed: [String], passkeys: [String]) in
             var removed: [String] = []
             if provesInbox, !user.emailVerified {
                 // The inbox's owner takes over an account someone made on their address without
                 // proving it: whatever that person attached to it (an Apple ID, another email, a
-                // user name) goes, so it cannot bring them back in.
+                // user name, a second factor or a passkey) goes, so it cannot bring them back in
+                // or keep the owner out.
                 let others = user.identities.filter { $0.subject != email }
-                for identity in others where identity.provider != Self.id { user.secrets[identity.provider] = nil }
+                let secrets = user.secrets.keys.filter { $0 != Self.id }
+                user.secrets = user.secrets.filter { $0.key == Self.id }
                 user.identities.removeAll { $0.subject != email }
                 user.username = nil
-                if !others.isEmpty { removed.append("every other sign-in method of the account") }
+                if !others.isEmpty || !secrets.isEmpty { removed.append("every other sign-in method of the account") }
             }
             try user.setSecret(Self.id, PasswordCredential(hash: hash, now: now))
             let identity = Identity(provider: Self.id, subject: email)
             if !user.identities.contains(identity) { user.identities.append(identity) }
             if provesInbox { user.emailVerified = true }
-            return removed + hooks.apply(to: &user)
+            let all = removed + hooks.apply(to: &user)
+            return (all, signInHooks.enrollments(for: user).filter { $0.type == "passkey" }.map { $0.name ?? "Passkey" })
         }
         try await kernel.sessions.revokeAll(of: userID)
-        return removed
+        return outcome
     }
 
     // MARK: Reset approved by another device
@@ -720,8 +729,8 @@ public struct PasswordProvider: AuthProvider {
         guard let userID = approval.userID, let user = try await kernel.users.user(id: userID), let email = user.email,
             case .string(let hash) = approval.payload["password_hash"]
         else { throw AuthError.invalidState("The account of this request no longer exists.") }
-        let removed = try await recover(userID, hash: hash, email: email, provesInbox: false)
-        await notifyChanged(email: email, how: "reset approved from another device", device: approval.deviceName, removed: removed)
+        let (removed, passkeys) = try await recover(userID, hash: hash, email: email, provesInbox: false)
+        await notifyChanged(email: email, how: "reset approved from another device", device: approval.deviceName, removed: removed, passkeys: passkeys)
         kernel.logger.info("password reset approved by another device; every session ended", metadata: ["user.id": "\(userID.lowercased)"])
         await kernel.audit.record("reset_completed", provider: Self.id, user: userID, device: approval.deviceName, reason: "device")
         await kernel.events.credentialChanged(userID, credential: Self.id)

@@ -1,0 +1,213 @@
+public import AuthKernel
+import Foundation
+public import Hummingbird
+import Logging
+
+/// Passkeys (WebAuthn Level 3; contract §10): registration from a fresh session, sign-in with a
+/// passkey alone (user verification counts as the second factor: `amr` `["passkey","mfa"]`), and a
+/// passkey as the second factor after another sign-in. ES256 and EdDSA, attestation `none` or
+/// `packed` self attestation, discoverable credentials with user verification required.
+///
+/// - `POST /api/v1/auth/passkeys/register/options`, `POST /api/v1/auth/passkeys/register` (fresh session)
+/// - `GET /api/v1/auth/passkeys`, `DELETE /api/v1/auth/passkeys/{id}` (fresh session)
+/// - `POST /api/v1/auth/passkeys/login/options`, `POST /api/v1/auth/passkeys/login`
+/// - `GET /.well-known/apple-app-site-association` with `passkeys.apple_app_ids`
+public struct PasskeyProvider: AuthProvider {
+    /// `passkey`: its name in `providers`, `auth_providers` and `amr`.
+    public static let id = "passkey"
+    /// Its configuration section, `passkeys`.
+    public static let configSection = "passkeys"
+    /// How the notice of a newly added sign-in method names it.
+    public static let methodName = "a passkey"
+    /// Started only when listed: it needs `passkeys.rp_id`.
+    public static let startsByDefault = false
+
+    let kernel: Kernel
+    let settings: PasskeySettings
+    let verifier: WebAuthnVerifier
+    let challenges: PasskeyChallenges
+
+    /// Reads the `passkeys` section and registers the passkey as a second factor.
+    public init(kernel: Kernel, config: inout ConfigSection) throws {
+        self.kernel = kernel
+        self.settings = try PasskeySettings(&config)
+        self.verifier = WebAuthnVerifier(rpID: settings.rpID, origins: settings.origins)
+        self.challenges = PasskeyChallenges(codes: kernel.codes)
+        kernel.signInHooks.register(Factor(provider: self))
+        kernel.signInHooks.register(Policy())
+    }
+
+    /// Its routes, under `/api/v1/auth`.
+    public func routes() -> RouteCollection<AuthRequestContext> {
+        let routes = RouteCollection(context: AuthRequestContext.self)
+
+        routes.post("passkeys/register/options") { request, context -> Response in
+            let principal = try context.requirePrincipal()
+            try kernel.sessions.requireFresh(principal)
+            let user = principal.user
+            let challenge = try await challenges.issue(.register, key: principal.session.id.lowercased)
+            let name = user.email ?? user.username ?? user.id.lowercased
+            let options = CreationOptions(
+                rp: .init(id: settings.rpID, name: settings.rpName),
+                user: .init(id: Self.userHandle(user.id), name: name, displayName: user.displayName ?? name),
+                challenge: challenge, excludeCredentials: PasskeyRecord.all(user).map { Descriptor(id: $0.id) })
+            return try options.response(from: request, context: context)
+        }
+
+        routes.post("passkeys/register") { request, context -> Response in
+            let principal = try context.requirePrincipal()
+            try kernel.sessions.requireFresh(principal)
+            let body = try await request.decodeJSON(as: RegisterBody.self, context: context)
+            let name = try Self.validName(body.name)
+            let registration: WebAuthnVerifier.Registration
+            do {
+                guard body.credential.type == "public-key", let clientData = Base64URL.decode(body.credential.response.clientDataJSON),
+                    let attestation = Base64URL.decode(body.credential.response.attestationObject),
+                    let rawID = Base64URL.decode(body.credential.rawId ?? body.credential.id), Base64URL.decode(body.credential.id) == rawID
+                else { throw WebAuthnError("the credential is not a RegistrationResponseJSON with base64url fields") }
+                registration = try verifier.verifyRegistration(clientDataJSON: clientData, attestationObject: attestation, rawID: rawID)
+                try await challenges.consume(registration.clientData.challenge, .register, key: principal.session.id.lowercased)
+            } catch let error as WebAuthnError {
+                kernel.logger.info("passkey registration refused", metadata: ["user.id": "\(principal.user.id.lowercased)", "reason": "\(error)"])
+                throw AuthError.invalidRequest("The passkey did not verify: \(error.description).", field: "credential")
+            }
+            let record = PasskeyRecord(
+                id: Base64URL.encode(registration.credentialID), algorithm: registration.publicKey.algorithm.rawValue,
+                publicKey: Base64URL.encode(registration.publicKey.key), signCount: registration.signCount,
+                name: name ?? "Passkey", createdAt: kernel.clock.now().timeIntervalSince1970, lastUsedAt: nil,
+                backupEligible: registration.flags.contains(.backupEligible), backedUp: registration.flags.contains(.backedUp))
+            let identity = Identity(provider: Self.id, subject: PasskeyRecord.subject(credentialID: registration.credentialID))
+            if let owner = try await kernel.users.user(identity: identity), owner.id != principal.user.id { throw AuthError.identityInUse }
+            let maxPerUser = settings.maxPerUser
+            try await kernel.users.change(principal.user.id) { user in
+                var all = PasskeyRecord.all(user)
+                guard !all.contains(where: { $0.id == record.id }) else { throw AuthError.identityInUse }
+                guard all.count < maxPerUser else { throw AuthError.invalidState("This account has \(maxPerUser) passkeys, the most it may have: remove one first.") }
+                all.append(record)
+                try user.setSecret(PasskeyRecord.key, all)
+                user.identities.append(identity)
+            }
+            kernel.logger.info("passkey registered", metadata: ["user.id": "\(principal.user.id.lowercased)"])
+            await kernel.audit.record("passkey_added", provider: Self.id, user: principal.user.id, device: principal.session.deviceName)
+            await kernel.users.noticeMethodAdded(principal.user, method: Self.methodName)
+            await kernel.events.credentialChanged(principal.user.id, credential: Self.id)
+            var response = try Listed(id: record.id, name: record.name, createdAt: Timestamp.string(Date(timeIntervalSince1970: record.createdAt)), lastUsedAt: nil, backedUp: record.backedUp)
+                .response(from: request, context: context)
+            response.status = .created
+            return response
+        }
+
+        routes.get("passkeys") { request, context -> Response in
+            let principal = try context.requirePrincipal()
+            let user = try await kernel.users.user(id: principal.user.id) ?? principal.user
+            return try ListAnswer(passkeys: PasskeyRecord.all(user).map(Self.listed)).response(from: request, context: context)
+        }
+
+        routes.delete("passkeys/:id") { _, context -> Response in
+            let principal = try context.requirePrincipal()
+            try kernel.sessions.requireFresh(principal)
+            let id = context.parameters.get("id") ?? ""
+            let removed = try await kernel.users.change(principal.user.id) { user -> Bool in
+                var all = PasskeyRecord.all(user)
+                guard let found = all.firstIndex(where: { $0.id == id }), let raw = Base64URL.decode(all[found].id) else { return false }
+                all.remove(at: found)
+                try user.setSecret(PasskeyRecord.key, all.isEmpty ? nil : all)
+                let subject = PasskeyRecord.subject(credentialID: raw)
+                user.identities.removeAll { $0.provider == Self.id && $0.subject == subject }
+                return true
+            }
+            guard removed else { throw AuthError.notFound("This account has no passkey with that id.") }
+            kernel.logger.info("passkey removed", metadata: ["user.id": "\(principal.user.id.lowercased)"])
+            await kernel.audit.record("passkey_removed", provider: Self.id, user: principal.user.id, device: principal.session.deviceName)
+            await kernel.events.credentialChanged(principal.user.id, credential: Self.id)
+            return Response(status: .noContent)
+        }
+
+        routes.post("passkeys/login/options") { request, context -> Response in
+            try await kernel.rateLimiter.consume(settings.loginPerIP, key: "passkey.login.ip:\(context.clientKey)")
+            let challenge = try await challenges.issue(.login)
+            return try RequestOptions(challenge: challenge, rpId: settings.rpID, allowCredentials: []).response(from: request, context: context)
+        }
+
+        routes.post("passkeys/login") { request, context -> SignInResponse in
+            try await kernel.rateLimiter.consume(settings.loginPerIP, key: "passkey.login.ip:\(context.clientKey)")
+            let body = try await request.decodeJSON(as: LoginBody.self, context: context)
+            let device = try DeviceInfo(name: body.deviceName, platform: body.platform)
+            let user: UserRecord
+            do {
+                user = try await verifiedAssertion(body.credential, purpose: .login, key: nil, expectedUser: nil)
+            } catch let error as WebAuthnError {
+                kernel.logger.info("passkey sign-in refused", metadata: ["reason": "\(error)"])
+                await kernel.audit.record("sign_in_failed", provider: Self.id, device: device.name, reason: "INVALID_CREDENTIALS")
+                throw AuthError.invalidCredentials
+            }
+            // User verification made it two factors at once: no policy asks for another.
+            return try await kernel.sessions.signIn(user, amr: [Self.id], device: device, requireUnchangedCredentials: false, multiFactor: true)
+        }
+        return routes
+    }
+
+    /// `/.well-known/apple-app-site-association`, when `passkeys.apple_app_ids` lists apps.
+    public func rootRoutes() -> RouteCollection<AuthRequestContext> {
+        let routes = RouteCollection(context: AuthRequestContext.self)
+        guard !settings.appleAppIDs.isEmpty else { return routes }
+        let association = AppSiteAssociation(webcredentials: .init(apps: settings.appleAppIDs))
+        routes.get(".well-known/apple-app-site-association") { request, context in try association.response(from: request, context: context) }
+        return routes
+    }
+
+    /// Checks an assertion and records its use: the user it signs in (or, as a second factor, for
+    /// `expectedUser`), with the sign counter and last use updated in one write.
+    func verifiedAssertion(_ credential: AuthenticationCredential, purpose: PasskeyChallenges.Purpose, key: String?, expectedUser: UUID?) async throws -> UserRecord {
+        guard credential.type == "public-key", let rawID = Base64URL.decode(credential.rawId ?? credential.id), Base64URL.decode(credential.id) == rawID,
+            rawID.count <= AuthenticatorData.maxCredentialIDLength,
+            let clientData = Base64URL.decode(credential.response.clientDataJSON), let authData = Base64URL.decode(credential.response.authenticatorData),
+            let signature = Base64URL.decode(credential.response.signature)
+        else { throw WebAuthnError("the credential is not an AuthenticationResponseJSON with base64url fields") }
+        let identity = Identity(provider: Self.id, subject: PasskeyRecord.subject(credentialID: rawID))
+        guard let user = try await kernel.users.user(identity: identity), expectedUser == nil || user.id == expectedUser,
+            let stored = PasskeyRecord.all(user).first(where: { $0.id == Base64URL.encode(rawID) }), let coseKey = stored.coseKey
+        else { throw WebAuthnError("no account has this passkey") }
+        if let handle = credential.response.userHandle, !handle.isEmpty, handle != Self.userHandle(user.id) {
+            throw WebAuthnError("the user handle is another account's")
+        }
+        let assertion = try verifier.verifyAssertion(
+            clientDataJSON: clientData, authenticatorData: authData, signature: signature, key: coseKey, storedSignCount: stored.signCount)
+        try await challenges.consume(assertion.clientData.challenge, purpose, key: key)
+        let now = kernel.clock.now().timeIntervalSince1970
+        let id = stored.id
+        // The counter moves only forward, also when two assertions race.
+        try await kernel.users.change(user.id) { user in
+            var all = PasskeyRecord.all(user)
+            guard let i = all.firstIndex(where: { $0.id == id }) else { throw WebAuthnError("the passkey was removed meanwhile") }
+            if all[i].signCount != 0 || assertion.signCount != 0 {
+                guard assertion.signCount > all[i].signCount else { throw WebAuthnError("the sign counter did not move on") }
+            }
+            all[i].signCount = assertion.signCount
+            all[i].lastUsedAt = now
+            all[i].backedUp = assertion.flags.contains(.backedUp)
+            try user.setSecret(PasskeyRecord.key, all)
+        }
+        return user
+    }
+
+    /// The WebAuthn user handle: the user id's 16 bytes, base64url (random, and no personal data).
+    static func userHandle(_ id: UUID) -> String {
+        Base64URL.encode(withUnsafeBytes(of: id.uuid) { Array($0) })
+    }
+
+    static func validName(_ name: String?) throws -> String? {
+        guard let name else { return nil }
+        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard (1...PasskeyRecord.maxNameLength).contains(trimmed.count), !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw AuthError.invalidRequest("`name` must be 1 to \(PasskeyRecord.maxNameLength) characters without control characters.", field: "name")
+        }
+        return trimmed
+    }
+
+    static func listed(_ record: PasskeyRecord) -> Listed {
+        Listed(
+            id: record.id, name: record.name, createdAt: Timestamp.string(Date(timeIntervalSince1970: record.createdAt)),
+            lastUsedAt: record.lastUsedAt.map { Timestamp.string(Date(timeIntervalSince1970: $0)) }, backedUp: record.backedUp)
+    }
+}
