@@ -382,7 +382,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AuthClientTests",
-            dependencies: ["AuthClient", "authd", "ServerProcessSupport"],
+            dependencies: ["AuthClient", "authd", "ServerProcessSupport", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         // Starts `authd serve` as a real process for end-to-end tests.

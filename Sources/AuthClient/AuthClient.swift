@@ -67,6 +67,10 @@ public final class AuthClient: Sendable {
         guard (200..<300).contains(response.statusCode) else {
             throw AuthClientError.from(status: response.statusCode, body: data, retryAfterHeader: response.value(forHTTPHeaderField: "Retry-After"))
         }
+        // Any sign-in may answer 202 instead of the session when the user has a second factor (contract §10).
+        if response.statusCode == 202, let challenge = SecondFactorChallenge(json: data) {
+            throw AuthClientError.secondFactorRequired(challenge)
+        }
         if T.self == Empty.self { return Empty() as! T }
         do { return try JSONDecoder().decode(T.self, from: data) } catch {
             throw AuthClientError.server(status: response.statusCode, code: nil)

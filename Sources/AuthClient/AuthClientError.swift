@@ -44,6 +44,11 @@ public enum AuthClientError: Error, Sendable, Equatable, LocalizedError {
     case network(String)
     /// The server answered something unexpected (a 5xx, or a body that is not the contract's).
     case server(status: Int, code: String?)
+    /// The first factor was right and a second one is needed: show the offered factors, then
+    /// finish with ``AuthClient/completeSignIn(_:with:deviceName:platform:)``.
+    case secondFactorRequired(SecondFactorChallenge)
+    /// The sign-in challenge is unknown, used, expired or dead after wrong answers (`INVALID_CHALLENGE`): sign in again.
+    case invalidChallenge
 
     /// A sentence to show a person.
     public var errorDescription: String? {
@@ -83,6 +88,8 @@ public enum AuthClientError: Error, Sendable, Equatable, LocalizedError {
         case .unavailable: "The service is busy right now. Please try again in a moment."
         case .network: "Can't reach the server. Check your connection and try again."
         case .server: "Something went wrong on our side. Please try again later."
+        case .secondFactorRequired: "Please confirm it's you with your second factor."
+        case .invalidChallenge: "That sign-in has expired. Please sign in again."
         }
     }
 
@@ -138,6 +145,7 @@ public enum AuthClientError: Error, Sendable, Equatable, LocalizedError {
         case "IDENTITY_IN_USE": return .identityInUse
         case "USERNAME_TAKEN": return .usernameTaken
         case "INVALID_STATE": return .invalidState(e.message ?? "")
+        case "INVALID_CHALLENGE": return .invalidChallenge
         case "PAYLOAD_TOO_LARGE": return .payloadTooLarge
         case "RATE_LIMIT_EXCEEDED":
             if case .int(let s) = e.details?["retry_after"] { return .rateLimited(retryAfter: s) }

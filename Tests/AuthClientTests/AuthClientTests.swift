@@ -18,8 +18,8 @@ struct AuthClientTests {
 
     final class Fixture: Sendable {
         let server: ServerProcess
-        init() throws {
-            server = ServerProcess(folder: try ServerProcess.makeFolder(config: AuthClientTests.config))
+        init(config: String = AuthClientTests.config) throws {
+            server = ServerProcess(folder: try ServerProcess.makeFolder(config: config))
             try server.start()
         }
         func client() -> AuthClient { AuthClient(baseURL: URL(string: server.baseURL)!) }
