@@ -130,6 +130,54 @@ def test_a_person_signs_in_on_the_page_with_a_password_instead(browser):
         assert '"device_page"' in audit and "sign_in_failed" in audit
 
 
+def test_an_account_with_an_authenticator_app_answers_its_code_on_the_page(browser):
+    import pyotp
+    with running_server({"providers": ["email", "password", "totp"], "device": {"interval": 1}}) as server:
+        email = "otto@example.com"
+        assert server.call("POST", "/api/v1/auth/password/register", {"email": email, "password": "a good long secret"})[0] == 202
+        status, session, _ = server.call("POST", "/api/v1/auth/password/verify-email",
+                                         {"email": email, "code": server.code_for(email), "password": "a good long secret"})
+        enrolment = server.call("POST", "/api/v1/auth/mfa/totp/enroll", token=session["access_token"])[1]
+        app = pyotp.parse_uri(enrolment["otpauth_uri"])
+        codes = server.call("POST", "/api/v1/auth/mfa/totp/confirm", {"code": app.now()}, token=session["access_token"])[1]["recovery_codes"]
+
+        started = requests.post(server.url + "/oauth/device_authorization", data={"device_name": "Hall display"}).json()
+        browser.get(server.url + "/device?user_code=" + started["user_code"])
+        browser.find_element(By.ID, "email").send_keys(email)
+        browser.find_element(By.ID, "password").send_keys("a good long secret")
+        click(browser, By.CSS_SELECTOR, "button[type=submit]")
+        assert browser.find_element(By.TAG_NAME, "h1").text == "One more step"
+        choices = [e.get_attribute("value") for e in browser.find_elements(By.CSS_SELECTOR, "input[name=factor]")]
+        assert choices == ["totp", "recovery_code"], choices
+        shot(browser, "10-second-factor")
+        browser.find_element(By.ID, "answer").send_keys("000000")
+        click(browser, By.CSS_SELECTOR, "form[action='/device/factor'] button")
+        assert "4 tries left" in browser.find_element(By.ID, "error").text
+        shot(browser, "11-wrong-second-factor")
+        # Nothing approved yet, and no session for the page's own sign-in.
+        pending = requests.post(server.url + "/oauth/token", data={"grant_type": GRANT, "device_code": started["device_code"]})
+        assert pending.json()["error"] == "authorization_pending"
+        browser.find_element(By.ID, "answer").send_keys(app.at(time.time() + 30))
+        click(browser, By.CSS_SELECTOR, "form[action='/device/factor'] button")
+        assert browser.find_element(By.ID, "device-name").text == "Hall display"
+        click(browser, By.ID, "approve")
+        assert browser.find_element(By.ID, "result").text == "Device approved"
+        time.sleep(1.1)
+        token = requests.post(server.url + "/oauth/token", data={"grant_type": GRANT, "device_code": started["device_code"]})
+        assert token.status_code == 200 and token.json()["user"]["email"] == email, token.text
+
+        # A recovery code works on the page too.
+        second = requests.post(server.url + "/oauth/device_authorization", data={"device_name": "Garage"}).json()
+        browser.get(server.url + "/device?user_code=" + second["user_code"])
+        browser.find_element(By.ID, "email").send_keys(email)
+        browser.find_element(By.ID, "password").send_keys("a good long secret")
+        click(browser, By.CSS_SELECTOR, "button[type=submit]")
+        browser.find_element(By.CSS_SELECTOR, "input[value=recovery_code]").click()
+        browser.find_element(By.ID, "answer").send_keys(codes[0])
+        click(browser, By.CSS_SELECTOR, "form[action='/device/factor'] button")
+        assert browser.find_element(By.ID, "device-name").text == "Garage"
+
+
 def test_a_denied_device_is_told_so_and_the_page_escapes_what_the_device_reported(browser):
     with running_server({"device": {"interval": 1}}) as server:
         server.sign_in("bo@example.com")

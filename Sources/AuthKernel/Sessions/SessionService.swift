@@ -62,15 +62,27 @@ public struct SessionService: Sendable {
         _ user: UserRecord, amr: [String], device: DeviceInfo, requireUnchangedCredentials: Bool = true, multiFactor: Bool = false
     ) async throws -> SignInResponse {
         let amr = amr.filter { $0 != "mfa" } + (multiFactor ? ["mfa"] : [])
-        let policies = hooks.policies
-        guard !policies.isEmpty else {
+        guard !hooks.policies.isEmpty else {
             return .session(try await startSession(user, amr: amr, device: device, requireUnchangedCredentials: requireUnchangedCredentials))
         }
+        let offered = try await secondFactorsDemanded(of: user, amr: amr, device: device, multiFactor: multiFactor)
+        guard !offered.isEmpty else {
+            return .session(try await startSession(user, amr: amr, device: device, requireUnchangedCredentials: requireUnchangedCredentials))
+        }
+        return .secondFactorRequired(
+            try await startChallenge(user, amr: amr, device: device, factors: offered, requireUnchangedCredentials: requireUnchangedCredentials))
+    }
+
+    /// Runs the sign-in policies for `user` (as stored now): the second factors they demand that the
+    /// user can answer, in policy order; empty when none is demanded.
+    /// - Throws: 403 `ACCOUNT_DISABLED`; what a policy refuses with; 403 `FORBIDDEN` when a policy
+    ///   demands a second factor the user has none of.
+    package func secondFactorsDemanded(of user: UserRecord, amr: [String], device: DeviceInfo, multiFactor: Bool = false) async throws -> [String] {
         let current = try await store.read([.user(user.id)]) { $0.user(id: user.id) } ?? user
         guard current.disabledAt == nil else { throw AuthError.accountDisabled }
         let attempt = SignInAttempt(user: current, amr: amr, device: device, clientIP: RequestInfo.current?.clientIP)
         var demanded: [String] = []
-        for policy in policies {
+        for policy in hooks.policies {
             switch try await policy.decide(attempt) {
             case .allow: continue
             case .refuse(let error):
@@ -81,15 +93,10 @@ public struct SessionService: Sendable {
                 demanded += factors.filter { !demanded.contains($0) }
             }
         }
-        guard !demanded.isEmpty else {
-            return .session(try await startSession(user, amr: amr, device: device, requireUnchangedCredentials: requireUnchangedCredentials))
-        }
+        guard !demanded.isEmpty else { return [] }
         let offered = demanded.filter { hooks.factor(named: $0)?.isAvailable(for: current) == true }
-        guard !offered.isEmpty else {
-            throw AuthError.noSecondFactor
-        }
-        return .secondFactorRequired(
-            try await startChallenge(user, amr: amr, device: device, factors: offered, requireUnchangedCredentials: requireUnchangedCredentials))
+        guard !offered.isEmpty else { throw AuthError.noSecondFactor }
+        return offered
     }
 
     /// Starts a session for `user` at once, without the sign-in policies: for what has passed them

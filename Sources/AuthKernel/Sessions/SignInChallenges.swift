@@ -16,10 +16,12 @@ extension SessionService {
 
     /// Stores a challenge for `user` (as read before its first factor was checked) and tells the
     /// offered factors.
-    func startChallenge(
-        _ user: UserRecord, amr: [String], device: DeviceInfo, factors: [String], requireUnchangedCredentials: Bool
+    /// - Parameter token: the challenge's token when the caller derives it from a secret of its own
+    ///   (the `/device` page, from its cookie, so that the token is stored nowhere); random otherwise.
+    package func startChallenge(
+        _ user: UserRecord, amr: [String], device: DeviceInfo, factors: [String], requireUnchangedCredentials: Bool, token: String? = nil
     ) async throws -> SecondFactorRequired {
-        let token = Base64URL.encode(SecureRandom.bytes(32))
+        let token = token ?? Base64URL.encode(SecureRandom.bytes(32))
         let now = clock.now()
         let expires = now.addingTimeInterval(TimeInterval(Self.challengeTTL))
         var payload: [String: JSONValue] = [
@@ -121,6 +123,19 @@ extension SessionService {
         if case .bool(let check) = payload["check_credentials"] { checkCredentials = check }
         return try await startSession(
             user, amr: challenge.amr + [factor, "mfa"], device: Self.device(payload), requireUnchangedCredentials: checkCredentials)
+    }
+
+    /// Uses up `challenge` (answered right) without starting a session: for the `/device` page,
+    /// whose sign-in only approves another device.
+    /// - Throws: 401 `INVALID_CHALLENGE` when it was used meanwhile.
+    package func consumeChallenge(_ challenge: SignInChallenge) async throws {
+        let key = Self.challengeKey(challenge.token), now = clock.now()
+        try await store.write([.code(purpose: Self.challengePurpose, key: key)]) { state in
+            guard let record = state.code(purpose: Self.challengePurpose, key: key), record.expiresAt > now, record.attempts < Self.challengeAttempts else {
+                throw AuthError.invalidChallenge
+            }
+            state.deleteCode(id: record.id)
+        }
     }
 
     private static func device(_ payload: [String: JSONValue]) -> DeviceInfo {

@@ -12,6 +12,8 @@ enum DevicePageHTML {
         case start(userCode: String, email: String, password: Bool)
         /// Enter the code mailed to `email`.
         case code(email: String)
+        /// Answer the second factor the account asks for.
+        case factor([String], email: String)
         /// Compare codes, then approve or deny.
         case confirm(DeviceAuthorizations.Pending, email: String)
         /// Finished.
@@ -55,6 +57,27 @@ enum DevicePageHTML {
                 </form>
                 <form method="post" action="/device/restart">\(hidden(csrf))<button type="submit" class="secondary">Start again</button></form>
                 """
+        case .factor(let factors, let email):
+            let choices = factors.count == 1
+                ? "<input type=\"hidden\" name=\"factor\" value=\"\(escape(factors[0]))\">"
+                : factors.enumerated().map { i, f in
+                    "<label class=\"choice\"><input type=\"radio\" name=\"factor\" value=\"\(escape(f))\"\(i == 0 ? " checked" : "")> \(factorLabels[f] ?? escape(f))</label>"
+                }.joined(separator: "\n")
+            let hint = factors.contains("email_code") ? "<p>We have emailed <strong>\(escape(email))</strong> a sign-in code.</p>" : ""
+            body = """
+                <h1>One more step</h1>
+                <p>Your account asks for a second factor.</p>
+                \(hint)
+                \(alert(error))
+                <form method="post" action="/device/factor">
+                \(hidden(csrf))
+                \(choices)
+                <label for="answer">\(factors.count == 1 ? factorLabels[factors[0]] ?? "Code" : "Code")</label>
+                <input id="answer" name="answer" autocomplete="one-time-code" autocapitalize="characters" spellcheck="false" required maxlength="64" autofocus>
+                <button type="submit">Continue</button>
+                </form>
+                <form method="post" action="/device/restart">\(hidden(csrf))<button type="submit" class="secondary">Start again</button></form>
+                """
         case .confirm(let pending, let email):
             let name = pending.device.name.map { "<dd id=\"device-name\">\(escape($0))</dd>" } ?? "<dd id=\"device-name\"><em>no name given</em></dd>"
             let platform = pending.device.platform.map { "<dt>Platform, as reported by the device</dt><dd>\(escape($0))</dd>" } ?? ""
@@ -95,6 +118,11 @@ enum DevicePageHTML {
             """
     }
 
+    /// The second factors the page can ask for, as a person would name them (a passkey needs script and an app).
+    static let factorLabels = [
+        "totp": "Code from your authenticator app", "recovery_code": "A recovery code", "email_code": "The code we emailed you",
+    ]
+
     static func alert(_ error: String?) -> String {
         error.map { "<p class=\"error\" role=\"alert\" id=\"error\">\(escape($0))</p>" } ?? ""
     }
@@ -133,6 +161,8 @@ enum DevicePageHTML {
         input:focus,button:focus{outline:3px solid #f5a623;outline-offset:2px}
         .code{font:700 1.6rem/1.2 ui-monospace,Menlo,monospace;letter-spacing:.15em}
         .error{background:#fde8e8;color:#9b1c1c;padding:.6rem .8rem;border-radius:.4rem}
+        label.choice{font-weight:400;display:flex;gap:.5rem;align-items:center}
+        label.choice input{width:auto;margin:0}
         form{margin:0}
         """
 }

@@ -42,7 +42,7 @@ struct DevicePageRoutes: Sendable {
             return response
         }
         router.get("device") { request, context -> Response in try await page.show(request, context) }
-        for action in ["start", "verify", "restart", "approve", "deny"] {
+        for action in ["start", "verify", "factor", "restart", "approve", "deny"] {
             router.post("device/\(action)") { request, context -> Response in try await page.post(action, request, context) }
         }
     }
@@ -71,7 +71,7 @@ struct DevicePageRoutes: Sendable {
         let form: OAuthParameters
         do {
             form = try OAuthParameters(
-                form: Array(try await request.body.collect(upTo: context.maxUploadSize).readableBytesView), keeping: ["csrf", "user_code", "email", "code", "password"])
+                form: Array(try await request.body.collect(upTo: context.maxUploadSize).readableBytesView), keeping: ["csrf", "user_code", "email", "code", "password", "factor", "answer"])
         } catch {
             return Self.expired("The form could not be read.")
         }
@@ -135,6 +135,40 @@ struct DevicePageRoutes: Sendable {
             }
             guard let user = try await kernel.users.user(email: email) else { return Self.expired("This page has expired.") }
             return try await signedIn(user, amr: ["email"], &s, context)
+        case ("factor", "factor"):
+            guard let userID = s.userID, let name = form["factor"], s.factors.contains(name), let factor = kernel.signInHooks.factor(named: name) else {
+                return Self.expired("This page has expired.")
+            }
+            let answer = String((form["answer"] ?? "").prefix(64))
+            do {
+                try await kernel.rateLimiter.consume(Self.signInsPerIP, key: "device.page.ip:\(context.clientKey)", message: "Too many sign-ins from this network. Wait a few minutes.")
+                let (challenge, user) = try await kernel.sessions.pendingChallenge(s.challengeToken)
+                guard user.id == userID else { return Self.expired("This page has expired.") }
+                try kernel.sessions.checkSecondFactorBudget(user)
+                guard try await factor.verify(.string(answer), for: user, challenge: challenge) else {
+                    await kernel.audit.record("second_factor_failed", provider: name, user: user.id)
+                    try await kernel.sessions.rejectAnswer(challenge)
+                }
+                try await kernel.sessions.consumeChallenge(challenge)
+            } catch let error as AuthError {
+                let message: String
+                switch error.code {
+                case "INVALID_CODE":
+                    let left = { if case .number(let n)? = error.details?["attempts_remaining"] { Int(n) } else { 0 } }()
+                    guard left > 0 else { fallthrough }
+                    message = "That code is wrong. \(left) \(left == 1 ? "try" : "tries") left."
+                case "INVALID_CHALLENGE":
+                    s = DevicePageSession(cookie: s.cookie, csrf: s.csrf, step: "start", expiresAt: s.expiresAt)
+                    try await save(s)
+                    return try await render(s, error: "That took too long or too many tries. Start again.", status: .unauthorized)
+                case "RATE_LIMIT_EXCEEDED": message = "Too many tries. Wait a few minutes, then try again."
+                default: message = "That did not work. Try again."
+                }
+                return try await render(s, error: message, status: error.status)
+            }
+            await kernel.audit.record("sign_in", provider: "device_page", user: userID, reason: name)
+            s.step = "confirm"
+            s.factors = []
         case ("approve", "confirm"), ("deny", "confirm"):
             guard let userID = s.userID, let code = s.userCode else { return Self.expired("This page has expired.") }
             let approve = action == "approve"
@@ -165,24 +199,42 @@ struct DevicePageRoutes: Sendable {
         return Response(status: .seeOther, headers: [.location: "/device", .cacheControl: "no-store"])
     }
 
-    /// The person proved who they are: on to the confirmation, unless the account is disabled or a
-    /// sign-in policy wants a second step this page cannot ask for.
+    /// The person proved who they are: on to the confirmation, or first to the second factor the
+    /// sign-in policies ask for (a code from an app, a recovery code, an emailed code; a passkey
+    /// needs an app), unless the account is disabled or a policy refuses.
     func signedIn(_ user: UserRecord, amr: [String], _ s: inout DevicePageSession, _ context: AuthRequestContext) async throws -> Response {
         guard user.disabledAt == nil else { return Self.expired("This page has expired.") }
-        let attempt = SignInAttempt(user: user, amr: amr, device: .none, clientIP: context.clientIP)
-        for policy in kernel.signInHooks.policies where try await policy.decide(attempt) != .allow {
-            s = DevicePageSession(cookie: s.cookie, csrf: s.csrf, step: "start", expiresAt: s.expiresAt)
-            try await save(s)
-            return try await render(
-                s, error: "Your account needs a second step this page cannot ask for. Approve the device from an app you are signed in to.",
-                status: .forbidden)
+        let demanded: [String]
+        do {
+            demanded = try await kernel.sessions.secondFactorsDemanded(of: user, amr: amr, device: .none)
+        } catch is AuthError {
+            return try await restart(&s, error: "This account cannot approve devices from this page. Approve it from an app you are signed in to.")
         }
-        await kernel.audit.record("sign_in", provider: "device_page", user: user.id, reason: amr.first)
+        guard !demanded.isEmpty else {
+            await kernel.audit.record("sign_in", provider: "device_page", user: user.id, reason: amr.first)
+            s.userID = user.id
+            s.step = "confirm"
+            try await save(s)
+            // Post, redirect, get: a reload does not send the form again.
+            return Response(status: .seeOther, headers: [.location: "/device", .cacheControl: "no-store"])
+        }
+        let usable = demanded.filter { DevicePageHTML.factorLabels[$0] != nil }
+        guard !usable.isEmpty else {
+            return try await restart(&s, error: "Your account signs in with a passkey here. Approve the device from an app you are signed in to.")
+        }
+        _ = try await kernel.sessions.startChallenge(
+            user, amr: amr, device: .none, factors: usable, requireUnchangedCredentials: false, token: s.challengeToken)
         s.userID = user.id
-        s.step = "confirm"
+        s.factors = usable
+        s.step = "factor"
         try await save(s)
-        // Post, redirect, get: a reload does not send the form again.
         return Response(status: .seeOther, headers: [.location: "/device", .cacheControl: "no-store"])
+    }
+
+    func restart(_ s: inout DevicePageSession, error: String) async throws -> Response {
+        s = DevicePageSession(cookie: s.cookie, csrf: s.csrf, step: "start", expiresAt: s.expiresAt)
+        try await save(s)
+        return try await render(s, error: error, status: .forbidden)
     }
 
     // MARK: - Pieces
@@ -191,6 +243,7 @@ struct DevicePageRoutes: Sendable {
         let step: DevicePageHTML.Step
         switch s.step {
         case "code": step = .code(email: s.email ?? "")
+        case "factor": step = .factor(s.factors, email: s.email ?? "")
         case "confirm":
             guard let code = s.userCode, let pending = try? await devices.pending(code) else {
                 let restarted = DevicePageSession(cookie: s.cookie, csrf: s.csrf, step: "start", expiresAt: s.expiresAt)

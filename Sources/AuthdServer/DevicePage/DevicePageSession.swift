@@ -15,11 +15,13 @@ struct DevicePageSession: Sendable {
     var cookie: String
     /// The token every form carries.
     var csrf: String
-    /// `start`, `code` or `confirm`.
+    /// `start`, `code`, `factor` or `confirm`.
     var step: String
     var email: String?
     var userCode: String?
     var userID: UUID?
+    /// At `factor`: the second factors the page offers (its challenge's token is derived from the cookie).
+    var factors: [String] = []
     var expiresAt: Date
 
     static func new(now: Date) -> DevicePageSession {
@@ -30,11 +32,15 @@ struct DevicePageSession: Sendable {
 
     static func key(_ cookie: String) -> String { Hex.encode(SHA256.hash(cookie)) }
 
+    /// The token of this page's sign-in challenge: derived from the cookie, so stored nowhere.
+    var challengeToken: String { Base64URL.encode(SHA256.hmac(key: Array(cookie.utf8), message: Array("device-page-challenge".utf8))) }
+
     var record: CodeRecord {
         var payload: [String: JSONValue] = ["csrf": .string(csrf), "step": .string(step)]
         if let email { payload["email"] = .string(email) }
         if let userCode { payload["user_code"] = .string(userCode) }
         if let userID { payload["user_id"] = .string(userID.lowercased) }
+        if !factors.isEmpty { payload["factors"] = .array(factors.map(JSONValue.string)) }
         return CodeRecord(purpose: Self.purpose, key: Self.key(cookie), digest: "", sentAt: expiresAt.addingTimeInterval(-TimeInterval(Self.lifetime)), expiresAt: expiresAt, payload: payload)
     }
 
@@ -48,5 +54,6 @@ struct DevicePageSession: Sendable {
         self.init(
             cookie: cookie, csrf: csrf, step: step, email: string("email"), userCode: string("user_code"),
             userID: string("user_id").flatMap(UUID.init(uuidString:)), expiresAt: record.expiresAt)
+        if case .array(let items) = record.payload?["factors"] { factors = items.compactMap { if case .string(let f) = $0 { f } else { nil } } }
     }
 }
