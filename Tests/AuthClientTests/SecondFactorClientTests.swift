@@ -118,6 +118,7 @@ final class SoftPasskey: @unchecked Sendable {
     let key = P256.Signing.PrivateKey()
     let credentialID = (0..<32).map { _ in UInt8.random(in: 0...255) }
     var count: UInt32 = 0
+    var userHandle = ""
 
     static func b64(_ bytes: some Sequence<UInt8>) -> String {
         Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
@@ -142,6 +143,7 @@ final class SoftPasskey: @unchecked Sendable {
 
     func registration(_ options: [String: Any]) throws -> Data {
         let rpID = (options["rp"] as? [String: Any])?["id"] as? String ?? ""
+        userHandle = (options["user"] as? [String: Any])?["id"] as? String ?? ""
         let client = clientData("webauthn.create", options["challenge"])
         let data = authData(rpID, attested: true)
         let attestation: [UInt8] = [0xa3, 0x63] + Array("fmt".utf8) + [0x64] + Array("none".utf8) + [0x67] + Array("attStmt".utf8) + [0xa0]
@@ -160,7 +162,9 @@ final class SoftPasskey: @unchecked Sendable {
         let signature = try key.signature(for: data + Array(SHA256.hash(data: client)))
         let json: [String: Any] = [
             "id": id, "rawId": id, "type": "public-key",
-            "response": ["clientDataJSON": Self.b64(client), "authenticatorData": Self.b64(data), "signature": Self.b64(signature.derRepresentation)],
+            "response": [
+                "clientDataJSON": Self.b64(client), "authenticatorData": Self.b64(data), "signature": Self.b64(signature.derRepresentation), "userHandle": userHandle,
+            ],
         ]
         return try JSONSerialization.data(withJSONObject: json)
     }

@@ -110,6 +110,19 @@ struct PasskeyProviderTests {
             stolen["id"] = phone.id
             stolen["rawId"] = phone.id
             #expect(try await attempt(stolen) == "INVALID_CREDENTIALS")
+            // A discoverable sign-in without its user handle, or with another account's.
+            var anonymous = try phone.assert(try await loginOptions(client))
+            var response = anonymous["response"] as? [String: Any] ?? [:]
+            response["userHandle"] = nil
+            anonymous["response"] = response
+            #expect(try await attempt(anonymous) == "INVALID_CREDENTIALS")
+            phone.signCount -= 1
+            let handle = phone.userHandle
+            phone.userHandle = Base64URL.encode([UInt8](repeating: 7, count: 16))
+            #expect(try await attempt(try phone.assert(try await loginOptions(client), step: 0)) == "INVALID_CREDENTIALS")
+            phone.userHandle = handle
+            // Backup eligibility cannot change after registration.
+            #expect(try await attempt(try phone.assert(try await loginOptions(client), flags: [.up, .uv])) == "INVALID_CREDENTIALS")
             // A good assertion moves the counter; one that goes back (a clone) is refused.
             #expect(try await client.send(.post, "/api/v1/auth/passkeys/login", json: ["credential": try phone.assert(try await loginOptions(client), step: 5)]).status == .ok)
             phone.signCount -= 3

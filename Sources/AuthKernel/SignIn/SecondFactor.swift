@@ -31,6 +31,10 @@ public protocol SecondFactor: Sendable {
     /// What `user` has enrolled of this factor, for `GET /api/v1/auth/mfa` (default nothing): a
     /// user with any enrollment is one with a second factor.
     func enrollments(for user: UserRecord) -> [SecondFactorEnrollment]
+
+    /// Removes everything `user` has enrolled of this factor (default nothing): when the owner of
+    /// an address takes back an account someone else made on it without proving it.
+    func removeAll(from user: inout UserRecord)
 }
 
 extension SecondFactor {
@@ -48,6 +52,9 @@ extension SecondFactor {
 
     /// Nothing enrolled.
     public func enrollments(for user: UserRecord) -> [SecondFactorEnrollment] { [] }
+
+    /// Nothing to remove.
+    public func removeAll(from user: inout UserRecord) {}
 }
 
 /// One second factor a user has set up, as `GET /api/v1/auth/mfa` lists it.

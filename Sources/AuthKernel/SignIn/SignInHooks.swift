@@ -35,6 +35,11 @@ public final class SignInHooks: Sendable {
         enrollments(for: user).contains { $0.remaining == nil }
     }
 
+    /// Removes every second factor `user` has enrolled (``SecondFactor/removeAll(from:)``).
+    public func removeSecondFactors(from user: inout UserRecord) {
+        for factor in factors { factor.removeAll(from: &user) }
+    }
+
     /// The factor named `name`, if registered.
     package func factor(named name: String) -> (any SecondFactor)? { factors.first { $0.name == name } }
 }

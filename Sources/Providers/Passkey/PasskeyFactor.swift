@@ -16,6 +16,11 @@ extension PasskeyProvider {
             PasskeyRecord.all(user).map { SecondFactorEnrollment(type: name, createdAt: Date(timeIntervalSince1970: $0.createdAt), name: $0.name) }
         }
 
+        func removeAll(from user: inout UserRecord) {
+            user.secrets[PasskeyRecord.key] = nil
+            user.identities.removeAll { $0.provider == PasskeyProvider.id }
+        }
+
         func challengeFields(_ challenge: SignInChallenge, for user: UserRecord) async throws -> [String: JSONValue] {
             let webauthn = try await provider.challenges.issue(.secondFactor, key: Self.key(challenge))
             let options = RequestOptions(

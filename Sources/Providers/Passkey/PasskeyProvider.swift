@@ -89,7 +89,7 @@ public struct PasskeyProvider: AuthProvider {
             }
             kernel.logger.info("passkey registered", metadata: ["user.id": "\(principal.user.id.lowercased)"])
             await kernel.audit.record("passkey_added", provider: Self.id, user: principal.user.id, device: principal.session.deviceName)
-            await kernel.users.noticeMethodAdded(principal.user, method: Self.methodName)
+            // The owner's notice goes out with the new identity (UserService mails it).
             await kernel.events.credentialChanged(principal.user.id, credential: Self.id)
             var response = try Listed(id: record.id, name: record.name, createdAt: Timestamp.string(Date(timeIntervalSince1970: record.createdAt)), lastUsedAt: nil, backedUp: record.backedUp)
                 .response(from: request, context: context)
@@ -124,7 +124,7 @@ public struct PasskeyProvider: AuthProvider {
         }
 
         routes.post("passkeys/login/options") { request, context -> Response in
-            try await kernel.rateLimiter.consume(settings.loginPerIP, key: "passkey.login.ip:\(context.clientKey)")
+            try await kernel.rateLimiter.consume(settings.loginPerIP, key: "passkey.options.ip:\(context.clientKey)")
             let challenge = try await challenges.issue(.login)
             return try RequestOptions(challenge: challenge, rpId: settings.rpID, allowCredentials: []).response(from: request, context: context)
         }
@@ -142,7 +142,8 @@ public struct PasskeyProvider: AuthProvider {
                 throw AuthError.invalidCredentials
             }
             // User verification made it two factors at once: no policy asks for another.
-            return try await kernel.sessions.signIn(user, amr: [Self.id], device: device, requireUnchangedCredentials: false, multiFactor: true)
+            // The user as read before the check: a reset that ended every session meanwhile refuses this one.
+            return try await kernel.sessions.signIn(user, amr: [Self.id], device: device, multiFactor: true)
         }
         return routes
     }
@@ -168,11 +169,15 @@ public struct PasskeyProvider: AuthProvider {
         guard let user = try await kernel.users.user(identity: identity), expectedUser == nil || user.id == expectedUser,
             let stored = PasskeyRecord.all(user).first(where: { $0.id == Base64URL.encode(rawID) }), let coseKey = stored.coseKey
         else { throw WebAuthnError("no account has this passkey") }
-        if let handle = credential.response.userHandle, !handle.isEmpty, handle != Self.userHandle(user.id) {
-            throw WebAuthnError("the user handle is another account's")
+        // A discoverable sign-in names its user (WebAuthn §7.2 step 6): the handle must be there and be this account's.
+        let handle = credential.response.userHandle ?? ""
+        if expectedUser == nil || !handle.isEmpty {
+            guard handle == Self.userHandle(user.id) else { throw WebAuthnError("the user handle is missing or another account's") }
         }
         let assertion = try verifier.verifyAssertion(
             clientDataJSON: clientData, authenticatorData: authData, signature: signature, key: coseKey, storedSignCount: stored.signCount)
+        // Backup eligibility is fixed when a credential is made (WebAuthn §6.1.3): a change means another credential source.
+        guard assertion.flags.contains(.backupEligible) == stored.backupEligible else { throw WebAuthnError("the backup-eligible flag changed") }
         try await challenges.consume(assertion.clientData.challenge, purpose, key: key)
         let now = kernel.clock.now().timeIntervalSince1970
         let id = stored.id

@@ -668,12 +668,13 @@ public struct PasswordProvider: AuthProvider {
                 // proving it: whatever that person attached to it (an Apple ID, another email, a
                 // user name, a second factor or a passkey) goes, so it cannot bring them back in
                 // or keep the owner out.
+                let before = user
+                signInHooks.removeSecondFactors(from: &user)
                 let others = user.identities.filter { $0.subject != email }
-                let secrets = user.secrets.keys.filter { $0 != Self.id }
-                user.secrets = user.secrets.filter { $0.key == Self.id }
+                for identity in others where identity.provider != Self.id { user.secrets[identity.provider] = nil }
                 user.identities.removeAll { $0.subject != email }
                 user.username = nil
-                if !others.isEmpty || !secrets.isEmpty { removed.append("every other sign-in method of the account") }
+                if !others.isEmpty || user.secrets != before.secrets { removed.append("every other sign-in method of the account") }
             }
             try user.setSecret(Self.id, PasswordCredential(hash: hash, now: now))
             let identity = Identity(provider: Self.id, subject: email)

@@ -16,6 +16,10 @@ extension TOTPProvider {
             return [SecondFactorEnrollment(type: name, createdAt: Date(timeIntervalSince1970: totp.createdAt))]
         }
 
+        func removeAll(from user: inout UserRecord) {
+            for key in [TOTPEnrollment.key, RecoveryCodes.key, FactorLock.key] { user.secrets[key] = nil }
+        }
+
         func verify(_ answer: JSONValue, for user: UserRecord, challenge: SignInChallenge) async throws -> Bool {
             guard case .string(let code) = answer else { return false }
             return try await provider.check(user.id) { totp, now in
