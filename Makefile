@@ -23,18 +23,19 @@ serve: deps
 # installed, a throwaway server runs for the duration, so the store suite and the two-instance
 # tests cover that backend too.
 test: deps
-	tests/postgres/with-cluster $(MAKE) --no-print-directory checks
+	IntegrationTests/postgres/with-cluster $(MAKE) --no-print-directory checks
 
 checks:
 	$(SWIFT) build --build-tests
 	scripts/check-sdk-surface
 	scripts/check-docs
+	scripts/embed-common-passwords --check
 	$(SWIFT) test --skip-build
 	$(MAKE) --no-print-directory examples
 	bench/run --quick --debug
 	@$(PYTHON) -c "import pytest, joserfc, argon2, aiosmtpd, cryptography, openapi_spec_validator, schemathesis, authlib, requests_oauthlib, selenium, standardwebhooks, hypercorn, bcrypt, passlib, pyotp, cbor2, webauthn" 2>/dev/null || $(PYTHON) -m pip install -q pytest joserfc argon2-cffi aiosmtpd cryptography openapi-spec-validator schemathesis authlib requests-oauthlib selenium standardwebhooks hypercorn bcrypt passlib pyotp cbor2 webauthn
-	AUTHD_BINARY=$$($(SWIFT) build --show-bin-path)/authd $(PYTHON) -m pytest -q tests/blackbox
-	AUTHD_BINARY=$$($(SWIFT) build --show-bin-path)/authd tests/crash/run --kills 50
+	AUTHD_BINARY=$$($(SWIFT) build --show-bin-path)/authd $(PYTHON) -m pytest -q IntegrationTests/blackbox
+	AUTHD_BINARY=$$($(SWIFT) build --show-bin-path)/authd IntegrationTests/crash/run --kills 50
 
 # The example providers are packages of their own that depend on this one by path; they share
 # its build folder, so only their own code compiles. The invite example's server is run for real.
@@ -51,4 +52,4 @@ bench: deps
 
 # The long crash-consistency run (1,000 SIGKILLs, about 40 minutes on 2 cores): see the README's Reliability section.
 crash: build
-	AUTHD_BINARY=$$($(SWIFT) build --show-bin-path)/authd tests/crash/run --kills 1000
+	AUTHD_BINARY=$$($(SWIFT) build --show-bin-path)/authd IntegrationTests/crash/run --kills 1000

@@ -8,7 +8,7 @@ import PostgresStore
 
 /// The backends the store suite runs on: the file store always, PostgreSQL when
 /// `AUTHD_TEST_POSTGRES_URL` names a server where the tests may create databases
-/// (`make test` starts a throwaway one with tests/postgres/cluster).
+/// (`make test` starts a throwaway one with IntegrationTests/postgres/cluster).
 enum StoreBackend: String, CustomStringConvertible, Sendable {
     case file, postgres
 

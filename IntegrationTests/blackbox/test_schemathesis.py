@@ -3,7 +3,7 @@
 every answer as the spec says.
 
 The examples per operation come from AUTHD_FUZZ_EXAMPLES: 25 in CI, 500 for the documented long run
-(`AUTHD_FUZZ_EXAMPLES=500 python3 -m pytest -s tests/blackbox/test_schemathesis.py`).
+(`AUTHD_FUZZ_EXAMPLES=500 python3 -m pytest -s IntegrationTests/blackbox/test_schemathesis.py`).
 
 `positive_data_acceptance` (every request the schema allows is accepted) runs through
 schemathesis_hooks.py, which lets through only the refusals no schema can express: WEAK_PASSWORD,

@@ -1,7 +1,7 @@
 """The /device page in a real browser: headless Chromium driven by Selenium through the whole flow
 (type the code, read the mailed code from the outbox, compare, approve) while the device polls
 /oauth/token and receives its session. A screenshot of each step is kept under
-tests/blackbox/output/device-page/ (look at them after a change to the page)."""
+IntegrationTests/blackbox/output/device-page/ (look at them after a change to the page)."""
 import json
 import os
 import shutil
