@@ -43,8 +43,9 @@ def test_metrics_count_what_an_operator_watches():
         assert value(text, "authd_sign_ins_total", provider="email", outcome="success") == 1
         assert value(text, "authd_sign_ins_total", provider="email", outcome="failure") >= 2
         assert value(text, "authd_rate_limit_rejections_total") >= 1
-        assert value(text, "hb_requests", http_route="/api/v1/auth/refresh", http_response_status_code="200") == 1
-        assert value(text, "http_server_request_duration_count", http_route="/api/v1/auth/me", http_request_method="PATCH") == 30
+        assert value(text, "authd_http_requests_total", route="/api/v1/auth/refresh", method="POST", status="200") == 1
+        assert value(text, "authd_http_request_duration_seconds_count", route="/api/v1/auth/me", method="PATCH") == 30
+        assert value(text, "authd_sign_ins_total", provider="email", outcome="failure", reason="INVALID_CODE") >= 1
         assert value(text, "authd_store_fsync_seconds_count") >= 30
         assert value(text, "authd_store_snapshot_seconds_count") >= 1
         assert value(text, "authd_store_journal_bytes") is not None
@@ -53,6 +54,40 @@ def test_metrics_count_what_an_operator_watches():
         assert server.call("GET", "/metrics")[0] == 404
         # No secret in it.
         assert session["refresh_token"] not in text and session["access_token"] not in text
+
+
+def test_every_metric_the_grafana_dashboard_queries_exists():
+    """deploy/grafana-dashboard.json queries only metrics authd exports (seen after traffic that
+    makes each appear: a reused refresh token, a webhook receiver that is down, …)."""
+    import base64
+    import json
+    import re
+    import tempfile
+    dashboard = json.load(open(os.path.join(os.path.dirname(__file__), "..", "..", "deploy", "grafana-dashboard.json")))
+    queried = {name for panel in dashboard["panels"] for target in panel["targets"] for name in re.findall(r"authd_[a-z_]+", target["expr"])}
+    assert len(queried) >= 10, queried
+    port, down = free_port(), free_port()
+    with tempfile.TemporaryDirectory() as tmp:
+        secret = os.path.join(tmp, "webhook-secret")
+        with open(secret, "w") as f:
+            f.write("whsec_" + base64.b64encode(os.urandom(32)).decode())
+        config = {"metrics": {"listen": f"127.0.0.1:{port}"}, "tokens": {"refresh_reuse_grace": 0},
+                  "email": {"verifies_per_ip": {"limit": 2, "window": 3600}},
+                  "webhooks": [{"url": f"http://127.0.0.1:{down}/hook", "secret_file": secret, "events": ["user.created"]}],
+                  "webhook_delivery": {"retry_delay": 1, "timeout": 1}}
+        with running_server(config) as server:
+            session = server.sign_in("dashboard@example.com")
+            assert server.call("POST", "/api/v1/auth/refresh", {"refresh_token": session["refresh_token"]})[0] == 200
+            assert server.call("POST", "/api/v1/auth/refresh", {"refresh_token": session["refresh_token"]})[1]["error"]["code"] == "REFRESH_TOKEN_REUSED"
+            for _ in range(3):
+                server.call("POST", "/api/v1/auth/email/verify", {"email": "guess@example.com", "code": "000000"})
+            for _ in range(40):  # the webhook's first delivery fails; the job runner reports each second
+                text = scrape(port)
+                if "authd_job_failures_total" in text and "authd_users" in text:
+                    break
+                time.sleep(0.25)
+            exported = set(re.findall(r"^(authd_[a-z_]+)", text, re.M))
+            assert queried <= exported, sorted(queried - exported)
 
 
 def listening_tcp_sockets(pid):

@@ -57,8 +57,12 @@ public actor AuditLog {
         _ event: String, provider: String? = nil, user: UUID? = nil, account: String? = nil, device: String? = nil, reason: String? = nil
     ) async {
         if event == "sign_in" || event == "sign_in_failed" {
-            Counter(label: "authd_sign_ins_total", dimensions: [("provider", provider ?? "-"), ("outcome", event == "sign_in" ? "success" : "failure")])
-                .increment()
+            // The reason of a failure is the contract's error code: a small, fixed set.
+            let reason = event == "sign_in" ? "-" : (reason.map { LogSafe.text($0, maxLength: 32) } ?? "-")
+            Counter(
+                label: "authd_sign_ins_total",
+                dimensions: [("provider", provider.map { LogSafe.text($0, maxLength: 32) } ?? "-"), ("outcome", event == "sign_in" ? "success" : "failure"), ("reason", reason)]
+            ).increment()
         }
         guard folder != nil else { return }
         let request = RequestInfo.current

@@ -1,6 +1,7 @@
 public import AuthStorage
 public import Foundation
 public import Logging
+import Metrics
 import Synchronization
 
 /// A durable queue of retried background work. Providers register a handler per kind at start-up;
@@ -119,7 +120,9 @@ public final class JobQueue: Sendable {
         next.attempts += 1
         let meta: Logger.Metadata = ["job.kind": "\(job.kind)", "job.id": "\(job.id.lowercased)", "job.attempts": "\(next.attempts)", "error": "\(error)"]
         do {
-            if error is PermanentFailure || next.attempts >= policy.maxAttempts {
+            let givingUp = error is PermanentFailure || next.attempts >= policy.maxAttempts
+            Counter(label: "authd_job_failures_total", dimensions: [("kind", job.kind), ("outcome", givingUp ? "dropped" : "retried")]).increment()
+            if givingUp {
                 logger.error("background job failed for good; giving up", metadata: meta)
                 try await store.write([.job(job.id)]) { $0.deleteJob(id: job.id) }
             } else {

@@ -1,6 +1,7 @@
 public import AuthStorage
 public import Foundation
 public import Logging
+import Metrics
 
 /// Sessions and their tokens: sign-in, refresh rotation with reuse detection, authentication of
 /// Bearer tokens against live sessions, listing and revocation.
@@ -163,11 +164,15 @@ public struct SessionService: Sendable {
         case .reused:
             logger.warning("refresh token reuse detected; session revoked", metadata: ["session.id": "\(sessionID.lowercased)", "user.id": "\(user?.id.lowercased ?? "-")"])
             await audit?.record("refresh_reuse", user: user?.id)
+            Self.reuseDetections.increment()
             throw AuthError.refreshTokenReused
         case .expired, .unknown:
             throw AuthError.invalidRefreshToken
         }
     }
+
+    /// `authd_refresh_token_reuse_total`: sessions ended because a rotated refresh token came back.
+    static let reuseDetections = Counter(label: "authd_refresh_token_reuse_total")
 
     /// Verifies a Bearer token and finds its live session and user.
     /// - Throws: 401 `UNAUTHORIZED` for any bad token or ended session (the reason is logged at debug).

@@ -166,7 +166,7 @@ package final class AuthServer: Sendable {
             router.add(middleware: RequestInfoMiddleware(proxies: config.trustedProxies))
             let metrics = config.metricsListen.flatMap { listen in options.metricsExposition.map { (listen, $0) } }
             // Requests by route and status, and their latency; only when someone collects them.
-            if metrics != nil { router.add(middleware: MetricsMiddleware()) }
+            if metrics != nil { router.add(middleware: HTTPMetricsMiddleware()) }
             router.add(middleware: ErrorRenderingMiddleware(routes: routeTable))
             // Per-request lines at debug: at thousands of requests a second an info line each is the bottleneck.
             router.add(middleware: LogRequestsMiddleware(.debug, includeHeaders: .none))
@@ -214,7 +214,7 @@ package final class AuthServer: Sendable {
             // Order matters at shutdown: services stop in reverse, so the store closes after the HTTP
             // server has finished its in-flight requests.
             var services: [any Service] =
-                [StoreClosingService(store: store, audit: audit), ExpiryPurgeService(kernel: kernel), JobRunner(jobs: kernel.jobs, interval: .seconds(1))] + providers.flatMap(\.services)
+                [StoreClosingService(store: store, audit: audit), ExpiryPurgeService(kernel: kernel), JobRunner(jobs: kernel.jobs, store: store, interval: .seconds(1))] + providers.flatMap(\.services)
             services += options.extraServices
             if let apnsClient { services.append(ShutdownAction { await apnsClient.shutdown() }) }
             if let cluster = options.cluster {

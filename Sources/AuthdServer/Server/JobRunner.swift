@@ -1,4 +1,5 @@
 package import AuthKernel
+import AuthStorage
 import Metrics
 import Foundation
 import ServiceLifecycle
@@ -6,6 +7,7 @@ import ServiceLifecycle
 /// Runs due jobs every few seconds until shutdown.
 struct JobRunner: Service {
     let jobs: JobQueue
+    let store: any AuthStore
     let interval: Duration
 
     func run() async throws {
@@ -15,6 +17,11 @@ struct JobRunner: Service {
             var pending: [String: Int] = ["mail": 0]
             for job in (try? await jobs.pending()) ?? [] { pending[job.kind, default: 0] += 1 }
             for (kind, count) in pending { Gauge(label: "authd_jobs_pending", dimensions: [("kind", kind)]).record(count) }
+            // Users and sessions (expired ones until the purge takes them), for dashboards.
+            if let counts = try? await store.counts() {
+                Gauge(label: "authd_users").record(counts.users)
+                Gauge(label: "authd_sessions").record(counts.sessions)
+            }
             do {
                 try await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
             } catch { return }
