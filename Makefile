@@ -30,6 +30,7 @@ checks:
 	scripts/check-sdk-surface
 	scripts/check-docs
 	scripts/embed-common-passwords --check
+	scripts/check-doc-links
 	$(SWIFT) test --skip-build
 	$(MAKE) --no-print-directory examples
 	bench/run --quick --debug

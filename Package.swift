@@ -371,7 +371,7 @@ let package = Package(
             name: "SpecTests",
             dependencies: [
                 "AuthdServer", "AuthKernel", "EmailProvider", "AnonymousProvider", "PINProvider", "PasswordProvider", "AppleProvider", "TOTPProvider",
-                "PasskeyProvider", "AuthKernelTesting",
+                "PasskeyProvider", "AuthKernelTesting", .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -8,11 +8,10 @@ import Logging
 /// `authd-bench store-writes`: single-writer write latency of several data folders' stores, all open
 /// in this one process and taking turns.
 ///
-/// Issue #8 wants the latency at a million users within 1.3 x of that at a thousand. Both are
-/// `fdatasync`-bound figures of about 0.2 ms that move with the disk's moment; measured one size
-/// after another, seconds apart, one run in eleven missed the bound by the disk alone (0.177 ms at
-/// 1k, 0.231 ms at 1M). In turns (the order reversed every other round) each size's writes fall in
-/// the same moments, as (a), (b) and (c) do in `bench/run`.
+/// The target compares the latency at a million users with that at a thousand. Both are
+/// `fdatasync`-bound and move with the disk's moment: measured one size after another, the disk
+/// alone could miss the bound. In turns (the order reversed every other round) each size's writes
+/// fall in the same moments, as (a), (b) and (c) do in `bench/run`.
 struct StoreWritesBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "store-writes",
                                                     abstract: "Write latency of several stores in turns, as one JSON object keyed by folder.")

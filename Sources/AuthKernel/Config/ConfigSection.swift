@@ -1,4 +1,5 @@
 public import AuthStorage
+package import Synchronization
 /// A JSON object from the configuration file, read key by key with type and range checks.
 ///
 /// Every key read is remembered; ``rejectUnknownKeys()`` then fails on the ones nobody read,
@@ -23,8 +24,18 @@ public struct ConfigSection: Sendable {
 
     private func name(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
 
+    /// Collects the dotted path of every key read while it is set: the check that
+    /// `docs/configuration.md` names exactly the keys the parser knows.
+    package final class KeyRecorder: Sendable {
+        package let paths = Mutex<Set<String>>([])
+        package init() {}
+    }
+
+    @TaskLocal package static var recorder: KeyRecorder?
+
     private mutating func value(_ key: String) -> JSONValue? {
         read.insert(key)
+        Self.recorder?.paths.withLock { _ = $0.insert(name(key)) }
         if case .null = values[key] { return nil }
         return values[key]
     }
@@ -99,7 +110,10 @@ public struct ConfigSection: Sendable {
     }
 
     /// Marks a key as handled without reading it (a section another component reads).
-    public mutating func skip(_ key: String) { read.insert(key) }
+    public mutating func skip(_ key: String) {
+        read.insert(key)
+        Self.recorder?.paths.withLock { _ = $0.insert(name(key)) }
+    }
 
     /// Fails on the first key (alphabetically) that was never read.
     public func rejectUnknownKeys() throws {

@@ -32,7 +32,7 @@ public struct AuthError: Error, HTTPResponseError, Sendable, Equatable {
     }
 
     /// `{"error":{"code","details"?,"message"}}`, keys sorted, written directly: through
-    /// `JSONEncoder` the body was a tenth of a rejected request's cost (bench/README.md).
+    /// `JSONEncoder` the body was a tenth of a rejected request's cost (docs/benchmarks.md).
     package var body: [UInt8] {
         var w = JSONWriter(capacity: 256)
         w.beginObject()

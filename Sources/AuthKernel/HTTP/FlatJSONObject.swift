@@ -1,5 +1,5 @@
 /// A request body of the simplest shape, `{"key": "value", …}` with plain strings, read without
-/// `JSONDecoder` (a visible share of `POST /refresh` in the profile, bench/README.md).
+/// `JSONDecoder` (a visible share of `POST /refresh` in the profile, docs/benchmarks.md).
 ///
 /// It accepts only what it can read exactly as `JSONDecoder` would: keys and values of printable
 /// ASCII without escapes, no key twice, nothing after the object. Anything else gives nil, and the

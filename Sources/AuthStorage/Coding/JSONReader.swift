@@ -1,7 +1,7 @@
 package import Foundation
 
 /// A byte-level JSON reader for the store's own records at start-up, where `JSONDecoder` cost about
-/// 14 s of CPU for a million users (bench/README.md). It reads what the store wrote; anything it
+/// 14 s of CPU for a million users (docs/benchmarks.md). It reads what the store wrote; anything it
 /// does not expect makes it return nil, and the caller falls back to `JSONDecoder`, which then
 /// reports real damage with its own message.
 package struct JSONReader {

@@ -1,7 +1,7 @@
 package import Foundation
 
 /// Writes JSON bytes directly, for the hottest answers (`GET /me`, `POST /refresh`): Foundation's
-/// `JSONEncoder` was the largest cost of those requests in the profile (bench/README.md).
+/// `JSONEncoder` was the largest cost of those requests in the profile (docs/benchmarks.md).
 /// Strings are escaped as RFC 8259 requires; everything else is passed through as UTF-8.
 package struct JSONWriter: Sendable {
     /// The bytes written so far.

@@ -53,7 +53,7 @@ package enum DurableFile {
     /// Reserving alone (`posix_fallocate`) spared the inode's size but not its block map: ext4 marks
     /// reserved blocks unwritten, and the first write into each block changes the map, which that
     /// write's `fdatasync` must persist too. With the zeros written once here, 8 KB batches synced
-    /// 6.1k/s instead of 4.6k/s on this project's machine (bench/README.md, ninth session). The zeros
+    /// about a third more per second (docs/benchmarks.md). The zeros
     /// reach the disk with the next batch's `fdatasync`; the space is reserved first, so until then
     /// it reads as zeros whatever lands.
     package static func preallocate(_ fd: Int32, from start: Int, length: Int) -> Bool {

@@ -61,7 +61,7 @@ public final class PasswordHasher: Sendable {
 /// Hashing threads run in Linux's idle scheduling class (`SCHED_IDLE`): they get the CPU the event
 /// loops leave, and a loop thread that wakes takes its core back at once. At nice 10 (before) the
 /// scheduler let a hash finish its time slice first, and under a login storm (b)'s p99 rose to 2.6-3.3 ×
-/// its p99 without one (bench/README.md). Where the class is refused, nice 19.
+/// its p99 without one (docs/benchmarks.md). Where the class is refused, nice 19.
 enum HashingThread {
     private static let done = ThreadSpecificVariable<Box>()
     private final class Box: Sendable {}

@@ -11,10 +11,9 @@ public struct PasswordSettings: Sendable {
     /// Argon2id parameters (`argon2.ops_limit` ≥ 2, `argon2.memory_kib` ≥ 19456: OWASP's minimum).
     public var argon2: Argon2id
     /// Hashes computed at once (`max_concurrent_hashes`, default one per core but one, at least one);
-    /// the rest queue. More threads than cores add no hashes per second, only cache pressure: in the
-    /// login-storm benchmark cores × 2 tripled the p99 of other requests. A hash on every core, even
-    /// in the idle scheduling class, still raised that p99 by a third over leaving one core to the
-    /// event loops (2 cores: 4.9-5.8 ms against 3.4-4.6 ms; bench/README.md).
+    /// the rest queue. More threads than cores add no hashes per second, only cache pressure, and a
+    /// hash on every core (even in the idle scheduling class) slows every other request during a
+    /// login storm: leaving one core to the event loops keeps their latency (docs/benchmarks.md).
     public var maxConcurrentHashes: Int
     /// Verification and reset codes (`code_ttl` 900, `resend_interval` 60, `max_attempts` 5, `max_failures` 30, `failure_window` 3600).
     public var codes: CodePolicy

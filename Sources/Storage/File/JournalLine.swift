@@ -12,7 +12,7 @@ struct JournalLine: Codable, Sendable {
 extension JournalLine {
     /// The line's bytes (no newline), in the JSON `StoreCoding.encoder()` produces. Users and
     /// sessions (nearly every line) are written by hand: `JSONEncoder` was the largest cost of a
-    /// refresh and of a store write (bench/README.md); other records go through `encoder`.
+    /// refresh and of a store write (docs/benchmarks.md); other records go through `encoder`.
     package func encoded(with encoder: JSONEncoder) throws -> [UInt8] {
         var w = JSONWriter(capacity: 1024)
         w.beginObject()
