@@ -51,6 +51,6 @@ examples:
 bench: deps
 	bench/run
 
-# The long crash-consistency run (1,000 SIGKILLs, about 40 minutes on 2 cores): see the README's Reliability section.
+# The long crash-consistency run (1,000 SIGKILLs, about 40 minutes on 2 cores): see docs/security.md#reliability.
 crash: build
 	AUTHD_BINARY=$$($(SWIFT) build --show-bin-path)/authd IntegrationTests/crash/run --kills 1000

@@ -86,7 +86,7 @@ struct StoreBench: AsyncParsableCommand {
         // compares the same moments of a shared machine rather than opens a minute apart; and on
         // this VM one open in several reads the snapshot from disk after the page cache was
         // reclaimed. The opens write nothing, so each loads the same snapshot. A first round is a
-        // warm-up and does not count: in each of six runs (twelfth session), the first open of a
+        // warm-up and does not count: the first open of a
         // million users after populating was its size's slowest by 20-50 %, an effect of what came
         // before it (this VM hands freed pages back to its host, a likely cause, not confirmed).
         let folders = counts.map { base + "/users-\($0)" }
