@@ -8,6 +8,8 @@ can express:
 - WEAK_PASSWORD: whether a password is too common or too like the email;
 - INVALID_REQUEST naming `current_pin` or `current_password`: required only once the account has
   a PIN or a password, which depends on what earlier requests did;
+- INVALID_REQUEST naming `credential`: a passkey's registration that is well formed but does not
+  verify (its signature, challenge and origin are beyond what a schema can say);
 - the /oauth endpoints' answers about a device code or refresh token that does not exist or is in
   another state (RFC 8628 §3.5: invalid_grant, authorization_pending, slow_down, expired_token,
   access_denied): a schema can say what a code looks like, not whether it was issued.
@@ -19,7 +21,7 @@ import schemathesis
 from schemathesis.openapi.checks import RejectedPositiveData
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
-STATE_DEPENDENT_FIELDS = {"current_pin", "current_password"}
+STATE_DEPENDENT_FIELDS = {"current_pin", "current_password", "credential"}
 
 
 OAUTH_STATE_ERRORS = {"invalid_grant", "authorization_pending", "slow_down", "expired_token", "access_denied"}

@@ -23,7 +23,8 @@ from conftest import running_server
 
 BIG = {"limit": 1000000, "window": 1}
 CONFIG = {
-    "providers": ["email", "pin", "password", "apple"],
+    "providers": ["email", "pin", "password", "apple", "totp", "passkey"],
+    "passkeys": {"rp_id": "example.org", "login_per_ip": BIG, "apple_app_ids": ["ABCDE12345.org.example.app"]},
     "tokens": {"refresh_rate": BIG},
     "email": {"sends_per_ip": BIG, "verifies_per_ip": BIG, "attempts_per_client": BIG, "resend_interval": 0},
     "pin": {"attempts_per_ip": BIG, "anonymous_per_ip": BIG},

@@ -2,14 +2,14 @@ import Foundation
 
 /// The rule shared by short free-text labels a client sends (`display_name`, `device_name`, `platform`):
 /// at most `maxLength` Unicode code points as sent; white space around it trimmed; then no refused
-/// character (see ``isRefused(_:)``); blank means none. This is exactly the `Label` schema of
+/// character (control, separator, bidirectional or private-use characters); blank means none. This is exactly the `Label` schema of
 /// `/openapi.yaml` (whose `maxLength` also counts code points as sent, and whose pattern allows
 /// white space, newlines included, only at either end), so a client that validates against the
 /// schema is never surprised.
-package enum ShortLabel {
+public enum ShortLabel {
     /// Returns the cleaned label (nil for absent or blank).
     /// - Throws: 400 `INVALID_REQUEST` naming `field`.
-    package static func clean(_ value: String?, field: String, maxLength: Int) throws(AuthError) -> String? {
+    public static func clean(_ value: String?, field: String, maxLength: Int) throws(AuthError) -> String? {
         guard let value else { return nil }
         guard value.unicodeScalars.count <= maxLength else {
             throw AuthError.invalidRequest("The field `\(field)` must be at most \(maxLength) characters (Unicode code points).", field: field)

@@ -36,7 +36,7 @@ paths:
       security: [{ bearer: [] }]
       requestBody:
         required: true
-        content: { application/json: { schema: { type: object, required: [credential], properties: { credential: { $ref: "#/components/schemas/WebAuthnJSON" }, name: { type: [string, "null"], maxLength: 64 } } } } }
+        content: { application/json: { schema: { type: object, required: [credential], properties: { credential: { $ref: "#/components/schemas/RegistrationResponseJSON" }, name: { $ref: "#/components/schemas/Label" } } } } }
       responses:
         "201": { description: Added, content: { application/json: { schema: { $ref: "#/components/schemas/Passkey" } } } }
         "400": { $ref: "#/components/responses/InvalidRequest" }
@@ -91,7 +91,7 @@ paths:
             schema:
               allOf:
                 - { $ref: "#/components/schemas/Device" }
-                - { type: object, required: [credential], properties: { credential: { $ref: "#/components/schemas/WebAuthnJSON" } } }
+                - { type: object, required: [credential], properties: { credential: { $ref: "#/components/schemas/AuthenticationResponseJSON" } } }
       responses:
         "200": { $ref: "#/components/responses/Session" }
         "400": { $ref: "#/components/responses/InvalidRequest" }
@@ -103,7 +103,25 @@ paths:
         "503": { $ref: "#/components/responses/Unavailable" }
 components:
   schemas:
-    WebAuthnJSON: { description: "A WebAuthn Level 3 JSON object (options or a credential), camelCase as the specification defines it", type: object, additionalProperties: true }
+    WebAuthnJSON: { description: "A WebAuthn Level 3 JSON object (options), camelCase as the specification defines it", type: object, additionalProperties: true }
+    RegistrationResponseJSON:
+      description: "WebAuthn Level 3 RegistrationResponseJSON, as the platform returns it; base64url fields"
+      type: object
+      required: [id, type, response]
+      properties:
+        id: { type: string }
+        rawId: { type: string }
+        type: { type: string, enum: [public-key] }
+        response: { type: object, required: [clientDataJSON, attestationObject], properties: { clientDataJSON: { type: string }, attestationObject: { type: string } } }
+    AuthenticationResponseJSON:
+      description: "WebAuthn Level 3 AuthenticationResponseJSON, as the platform returns it; base64url fields"
+      type: object
+      required: [id, type, response]
+      properties:
+        id: { type: string }
+        rawId: { type: string }
+        type: { type: string, enum: [public-key] }
+        response: { type: object, required: [clientDataJSON, authenticatorData, signature], properties: { clientDataJSON: { type: string }, authenticatorData: { type: string }, signature: { type: string }, userHandle: { type: [string, "null"] } } }
     Passkey:
       type: object
       required: [id, name, created_at, backed_up]

@@ -201,13 +201,9 @@ public struct PasskeyProvider: AuthProvider {
         Base64URL.encode(withUnsafeBytes(of: id.uuid) { Array($0) })
     }
 
+    /// The name given, as the kernel cleans every label (the `Label` schema): blank means none.
     static func validName(_ name: String?) throws -> String? {
-        guard let name else { return nil }
-        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard (1...PasskeyRecord.maxNameLength).contains(trimmed.count), !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw AuthError.invalidRequest("`name` must be 1 to \(PasskeyRecord.maxNameLength) characters without control characters.", field: "name")
-        }
-        return trimmed
+        try ShortLabel.clean(name, field: "name", maxLength: PasskeyRecord.maxNameLength)
     }
 
     static func listed(_ record: PasskeyRecord) -> Listed {

@@ -18,7 +18,7 @@ struct PasskeyRecord: Codable, Sendable, Equatable {
     var backedUp: Bool
 
     static let key = "passkeys"
-    static let maxNameLength = 64
+    static let maxNameLength = 100
 
     enum CodingKeys: String, CodingKey {
         case id, algorithm, publicKey = "public_key", signCount = "sign_count", name, createdAt = "created_at", lastUsedAt = "last_used_at"
