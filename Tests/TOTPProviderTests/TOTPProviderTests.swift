@@ -313,6 +313,21 @@ struct TOTPProviderTests {
         }
     }
 
+    @Test func concurrentAnswersCannotExceedTheChallengesFive() async throws {
+        let h = try await harness()
+        try await h.test(overSockets: true) { client async throws in
+            let s = try await registered(client, h)
+            _ = try await enrolled(client, h, s)
+            let challenge = try #require(try await login(client).json["challenge"] as? String)
+            let codes = try await withThrowingTaskGroup(of: String?.self) { group in
+                for _ in 0..<10 { group.addTask { try await verify(client, challenge, "recovery_code", "AAAAA-AAAAA").errorCode } }
+                return try await group.reduce(into: [String?]()) { $0.append($1) }
+            }
+            #expect(codes.filter { $0 == "INVALID_CODE" }.count == 5, "\(codes)")
+            #expect(codes.filter { $0 == "INVALID_CHALLENGE" }.count == 5, "\(codes)")
+        }
+    }
+
     @Test func anAppSomeoneEnrolledOnAnUnprovenAddressGoesWithTheOwnersReset() async throws {
         let config = #"{"mail":{"transport":"outbox"},"providers":["email","password","totp"],"password":{"require_email_verification":false}}"#
         let h = try await harness(config: config)

@@ -71,23 +71,33 @@ extension SessionService {
         return (challenge, user)
     }
 
-    /// Counts a wrong answer to `challenge` and, in the same write, to its user's budget (kept in
-    /// the user's record, so it holds across restarts and instances); 401 `INVALID_CODE` with
-    /// `details.attempts_remaining` (0 once the challenge is dead).
-    package func rejectAnswer(_ challenge: SignInChallenge) async throws -> Never {
-        let key = Self.challengeKey(challenge.token)
-        let now = clock.now().timeIntervalSince1970
-        let window = Double(Self.secondFactorsPerUser.window), limit = Self.secondFactorsPerUser.limit
-        let remaining = try await store.write([.code(purpose: Self.challengePurpose, key: key), .user(challenge.userID)]) { state -> Int in
-            if var user = state.user(id: challenge.userID) {
-                let recent = (user.secret(Self.failuresKey, as: [Double].self) ?? []).filter { $0 > now - window }
-                try? user.setSecret(Self.failuresKey, Array((recent + [now]).suffix(limit)))
-                state.put(user)
+    /// Takes one of the challenge's answers before the answer is checked, so that concurrent
+    /// answers cannot exceed them.
+    /// - Returns: the answers left after this one.
+    /// - Throws: 401 `INVALID_CHALLENGE` when none is left, or the challenge is used or expired.
+    package func reserveAnswer(_ challenge: SignInChallenge) async throws -> Int {
+        let key = Self.challengeKey(challenge.token), now = clock.now()
+        return try await store.write([.code(purpose: Self.challengePurpose, key: key)]) { state -> Int in
+            guard var record = state.code(purpose: Self.challengePurpose, key: key), record.expiresAt > now, record.attempts < Self.challengeAttempts else {
+                throw AuthError.invalidChallenge
             }
-            guard var record = state.code(purpose: Self.challengePurpose, key: key) else { return 0 }
             record.attempts += 1
             state.put(record)
-            return max(0, Self.challengeAttempts - record.attempts)
+            return Self.challengeAttempts - record.attempts
+        }
+    }
+
+    /// Counts a wrong answer (its reservation already taken) against its user's budget, kept in the
+    /// user's record so it holds across restarts and instances; 401 `INVALID_CODE` with
+    /// `details.attempts_remaining` (0 once the challenge is dead).
+    package func rejectAnswer(_ challenge: SignInChallenge, remaining: Int) async throws -> Never {
+        let now = clock.now().timeIntervalSince1970
+        let window = Double(Self.secondFactorsPerUser.window), limit = Self.secondFactorsPerUser.limit
+        try await store.write([.user(challenge.userID)]) { state in
+            guard var user = state.user(id: challenge.userID) else { return }
+            let recent = (user.secret(Self.failuresKey, as: [Double].self) ?? []).filter { $0 > now - window }
+            try? user.setSecret(Self.failuresKey, Array((recent + [now]).suffix(limit)))
+            state.put(user)
         }
         throw AuthError.invalidCode(attemptsRemaining: remaining)
     }
@@ -111,8 +121,9 @@ extension SessionService {
     package func completeChallenge(_ challenge: SignInChallenge, factor: String) async throws -> SessionResponse {
         let key = Self.challengeKey(challenge.token), now = clock.now()
         let payload = try await store.write([.code(purpose: Self.challengePurpose, key: key)]) { state -> [String: JSONValue] in
+            // The answer's own reservation counts among the attempts: up to all of them.
             guard let record = state.code(purpose: Self.challengePurpose, key: key), record.expiresAt > now,
-                record.attempts < Self.challengeAttempts, let payload = record.payload
+                record.attempts <= Self.challengeAttempts, let payload = record.payload
             else { throw AuthError.invalidChallenge }
             state.deleteCode(id: record.id)
             return payload
@@ -131,7 +142,7 @@ extension SessionService {
     package func consumeChallenge(_ challenge: SignInChallenge) async throws {
         let key = Self.challengeKey(challenge.token), now = clock.now()
         try await store.write([.code(purpose: Self.challengePurpose, key: key)]) { state in
-            guard let record = state.code(purpose: Self.challengePurpose, key: key), record.expiresAt > now, record.attempts < Self.challengeAttempts else {
+            guard let record = state.code(purpose: Self.challengePurpose, key: key), record.expiresAt > now, record.attempts <= Self.challengeAttempts else {
                 throw AuthError.invalidChallenge
             }
             state.deleteCode(id: record.id)

@@ -145,9 +145,10 @@ struct DevicePageRoutes: Sendable {
                 let (challenge, user) = try await kernel.sessions.pendingChallenge(s.challengeToken)
                 guard user.id == userID else { return Self.expired("This page has expired.") }
                 try kernel.sessions.checkSecondFactorBudget(user)
+                let remaining = try await kernel.sessions.reserveAnswer(challenge)
                 guard try await factor.verify(.string(answer), for: user, challenge: challenge) else {
                     await kernel.audit.record("second_factor_failed", provider: name, user: user.id)
-                    try await kernel.sessions.rejectAnswer(challenge)
+                    try await kernel.sessions.rejectAnswer(challenge, remaining: remaining)
                 }
                 try await kernel.sessions.consumeChallenge(challenge)
             } catch let error as AuthError {

@@ -27,10 +27,11 @@ struct SecondFactorRoutes: Sendable {
             }
             let name = factor.name
             try kernel.sessions.checkSecondFactorBudget(user)
+            let remaining = try await kernel.sessions.reserveAnswer(challenge)
             guard try await factor.verify(answer, for: user, challenge: challenge) else {
                 kernel.logger.info("wrong second factor", metadata: ["user.id": "\(user.id.lowercased)", "factor": "\(name)"])
                 await kernel.audit.record("second_factor_failed", provider: name, user: user.id)
-                try await kernel.sessions.rejectAnswer(challenge)
+                try await kernel.sessions.rejectAnswer(challenge, remaining: remaining)
             }
             return try await kernel.sessions.completeChallenge(challenge, factor: name)
         }
