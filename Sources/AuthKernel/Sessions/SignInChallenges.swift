@@ -33,7 +33,7 @@ extension SessionService {
         let clientIP = RequestInfo.current?.clientIP
         if let clientIP { payload["client_ip"] = .string(clientIP) }
         let record = CodeRecord(
-            purpose: Self.challengePurpose, key: Self.challengeKey(token), digest: "challenge", sentAt: now, expiresAt: expires, payload: payload
+            purpose: Self.challengePurpose, key: SignInChallenge.key(token: token), digest: "challenge", sentAt: now, expiresAt: expires, payload: payload
         )
         try await store.write([.code(purpose: record.purpose, key: record.key)]) { $0.put(record) }
         let challenge = SignInChallenge(
@@ -48,13 +48,12 @@ extension SessionService {
         return SecondFactorRequired(challenge: token, factors: factors, expiresIn: Self.challengeTTL, extra: extra)
     }
 
-    static func challengeKey(_ token: String) -> String { Hex.encode(SHA256.hash(token)) }
 
     /// The live challenge `token` names and its user (for a factor's own route, e.g. one that mails its code on request).
     /// - Throws: 401 `INVALID_CHALLENGE` for an unknown, used, expired or dead one.
     public func pendingChallenge(_ token: String) async throws -> (SignInChallenge, UserRecord) {
         guard token.utf8.count <= 64 else { throw AuthError.invalidChallenge }
-        let key = Self.challengeKey(token), now = clock.now()
+        let key = SignInChallenge.key(token: token), now = clock.now()
         let found = try await store.read([.code(purpose: Self.challengePurpose, key: key)]) { state -> CodeRecord? in
             guard let record = state.code(purpose: Self.challengePurpose, key: key), record.expiresAt > now,
                 record.attempts < Self.challengeAttempts
@@ -76,7 +75,7 @@ extension SessionService {
     /// - Returns: the answers left after this one.
     /// - Throws: 401 `INVALID_CHALLENGE` when none is left, or the challenge is used or expired.
     package func reserveAnswer(_ challenge: SignInChallenge) async throws -> Int {
-        let key = Self.challengeKey(challenge.token), now = clock.now()
+        let key = challenge.key, now = clock.now()
         return try await store.write([.code(purpose: Self.challengePurpose, key: key)]) { state -> Int in
             guard var record = state.code(purpose: Self.challengePurpose, key: key), record.expiresAt > now, record.attempts < Self.challengeAttempts else {
                 throw AuthError.invalidChallenge
@@ -119,7 +118,7 @@ extension SessionService {
     /// factors and `mfa`.
     /// - Throws: 401 `INVALID_CHALLENGE` when it was used meanwhile.
     package func completeChallenge(_ challenge: SignInChallenge, factor: String) async throws -> SessionResponse {
-        let key = Self.challengeKey(challenge.token), now = clock.now()
+        let key = challenge.key, now = clock.now()
         let payload = try await store.write([.code(purpose: Self.challengePurpose, key: key)]) { state -> [String: JSONValue] in
             // The answer's own reservation counts among the attempts: up to all of them.
             guard let record = state.code(purpose: Self.challengePurpose, key: key), record.expiresAt > now,
@@ -140,7 +139,7 @@ extension SessionService {
     /// whose sign-in only approves another device.
     /// - Throws: 401 `INVALID_CHALLENGE` when it was used meanwhile.
     package func consumeChallenge(_ challenge: SignInChallenge) async throws {
-        let key = Self.challengeKey(challenge.token), now = clock.now()
+        let key = challenge.key, now = clock.now()
         try await store.write([.code(purpose: Self.challengePurpose, key: key)]) { state in
             guard let record = state.code(purpose: Self.challengePurpose, key: key), record.expiresAt > now, record.attempts <= Self.challengeAttempts else {
                 throw AuthError.invalidChallenge

@@ -1,4 +1,5 @@
 public import AuthStorage
+public import Foundation
 
 /// A second factor that a ``SignInPolicy`` can demand (contract §10): TOTP, a recovery code, an
 /// emailed code, a passkey, or one of your own. Register with ``SignInHooks/register(_:)-(SecondFactor)``.
@@ -94,6 +95,10 @@ public struct SignInChallenge: Sendable {
     public let device: DeviceInfo
     /// The address the sign-in came from (the peer, or what a trusted proxy forwarded), when known.
     public let clientIP: String?
-}
 
-public import Foundation
+    /// A key to file what a factor keeps for this challenge under (a mailed code, a WebAuthn
+    /// challenge): the hex SHA-256 of the token, which is a bearer secret and is stored nowhere.
+    public var key: String { Self.key(token: token) }
+
+    static func key(token: String) -> String { Hex.encode(SHA256.hash(token)) }
+}

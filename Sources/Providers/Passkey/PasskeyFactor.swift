@@ -22,7 +22,7 @@ extension PasskeyProvider {
         }
 
         func challengeFields(_ challenge: SignInChallenge, for user: UserRecord) async throws -> [String: JSONValue] {
-            let webauthn = try await provider.challenges.issue(.secondFactor, key: Self.key(challenge))
+            let webauthn = try await provider.challenges.issue(.secondFactor, key: challenge.key)
             let options = RequestOptions(
                 challenge: webauthn, rpId: provider.settings.rpID, allowCredentials: PasskeyRecord.all(user).map { Descriptor(id: $0.id) })
             let value = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(options))
@@ -32,16 +32,13 @@ extension PasskeyProvider {
         func verify(_ answer: JSONValue, for user: UserRecord, challenge: SignInChallenge) async throws -> Bool {
             guard let credential = try? JSONDecoder().decode(AuthenticationCredential.self, from: JSONEncoder().encode(answer)) else { return false }
             do {
-                _ = try await provider.verifiedAssertion(credential, purpose: .secondFactor, key: Self.key(challenge), expectedUser: user.id)
+                _ = try await provider.verifiedAssertion(credential, purpose: .secondFactor, key: challenge.key, expectedUser: user.id)
                 return true
             } catch let error as WebAuthnError {
                 provider.kernel.logger.info("passkey second factor refused", metadata: ["user.id": "\(user.id.lowercased)", "reason": "\(error)"])
                 return false
             }
         }
-
-        /// The WebAuthn challenge of a sign-in challenge is keyed by a hash of its token (a bearer secret).
-        static func key(_ challenge: SignInChallenge) -> String { Hex.encode(SHA256.hash(challenge.token)) }
     }
 
     /// Asks every user with a passkey for it when they sign in another way.

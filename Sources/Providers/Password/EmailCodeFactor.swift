@@ -32,7 +32,7 @@ extension PasswordProvider {
             guard case .string(let code) = answer, (1...16).contains(code.utf8.count) else { return false }
             do {
                 try await kernel.codes.verify(
-                    purpose: PasswordProvider.secondFactorPurpose, key: PasswordProvider.codeKey(challenge), code: code, policy: PasswordProvider.secondFactorCodes)
+                    purpose: PasswordProvider.secondFactorPurpose, key: challenge.key, code: code, policy: PasswordProvider.secondFactorCodes)
                 return true
             } catch let error as AuthError where error.code == AuthError.invalidCode.code {
                 return false
@@ -57,8 +57,6 @@ extension PasswordProvider {
             return .requireSecondFactor(["email_code"])
         }
     }
-
-    static func codeKey(_ challenge: SignInChallenge) -> String { Hex.encode(SHA256.hash(challenge.token)) }
 
     struct ChallengeBody: Decodable { var challenge: String }
 
@@ -88,7 +86,7 @@ extension PasswordProvider {
             message: "Too many sign-in codes were asked for this account. Wait before asking for another.")
         let code: String
         do {
-            code = try await kernel.codes.issue(purpose: secondFactorPurpose, key: codeKey(challenge), policy: secondFactorCodes)
+            code = try await kernel.codes.issue(purpose: secondFactorPurpose, key: challenge.key, policy: secondFactorCodes)
         } catch let error as AuthError where error.code == "RATE_LIMIT_EXCEEDED" {
             return
         }

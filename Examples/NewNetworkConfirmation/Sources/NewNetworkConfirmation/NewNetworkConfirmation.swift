@@ -65,7 +65,7 @@ public struct NewNetworkConfirmation: AuthProvider {
 
         func challengeStarted(_ challenge: SignInChallenge, for user: UserRecord) async throws {
             guard let email = user.email else { return }
-            let code = try await kernel.codes.issue(purpose: NewNetworkConfirmation.id, key: Self.key(challenge), policy: NewNetworkConfirmation.codes)
+            let code = try await kernel.codes.issue(purpose: NewNetworkConfirmation.id, key: challenge.key, policy: NewNetworkConfirmation.codes)
             try await kernel.mailer.send(
                 template: NewNetworkConfirmation.mailTemplate, to: email,
                 values: ["lifetime": MailTemplate.lifetime(NewNetworkConfirmation.codes.ttl)], code: code)
@@ -74,16 +74,13 @@ public struct NewNetworkConfirmation: AuthProvider {
         func verify(_ answer: JSONValue, for user: UserRecord, challenge: SignInChallenge) async throws -> Bool {
             guard case .string(let code) = answer, (1...16).contains(code.utf8.count) else { return false }
             do {
-                try await kernel.codes.verify(purpose: NewNetworkConfirmation.id, key: Self.key(challenge), code: code, policy: NewNetworkConfirmation.codes)
+                try await kernel.codes.verify(purpose: NewNetworkConfirmation.id, key: challenge.key, code: code, policy: NewNetworkConfirmation.codes)
             } catch let error as AuthError where error.code == AuthError.invalidCode.code {
                 return false
             }
             if let network = networks.hash(of: challenge.clientIP) { try await networks.remember(network, for: user.id) }
             return true
         }
-
-        /// One code per challenge, under a hash of its token (the token itself is a bearer secret).
-        static func key(_ challenge: SignInChallenge) -> String { Hex.encode(SHA256.hash(challenge.token)) }
     }
 
     /// The networks an account has used, as keyed hashes in the user's secrets.
