@@ -13,6 +13,7 @@ import requests
 from conftest import running_server
 
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions
@@ -39,7 +40,17 @@ def click(driver, by, selector):
     """Clicks and waits for the next page: the form posts, the server answers or redirects."""
     page = driver.find_element(By.TAG_NAME, "html")
     driver.find_element(by, selector).click()
-    WebDriverWait(driver, 10).until(expected_conditions.staleness_of(page))
+
+    def replaced(_):
+        # Chromedriver may report the old page's node as not belonging to the new document instead
+        # of as stale, when asked while the navigation lands: both mean the page was replaced.
+        try:
+            page.is_enabled()
+            return False
+        except (StaleElementReferenceException, WebDriverException):
+            return True
+
+    WebDriverWait(driver, 10).until(replaced)
 
 
 def shot(driver, name):

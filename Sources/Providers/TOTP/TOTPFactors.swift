@@ -45,8 +45,7 @@ extension TOTPProvider {
 
         func verify(_ answer: JSONValue, for user: UserRecord, challenge: SignInChallenge) async throws -> Bool {
             guard case .string(let code) = answer else { return false }
-            let pepper = provider.pepper
-            let used = try await provider.check(user.id, totp: { _, _ in false }, recovery: { codes in codes.use(code, pepper: pepper) })
+            let used = try await provider.useRecoveryCode(code, of: user.id)
             if used { await provider.kernel.audit.record("recovery_code_used", provider: TOTPProvider.id, user: user.id) }
             return used
         }

@@ -173,30 +173,17 @@ public struct TOTPProvider: AuthProvider {
         box.open(totp.sealedSecret).flatMap { Base64URL.decode($0) }
     }
 
-    /// Checks a second-factor answer in one write: `totp` for an app's code, under the lockout (a
-    /// right code clears the failures; the wrong one that reaches `max_attempts` locks the app's
-    /// codes for `lockout` seconds, 429), or `recovery` for a recovery code (used up when right).
-    func check(
-        _ userID: UUID, totp: @escaping @Sendable (inout TOTPEnrollment, Date) -> Bool,
-        recovery: (@Sendable (inout RecoveryCodes) -> Bool)? = nil
-    ) async throws -> Bool {
+    /// Checks an app's code in one write under the lockout: a right code clears the failures; the
+    /// wrong one that reaches `max_attempts` locks the app's codes for `lockout` seconds (429).
+    func check(_ userID: UUID, _ totp: @escaping @Sendable (inout TOTPEnrollment, Date) -> Bool) async throws -> Bool {
         enum Verdict { case right, wrong, locked(Int), lockStarted(Int) }
         let now = kernel.clock.now()
         let settings = self.settings
         let verdict = try await kernel.users.change(userID) { user -> Verdict in
             var lock = user.secret(FactorLock.key, as: FactorLock.self) ?? FactorLock()
-            if let recovery {
-                guard var codes = user.secret(RecoveryCodes.key, as: RecoveryCodes.self), recovery(&codes) else { return .wrong }
-                try user.setSecret(RecoveryCodes.key, codes)
-                return .right
-            }
             if let remaining = lock.remaining(now: now) { return .locked(remaining) }
-            var right = false
             if var enrollment = user.secret(TOTPEnrollment.key, as: TOTPEnrollment.self), totp(&enrollment, now) {
                 try user.setSecret(TOTPEnrollment.key, enrollment)
-                right = true
-            }
-            if right {
                 if user.secrets[FactorLock.key] != nil { try user.setSecret(FactorLock.key, Optional<FactorLock>.none) }
                 return .right
             }
@@ -213,6 +200,17 @@ public struct TOTPProvider: AuthProvider {
             kernel.logger.notice("second factor locked", metadata: ["user.id": "\(userID.lowercased)", "seconds": "\(seconds)"])
             await kernel.audit.record("lockout", provider: Self.id, user: userID)
             throw AuthError.rateLimited(retryAfter: seconds, message: "Second-factor codes are locked after too many wrong ones. Try again later.")
+        }
+    }
+
+    /// Uses up the recovery code `code` names, in one write; whether there was one. Not under the
+    /// lockout: someone who knows the password must not be able to keep the owner out.
+    func useRecoveryCode(_ code: String, of userID: UUID) async throws -> Bool {
+        let pepper = self.pepper
+        return try await kernel.users.change(userID) { user -> Bool in
+            guard var codes = user.secret(RecoveryCodes.key, as: RecoveryCodes.self), codes.use(code, pepper: pepper) else { return false }
+            try user.setSecret(RecoveryCodes.key, codes)
+            return true
         }
     }
 }
