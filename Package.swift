@@ -388,6 +388,7 @@ let package = Package(
         // Starts `authd serve` as a real process for end-to-end tests.
         .target(
             name: "ServerProcessSupport",
+            dependencies: ["AuthKernelTesting"],
             path: "Tests/ServerProcessSupport",
             swiftSettings: swiftSettings
         ),

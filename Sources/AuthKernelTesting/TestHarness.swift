@@ -93,7 +93,8 @@ public struct TestHarness: Sendable {
         return try await kernel.sessions.startSession(user, amr: ["test"], device: try DeviceInfo(name: device, platform: nil))
     }
 
-    /// The mail sent so far: lines of `DATA/outbox.jsonl`, each `{"to","subject","text","code"?,"sent_at"}`.
+    /// The raw lines of `DATA/outbox.jsonl`, each `{"to","subject","text","html"?,"code"?,"template"?,"sent_at"}`.
+    /// Read codes and links through ``mail(to:)`` instead: as a person reads them.
     public func outbox() throws -> [[String: Any]] {
         guard let data = FileManager.default.contents(atPath: folder + "/outbox.jsonl") else { return [] }
         return String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap {
@@ -101,9 +102,13 @@ public struct TestHarness: Sendable {
         }
     }
 
-    /// The mail sent so far, to `address` when given.
+    /// The mail sent so far, to `address` when given, as a person reads it.
+    /// - Throws: ``MailDefect`` when any message sent so far has a `{{…}}` left in it, or shows a
+    ///   code or link in its text that its HTML lacks.
     public func mail(to address: String? = nil) throws -> [SentMail] {
-        try outbox().compactMap(SentMail.init).filter { address == nil || $0.to == address }
+        let all = try outbox().compactMap(SentMail.init)
+        for mail in all { try mail.check() }
+        return all.filter { address == nil || $0.to == address }
     }
 }
 
@@ -115,13 +120,65 @@ public struct SentMail: Sendable, Equatable {
     public var subject: String
     /// The plain-text body.
     public var text: String
-    /// The one-time code the message carries, when the sender marked one.
-    public var code: String?
+    /// The HTML body, if the message has one.
+    public var html: String?
+    /// The template it was rendered from (`PROVIDER.NAME`).
+    public var template: String?
+
+    /// Reads one line of `DATA/outbox.jsonl`; nil when it is not a message.
+    public init?(outboxLine: some StringProtocol) {
+        guard let line = try? JSONSerialization.jsonObject(with: Data(String(outboxLine).utf8)) as? [String: Any] else { return nil }
+        self.init(line)
+    }
 
     init?(_ line: [String: Any]) {
         guard let to = line["to"] as? String, let subject = line["subject"] as? String, let text = line["text"] as? String else { return nil }
-        (self.to, self.subject, self.text, self.code) = (to, subject, text, line["code"] as? String)
+        (self.to, self.subject, self.text) = (to, subject, text)
+        (self.html, self.template) = (line["html"] as? String, line["template"] as? String)
     }
+
+    /// The code a person reads: the first run of six to ten digits in the subject, else in the text.
+    public var code: String? { Self.firstCode(in: subject) ?? Self.firstCode(in: text) }
+
+    /// The first `http://` or `https://` link in the text.
+    public var link: String? {
+        guard let start = text.range(of: "https://") ?? text.range(of: "http://") else { return nil }
+        return String(text[start.lowerBound...].prefix { !$0.isWhitespace && $0 != "<" && $0 != ">" && $0 != "\"" })
+    }
+
+    /// Checks what a person would notice: nothing of a template left unfilled, and the code or link
+    /// of the text shown in the HTML too.
+    /// - Throws: ``MailDefect``.
+    public func check() throws {
+        for (part, content) in [("subject", subject), ("text", text), ("html", html ?? "")] where content.contains("{{") {
+            throw MailDefect("the \(part) of \"\(subject)\" to \(to) has a placeholder left: \(content)")
+        }
+        guard let html else { return }
+        if let code, !html.contains(code) { throw MailDefect("the HTML of \"\(subject)\" to \(to) lacks the code \(code) its text shows") }
+        if let link, !html.contains(link.replacingOccurrences(of: "&", with: "&amp;")), !html.contains(link) {
+            throw MailDefect("the HTML of \"\(subject)\" to \(to) lacks the link its text shows")
+        }
+    }
+
+    static func firstCode(in string: String) -> String? {
+        var run = ""
+        for character in string + " " {
+            if character.isASCII, character.isNumber {
+                run.append(character)
+            } else {
+                if (6...10).contains(run.count) { return run }
+                run = ""
+            }
+        }
+        return nil
+    }
+}
+
+/// What ``SentMail/check()`` found wrong with a message.
+public struct MailDefect: Error, CustomStringConvertible {
+    /// What is wrong, in words.
+    public let description: String
+    init(_ description: String) { self.description = description }
 }
 
 /// A new empty folder under the system's temporary directory, removed when the test process exits

@@ -2,6 +2,7 @@ import AuthdServer
 @testable import AuthKernel
 import AuthKernelTesting
 import Foundation
+import Hummingbird
 import Logging
 import Testing
 
@@ -58,23 +59,41 @@ struct MailComposerTests {
 struct MailTemplateTests {
     @Test func rendersDefaultsAndOperatorOverrides() throws {
         let folder = temporaryFolder()
-        let templates = MailTemplates(folder: folder, productName: "Acme")
-        // A provider's code mail, as providers register theirs.
-        templates.register(
-            "sign_in_code", .code(subject: "Your {{product_name}} sign-in code: {{code}}", lead: "Your code is", tail: "It expires in {{lifetime}}."))
-        let m = templates.render("sign_in_code", to: "a@b.co", values: ["code": "123456", "lifetime": "5 minutes"], code: "123456")
+        let logs = LogCapture()
+        let templates = MailTemplates(folder: folder, productName: "Acme", logger: logs.logger())
+        // A provider's code mail, as providers register theirs; the code is filled in without being passed as a value.
+        try templates.register(
+            "email.sign_in_code", .code(subject: "Your {{product_name}} sign-in code: {{code}}", lead: "Your code is", tail: "It expires in {{lifetime}}."))
+        let m = templates.render("email.sign_in_code", to: "a@b.co", values: ["lifetime": "5 minutes"], code: "123456")
         #expect(m.subject == "Your Acme sign-in code: 123456")
         #expect(m.text == "Your code is 123456.\n\nIt expires in 5 minutes.")
-        #expect(m.html?.contains("123456") == true)
-        let notice = templates.render("sign_in_method_added", to: "a@b.co", values: ["method": "a PIN", "when": "now"])
+        #expect(m.html?.contains("123456") == true && m.html?.contains("{{") == false)
+        #expect(m.template == "email.sign_in_code")
+        let notice = templates.render("kernel.sign_in_method_added", to: "a@b.co", values: ["method": "a PIN", "when": "now"])
         #expect(notice.subject.contains("Acme") && notice.text.contains("a PIN"))
+        // An override under the new name, and one under the old bare name, still read, with a warning naming the new one.
         try "Code for {{product_name}}: {{code}}\n".write(toFile: folder + "/sign_in_code.subject", atomically: true, encoding: .utf8)
-        try "<b>{{code}}</b> {{device}}".write(toFile: folder + "/sign_in_code.html", atomically: true, encoding: .utf8)
-        let overridden = templates.render("sign_in_code", to: "a@b.co", values: ["code": "999999", "device": "<script>"])
+        try "<b>{{code}}</b> {{device}}".write(toFile: folder + "/email.sign_in_code.html", atomically: true, encoding: .utf8)
+        let overridden = templates.render("email.sign_in_code", to: "a@b.co", values: ["device": "<script>"], code: "999999")
         #expect(overridden.subject == "Code for Acme: 999999")
         #expect(overridden.html == "<b>999999</b> &lt;script&gt;")
         #expect(overridden.text.contains("999999"))  // the text part keeps its default
+        _ = templates.render("email.sign_in_code", to: "a@b.co", values: [:], code: "999999")
+        let warnings = logs.all.filter { $0.contains("old name") }
+        #expect(warnings.count == 1 && warnings[0].contains("email.sign_in_code.subject"))
         #expect(MailTemplates.lifetime(300) == "5 minutes" && MailTemplates.lifetime(60) == "1 minute" && MailTemplates.lifetime(90) == "90 seconds")
+    }
+
+    @Test func aNameIsRegisteredOnceAndNamesItsProvider() throws {
+        let templates = MailTemplates(folder: nil, productName: "Acme")
+        let mail = MailTemplate.code(subject: "{{code}}", lead: "Code", tail: "Bye.")
+        try templates.register("email.sign_in_code", mail)
+        let twice = #expect(throws: ConfigError.self) { try templates.register("email.sign_in_code", mail) }
+        #expect(twice?.description.contains("registered twice") == true)
+        #expect(throws: ConfigError.self) { try templates.register("kernel.sign_in_method_added", mail) }
+        for bad in ["sign_in_code", "Email.code", "a.b.c", ".code", "email.", "email.co de"] {
+            #expect(throws: ConfigError.self, "\(bad)") { try templates.register(bad, mail) }
+        }
     }
 }
 
@@ -126,8 +145,8 @@ struct MailQueueTests {
         let config = #"{"mail":{"transport":"sendmail","sendmail":{"path":"\#(script)"},"retry_delay":60,"max_attempts":3}}"#
         let clock = ManualClock()
         let first = try await TestHarness.make(config: config, folder: folder + "/data", clock: clock)
-        first.kernel.mailer.register("code_mail", .code(subject: "Code {{code}}", lead: "Your code is", tail: "Thanks."))
-        try await first.kernel.mailer.send(template: "code_mail", to: "a@b.co", values: ["code": "135790", "lifetime": "5 minutes"], code: "135790")
+        try first.kernel.mailer.register("test.code_mail", .code(subject: "Code {{code}}", lead: "Your code is", tail: "Thanks."))
+        try await first.kernel.mailer.send(template: "test.code_mail", to: "a@b.co", values: ["lifetime": "5 minutes"], code: "135790")
         #expect(try await first.kernel.jobs.pending().count == 1)
         // The queue holds the message sealed, not the code.
         let journal = try FileManager.default.contentsOfDirectory(atPath: folder + "/data").filter { $0.hasPrefix("journal-") }
@@ -193,3 +212,47 @@ final class Counter: Sendable {
 }
 
 import Synchronization
+
+/// A provider's mail is its own: start-up stops when one words a mail under another's name.
+struct MailTemplateOwnershipTests {
+    struct Honest: AuthProvider {
+        static let id = "honest"
+        init(kernel: Kernel, config: inout ConfigSection) throws {
+            try kernel.mailer.register("honest.code", .code(subject: "{{code}}", lead: "Code", tail: "Bye."))
+        }
+        func routes() -> RouteCollection<AuthRequestContext> { RouteCollection(context: AuthRequestContext.self) }
+    }
+    /// Claims the honest provider's mail, as the password provider once claimed the email provider's.
+    struct Rogue: AuthProvider {
+        static let id = "rogue"
+        init(kernel: Kernel, config: inout ConfigSection) throws {
+            try kernel.mailer.register("honest.code", .code(subject: "{{code}}", lead: "Someone knows your password:", tail: "Bye."))
+        }
+        func routes() -> RouteCollection<AuthRequestContext> { RouteCollection(context: AuthRequestContext.self) }
+    }
+    /// Registers a name of its own form that is not its own.
+    struct Squatter: AuthProvider {
+        static let id = "squatter"
+        init(kernel: Kernel, config: inout ConfigSection) throws {
+            try kernel.mailer.register("later.code", .code(subject: "{{code}}", lead: "Code", tail: "Bye."))
+        }
+        func routes() -> RouteCollection<AuthRequestContext> { RouteCollection(context: AuthRequestContext.self) }
+    }
+
+    @Test func aSecondRegistrationOfANameStopsStartUp() async throws {
+        let error = await #expect(throws: ConfigError.self) {
+            _ = try await TestHarness.make(providers: [Honest.self, Rogue.self], config: #"{"providers":["honest","rogue"],"mail":{"transport":"outbox"}}"#)
+        }
+        #expect(error?.description.contains("\"honest.code\" is registered twice") == true)
+    }
+
+    @Test func aProviderNamesOnlyItsOwnTemplates() async throws {
+        let error = await #expect(throws: ConfigError.self) {
+            _ = try await TestHarness.make(providers: [Squatter.self], config: #"{"providers":["squatter"],"mail":{"transport":"outbox"}}"#)
+        }
+        #expect(error?.description.contains("\"squatter\" registered the mail template \"later.code\"") == true)
+        let h = try await TestHarness.make(providers: [Honest.self], config: #"{"providers":["honest"],"mail":{"transport":"outbox"}}"#)
+        #expect(h.kernel.mailer.templates.names.contains("honest.code"))
+        await h.server.close()
+    }
+}

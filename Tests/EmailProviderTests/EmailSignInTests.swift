@@ -14,7 +14,7 @@ struct EmailSignInTests {
     }
 
     func lastCode(_ h: TestHarness) throws -> String {
-        try #require(h.outbox().last?["code"] as? String)
+        try #require(h.mail().last?.code)
     }
 
     @Test func signInByCodeCreatesTheUserThenSignsItIn() async throws {
@@ -24,12 +24,12 @@ struct EmailSignInTests {
             #expect(sent.status == .ok)
             #expect(sent.json["message"] as? String == "Verification code sent")
             #expect(sent.json["expires_in"] as? Int == 300)
-            let mail = try #require(h.outbox().last)
-            #expect(mail["to"] as? String == "anna@example.com")
+            let mail = try #require(h.mail().last)
+            #expect(mail.to == "anna@example.com")
             let code = try lastCode(h)
-            #expect((mail["text"] as? String)?.contains(code) == true)
-            #expect((mail["text"] as? String)?.contains("5 minutes") == true)
-            #expect(mail["sent_at"] is String)
+            #expect(mail.text.contains(code))
+            #expect(mail.text.contains("5 minutes"))
+            #expect(try h.outbox().last?["sent_at"] is String)
 
             let verified = try await client.send(
                 .post, "/api/v1/auth/email/verify",
@@ -83,7 +83,7 @@ struct EmailSignInTests {
             #expect(verify.errorCode == "INVALID_REQUEST")
             let badDevice = try await client.send(.post, "/api/v1/auth/email/verify", json: ["email": "a@b.co", "code": "1", "device_name": String(repeating: "d", count: 101)])
             #expect(badDevice.errorCode == "INVALID_REQUEST")
-            #expect(try h.outbox().isEmpty)
+            #expect(try h.mail().isEmpty)
         }
     }
 
@@ -104,7 +104,7 @@ struct EmailSignInTests {
             let resent = try await client.send(.post, "/api/v1/auth/email/resend-code", json: ["email": "A@B.CO"])
             #expect(resent.status == .ok)
             #expect(resent.json["message"] as? String == "Verification code resent")
-            #expect(try h.outbox().count == 3)
+            #expect(try h.mail().count == 3)
         }
     }
 

@@ -262,7 +262,7 @@ struct PINProviderTests {
             let s = try await anonymous(client)
             _ = try await setPIN(client, s, "1234")
             _ = try await client.send(.post, "/api/v1/auth/email/send-code", json: ["email": "up@grade.io"])
-            let code = try #require(h.outbox().last?["code"] as? String)
+            let code = try #require(h.mail().last?.code)
             let linked = try await client.send(.post, "/api/v1/auth/email/verify", json: ["email": "up@grade.io", "code": code], bearer: s.accessToken)
             #expect(linked.status == .ok)
             let user = try linked.decode(SessionResponse.self).user
@@ -281,7 +281,7 @@ struct PINProviderTests {
         try await h.test { client async throws in
             let s = try await anonymous(client)
             _ = try await client.send(.post, "/api/v1/auth/email/send-code", json: ["email": "mine@b.co"])
-            let code = try #require(h.outbox().last?["code"] as? String)
+            let code = try #require(h.mail().last?.code)
             let r = try await client.send(.post, "/api/v1/auth/email/verify", json: ["email": "mine@b.co", "code": code], bearer: s.accessToken)
             #expect(r.status == .conflict && r.errorCode == "IDENTITY_IN_USE")
             let me = try await client.send(.get, "/api/v1/auth/me", bearer: s.accessToken)

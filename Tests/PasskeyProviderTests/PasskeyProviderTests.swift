@@ -20,7 +20,7 @@ struct PasskeyProviderTests {
 
     func registered(_ client: any TestClientProtocol, _ h: TestHarness, email: String = "ada@example.com") async throws -> SessionResponse {
         #expect(try await client.send(.post, "/api/v1/auth/password/register", json: ["email": email, "password": Self.password]).status == .accepted)
-        let code = try h.outbox().last { $0["to"] as? String == email && $0["code"] != nil }?["code"] as? String ?? ""
+        let code = try h.mail(to: email).last { $0.code != nil }?.code ?? ""
         return try await client.send(.post, "/api/v1/auth/password/verify-email", json: ["email": email, "code": code, "password": Self.password])
             .decode(SessionResponse.self)
     }
@@ -196,7 +196,7 @@ struct PasskeyProviderTests {
             #expect(try await client.send(.post, "/api/v1/auth/password/reset/email/initiate", json: ["email": "ada@example.com"]).status == .ok)
             var code: String?
             for _ in 0..<200 where code == nil {
-                code = try h.outbox().last { ($0["subject"] as? String)?.contains("reset") == true }?["code"] as? String
+                code = try h.mail().last { $0.subject.contains("reset") }?.code
                 if code == nil { try await Task.sleep(for: .milliseconds(10)) }
             }
             let reset = try await client.send(
@@ -204,7 +204,7 @@ struct PasskeyProviderTests {
             #expect(reset.status == .ok)
             var notice: String?
             for _ in 0..<200 where notice == nil {
-                notice = try h.outbox().last { ($0["subject"] as? String)?.contains("password was changed") == true }?["text"] as? String
+                notice = try h.mail().last { $0.subject.contains("password was changed") }?.text
                 if notice == nil { try await Task.sleep(for: .milliseconds(10)) }
             }
             #expect(notice?.contains("These passkeys still sign in to the account: \"Ada's iPhone\"") == true, "\(notice ?? "no mail")")

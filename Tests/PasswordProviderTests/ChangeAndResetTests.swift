@@ -29,8 +29,8 @@ struct ChangeAndResetTests {
             #expect(try await client.send(.get, "/api/v1/auth/me", bearer: second.accessToken).status == .unauthorized)
             #expect(try await T.login(client, "c@x.io", T.password).status == .unauthorized)
             #expect(try await T.login(client, "c@x.io", Self.newPassword).status == .ok)
-            let notice = try #require(h.outbox().last)
-            #expect(notice["to"] as? String == "c@x.io" && notice["subject"] as? String == "Your authd password was changed")
+            let notice = try #require(h.mail().last)
+            #expect(notice.to == "c@x.io" && notice.subject == "Your authd password was changed")
             #expect(changes.withLock { $0 } == ["password"])
         }
     }
@@ -55,16 +55,16 @@ struct ChangeAndResetTests {
         h.kernel.events.onCredentialChange { user, _ in changes.withLock { $0.append(user.lowercased) } }
         try await h.test { client async throws in
             let s = try await T.registered(client, h, email: "r@x.io")
-            let before = try h.outbox().count
+            let before = try h.mail().count
             let known = try await client.send(.post, "/api/v1/auth/password/reset/email/initiate", json: ["email": "r@x.io"])
             let unknown = try await client.send(.post, "/api/v1/auth/password/reset/email/initiate", json: ["email": "ghost@x.io"])
             #expect(known.status == .ok && unknown.status == .ok)
             #expect(known.json as NSDictionary == unknown.json as NSDictionary)
             let mail = try await T.waitForMail(h, count: before + 1)
             try await Task.sleep(for: .milliseconds(100))
-            #expect(try h.outbox().count == before + 1)  // nothing for the unknown address
-            #expect(mail.last?["to"] as? String == "r@x.io")
-            let code = try #require(mail.last?["code"] as? String)
+            #expect(try h.mail().count == before + 1)  // nothing for the unknown address
+            #expect(mail.last?.to == "r@x.io")
+            let code = try #require(mail.last?.code)
 
             let path = "/api/v1/auth/password/reset/email/verify"
             #expect(try await client.send(.post, path, json: ["email": "r@x.io", "code": code, "new_password": "123456789"]).errorCode == "WEAK_PASSWORD")
@@ -77,7 +77,7 @@ struct ChangeAndResetTests {
             #expect(try await client.send(.get, "/api/v1/auth/me", bearer: s.accessToken).status == .unauthorized)
             #expect(try await client.send(.post, "/api/v1/auth/refresh", json: ["refresh_token": s.refreshToken]).status == .unauthorized)
             #expect(try await T.login(client, "r@x.io", Self.newPassword).status == .ok)
-            #expect(try h.outbox().last?["subject"] as? String == "Your authd password was changed")
+            #expect(try h.mail().last?.subject == "Your authd password was changed")
             #expect(changes.withLock { $0 } == [s.user.id.lowercased()])
         }
     }

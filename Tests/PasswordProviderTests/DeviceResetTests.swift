@@ -50,8 +50,8 @@ struct DeviceResetTests {
             #expect(try await client.send(.post, "/api/v1/auth/refresh", json: ["refresh_token": phone.refreshToken]).status == .unauthorized)
             #expect(try await T.login(client, "d@x.io", T.password).status == .unauthorized)
             #expect(try await T.login(client, "d@x.io", Self.newPassword).status == .ok)
-            let notice = try #require(h.outbox().last)
-            #expect((notice["text"] as? String)?.contains("new laptop") == true)
+            let notice = try #require(h.mail().last)
+            #expect(notice.text.contains("new laptop"))
         }
     }
 

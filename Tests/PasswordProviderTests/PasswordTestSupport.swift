@@ -14,17 +14,17 @@ enum PasswordTest {
     }
 
     static func lastCode(_ h: TestHarness, to email: String) throws -> String? {
-        try h.outbox().last { $0["to"] as? String == email && $0["code"] != nil }?["code"] as? String
+        try h.mail(to: email).last { $0.code != nil }?.code
     }
 
-    /// Waits (up to 2 s) for mail that is sent after the answer, as reset codes are.
-    static func waitForMail(_ h: TestHarness, count: Int) async throws -> [[String: Any]] {
-        for _ in 0..<200 {
-            let mail = try h.outbox()
+    /// Waits (up to 30 s, on a loaded machine) for mail that is sent after the answer, as reset codes are.
+    static func waitForMail(_ h: TestHarness, count: Int) async throws -> [SentMail] {
+        for _ in 0..<3000 {
+            let mail = try h.mail()
             if mail.count >= count { return mail }
             try await Task.sleep(for: .milliseconds(10))
         }
-        return try h.outbox()
+        return try h.mail()
     }
 
     /// Registers and verifies, returning the session.

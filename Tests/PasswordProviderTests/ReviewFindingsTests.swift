@@ -138,16 +138,16 @@ struct ReviewFindingsPasswordTests {
             #expect(try await client.send(.put, "/api/v1/auth/username", json: ["username": "thief"], bearer: stolen.accessToken).status == .ok)
             // The owner is told a sign-in method was added.
             let notice = try #require(try await T.waitForMail(h, count: 2).last)
-            #expect(notice["subject"] as? String == "A new way to sign in to your authd account")
-            #expect((notice["text"] as? String)?.contains("a PIN") == true)
+            #expect(notice.subject == "A new way to sign in to your authd account")
+            #expect(notice.text.contains("a PIN"))
 
             _ = try await client.send(.post, "/api/v1/auth/password/reset/email/initiate", json: ["email": Self.owner])
             let mails = try await T.waitForMail(h, count: 3)
-            let code = try #require(mails.last?["code"] as? String)
+            let code = try #require(mails.last?.code)
             let reset = try await client.send(
                 .post, "/api/v1/auth/password/reset/email/verify", json: ["email": Self.owner, "code": code, "new_password": "the owner's new secret"])
             #expect(reset.status == .ok)
-            #expect((try h.outbox().last?["text"] as? String)?.contains("the PIN") == true)
+            #expect((try h.mail().last?.text)?.contains("the PIN") == true)
             let planted = try await client.send(.post, "/api/v1/auth/pin/verify", json: ["username": "thief", "pin": "4711"])
             #expect(planted.status == .unauthorized && planted.errorCode == "INVALID_CREDENTIALS")
             #expect(try await client.send(.get, "/api/v1/auth/me", bearer: stolen.accessToken).status == .unauthorized)
@@ -201,8 +201,8 @@ struct ReviewFindingsPasswordTests {
                 .post, "/api/v1/auth/email/verify", json: ["email": Self.owner, "code": try #require(try T.lastCode(h, to: Self.owner))]
             ).decode(SessionResponse.self)
             #expect(try await client.send(.post, "/api/v1/auth/password/change", json: ["new_password": Self.ownerPassword], bearer: again.accessToken).status == .noContent)
-            let notice = try await T.waitForMail(h, count: 4).first { $0["subject"] as? String == "A new way to sign in to your authd account" }
-            #expect((notice?["text"] as? String)?.contains("a password") == true)
+            let notice = try await T.waitForMail(h, count: 4).first { $0.subject == "A new way to sign in to your authd account" }
+            #expect((notice?.text)?.contains("a password") == true)
         }
     }
 
@@ -252,7 +252,7 @@ struct ReviewFindingsPasswordTests {
                 $0.username = "squatter"
             }
             _ = try await client.send(.post, "/api/v1/auth/password/reset/email/initiate", json: ["email": Self.owner])
-            let code = try #require(try await T.waitForMail(h, count: 2).last?["code"] as? String)
+            let code = try #require(try await T.waitForMail(h, count: 2).last?.code)
             let reset = try await client.send(
                 .post, "/api/v1/auth/password/reset/email/verify", json: ["email": Self.owner, "code": code, "new_password": Self.ownerPassword])
             #expect(reset.status == .ok)

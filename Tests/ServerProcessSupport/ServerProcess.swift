@@ -1,6 +1,7 @@
 public import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import AuthKernelTesting
 #endif
 
 /// A real `authd serve` process on 127.0.0.1 and a free port, for end-to-end tests.
@@ -97,12 +98,13 @@ public final class ServerProcess: @unchecked Sendable {
         return ((response as! HTTPURLResponse).statusCode, body)
     }
 
-    /// The newest code in the outbox.
+    /// The code in the newest mail, read from its text as a person reads it.
+    /// - Throws: ``MailDefect`` for a mail with a placeholder left or a code its HTML lacks.
     public func lastMailedCode() throws -> String {
         let text = try String(contentsOfFile: folder + "/outbox.jsonl", encoding: .utf8)
-        let last = text.split(separator: "\n").last.map(String.init) ?? ""
-        let mail = try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any]
-        guard let code = mail?["code"] as? String else { throw E2EError("no code in the outbox") }
+        guard let mail = text.split(separator: "\n").last.flatMap(SentMail.init(outboxLine:)) else { throw E2EError("no mail in the outbox") }
+        try mail.check()
+        guard let code = mail.code else { throw E2EError("no code in the newest mail: \(mail.text)") }
         return code
     }
 }

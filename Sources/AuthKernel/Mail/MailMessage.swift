@@ -8,15 +8,19 @@ package struct MailMessage: Sendable, Equatable, Codable {
     package var text: String
     /// HTML body (sent as the second part of multipart/alternative), if any.
     package var html: String?
-    /// The one-time code the message carries, if any (the outbox records it for tests and tooling).
+    /// The one-time code the message carries, if any (the outbox records it for tooling; tests read
+    /// the text, as a person does).
     package var code: String?
+    /// The template it was rendered from (`PROVIDER.NAME`), if any.
+    package var template: String?
 
     /// Creates a message.
-    package init(to: String, subject: String, text: String, html: String? = nil, code: String? = nil) {
+    package init(to: String, subject: String, text: String, html: String? = nil, code: String? = nil, template: String? = nil) {
         self.to = to
         self.subject = subject
         self.text = text
         self.html = html
         self.code = code
+        self.template = template
     }
 }

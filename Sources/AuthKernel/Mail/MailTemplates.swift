@@ -1,4 +1,5 @@
 import Foundation
+package import Logging
 import Synchronization
 
 /// One mail's wording: subject, text and HTML, with `{{name}}` placeholders.
@@ -34,25 +35,56 @@ public struct MailTemplate: Sendable {
 /// The mails authd sends, by name, with defaults built in and per-file overrides in
 /// `DATA/templates/NAME.subject`, `NAME.txt`, `NAME.html` (read at each send, so edits need no restart).
 ///
-/// Every template gets `{{product_name}}`; the kernel's own, `sign_in_method_added`, gets `{{method}}`
-/// and `{{when}}`. Providers register theirs at start-up (``Mailer/register(_:_:)``).
+/// Names are `PROVIDER.NAME`: a template belongs to the provider that registers it, the kernel's own
+/// are `kernel.NAME`, and a second registration of a name is a configuration error, so one
+/// provider's mail can never replace another's. An override file under the name's old bare form
+/// (`sign_in_code.subject` for `email.sign_in_code`) is still read, with a warning naming the new one.
+///
+/// Every template gets `{{product_name}}`, and `{{code}}` when a code is sent; the kernel's own,
+/// `kernel.sign_in_method_added`, gets `{{method}}` and `{{when}}`. Providers register theirs at
+/// start-up (``Mailer/register(_:_:)``).
 package final class MailTemplates: Sendable {
     /// The folder of overrides.
     package let folder: String?
     /// `mail.product_name`.
     package let productName: String
     private let defaults: Mutex<[String: MailTemplate]>
+    /// Old override names already warned about, so a busy server says it once.
+    private let warned = Mutex<Set<String>>([])
+    private let logger: Logger?
 
     /// Creates the set with the built-in templates.
-    package init(folder: String?, productName: String) {
+    package init(folder: String?, productName: String, logger: Logger? = nil) {
         self.folder = folder
         self.productName = productName
+        self.logger = logger
         defaults = Mutex(Self.builtIn)
     }
 
-    /// Adds or replaces a built-in template (a provider's own mail).
-    package func register(_ name: String, _ template: MailTemplate) {
-        defaults.withLock { $0[name] = template }
+    /// The registered names, sorted.
+    package var names: [String] { defaults.withLock { $0.keys.sorted() } }
+
+    /// Whether `name` has the `PROVIDER.NAME` form: two parts of lower-case letters, digits, `_` and
+    /// `-`, joined by one dot.
+    package static func isValidName(_ name: String) -> Bool {
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 2 && parts.allSatisfy { part in
+            !part.isEmpty && part.utf8.count <= 64 && part.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" || $0 == "-" }
+        }
+    }
+
+    /// Adds a template (a provider's own mail).
+    /// - Throws: ``ConfigError`` for a name not of the form `PROVIDER.NAME`, or one already registered.
+    package func register(_ name: String, _ template: MailTemplate) throws {
+        guard Self.isValidName(name) else {
+            throw ConfigError("mail template \"\(name)\" must be named PROVIDER.NAME (lower case), e.g. \"email.sign_in_code\"")
+        }
+        try defaults.withLock { defaults throws(ConfigError) in
+            guard defaults[name] == nil else {
+                throw ConfigError("mail template \"\(name)\" is registered twice: two providers (or one, twice) claim the same mail")
+            }
+            defaults[name] = template
+        }
     }
 
     /// Renders a template into a message.
@@ -61,17 +93,30 @@ package final class MailTemplates: Sendable {
         guard var template = defaults.withLock({ $0[name] }) else { preconditionFailure("no mail template named \(name)") }
         if let folder {
             let base = folder + "/" + name
-            if let s = try? String(contentsOfFile: base + ".subject", encoding: .utf8) { template.subject = s.trimmingCharacters(in: .whitespacesAndNewlines) }
-            if let t = try? String(contentsOfFile: base + ".txt", encoding: .utf8) { template.text = t }
-            if let h = try? String(contentsOfFile: base + ".html", encoding: .utf8) { template.html = h }
+            let legacy = name.split(separator: ".").last.map { folder + "/" + $0 } ?? base
+            func read(_ suffix: String) -> String? {
+                if let s = try? String(contentsOfFile: base + suffix, encoding: .utf8) { return s }
+                guard let s = try? String(contentsOfFile: legacy + suffix, encoding: .utf8) else { return nil }
+                if warned.withLock({ $0.insert(legacy + suffix).inserted }) {
+                    logger?.warning(
+                        "mail template override read under its old name; rename it",
+                        metadata: ["file": "\(legacy + suffix)", "rename_to": "\(base + suffix)"])
+                }
+                return s
+            }
+            if let s = read(".subject") { template.subject = s.trimmingCharacters(in: .whitespacesAndNewlines) }
+            if let t = read(".txt") { template.text = t }
+            if let h = read(".html") { template.html = h }
         }
         var all = values
         all["product_name"] = productName
+        // The code a mail exists for is a placeholder like any other: senders need not pass it twice.
+        if let code { all["code"] = code }
         // A subject is one line, whatever a value or an override holds.
         let subject = Self.fill(template.subject, all).components(separatedBy: .newlines).joined(separator: " ")
         return MailMessage(
             to: to, subject: subject, text: Self.fill(template.text, all),
-            html: Self.fill(template.html, all.mapValues(MailComposer.escapeHTML)), code: code
+            html: Self.fill(template.html, all.mapValues(MailComposer.escapeHTML)), code: code, template: name
         )
     }
 
@@ -113,7 +158,7 @@ package final class MailTemplates: Sendable {
     }
 
     static let builtIn: [String: MailTemplate] = [
-        "sign_in_method_added": MailTemplate(
+        SignInMethodNotices.template: MailTemplate(
             subject: "A new way to sign in to your {{product_name}} account",
             text: """
                 A new way to sign in was added to your {{product_name}} account at {{when}}: {{method}}.

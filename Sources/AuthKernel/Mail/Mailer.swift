@@ -46,6 +46,8 @@ public final class Mailer: Sendable {
         self.box = box
         self.logger = logger
         jobs.register(kind: Self.jobKind, policy: retry) { job in
+            // A stand-in queued for an unknown address (``sendDecoy(template:values:code:)``): done.
+            if case .bool(true) = job.payload["decoy"] { return }
             let (transport, from) = delivery.withLock { ($0.transport, $0.from) }
             guard case .string(let sealed) = job.payload["message"], let json = box.open(sealed),
                 let message = try? JSONDecoder().decode(MailMessage.self, from: Data(json.utf8))
@@ -64,10 +66,15 @@ public final class Mailer: Sendable {
         }
     }
 
-    /// Adds a template (a provider's own mail) under `name`; an operator's files in
-    /// `DATA/templates/NAME.subject|txt|html` still override its parts.
-    public func register(_ name: String, _ template: MailTemplate) {
-        templates.register(name, template)
+    /// Adds a template (a provider's own mail) under `name`, which is `PROVIDER.NAME` with the
+    /// registering provider's id (`"magic.link"`); an operator's files in
+    /// `DATA/templates/PROVIDER.NAME.subject|txt|html` still override its parts.
+    ///
+    /// Call it from the provider's `init`: the registry refuses a name outside the provider's own
+    /// id, and a name registered twice stops start-up.
+    /// - Throws: ``ConfigError`` for a malformed name or one already registered.
+    public func register(_ name: String, _ template: MailTemplate) throws {
+        try templates.register(name, template)
     }
 
     /// Renders a template and sends it (see `MailTemplates`).
@@ -75,11 +82,23 @@ public final class Mailer: Sendable {
     ///   - template: the name it was registered under (``register(_:_:)``).
     ///   - to: the address.
     ///   - values: the `{{name}}` placeholders' values (escaped for HTML in the HTML part).
-    ///   - code: the one-time code, for `{{code}}`; never logged.
+    ///   - code: the one-time code, for `{{code}}` (filled in for you); never logged.
     ///   - waitForDelivery: false returns once the message is queued (durably), without
     ///     waiting for the first attempt (notices that no one is waiting for).
     public func send(template: String, to: String, values: [String: String] = [:], code: String? = nil, waitForDelivery: Bool = true) async throws {
         try await send(templates.render(template, to: to, values: values, code: code), waitForDelivery: waitForDelivery)
+    }
+
+    /// Does the work of ``send(template:to:values:code:waitForDelivery:)`` with `waitForDelivery`
+    /// false — render, seal, one durable job, one attempt — for an address that has no account, and
+    /// delivers nothing: an answer for an unknown address then costs what one for a known address
+    /// costs, and its timing says nothing about who has an account.
+    public func sendDecoy(template: String, values: [String: String] = [:], code: String? = nil) async throws {
+        let message = templates.render(template, to: "nobody@invalid", values: values, code: code)
+        let sealed = box.seal(String(decoding: try JSONEncoder().encode(message), as: UTF8.self))
+        let job = try await jobs.enqueue(kind: Self.jobKind, payload: ["message": .string(sealed), "decoy": .bool(true)])
+        let jobs = self.jobs
+        Task { await jobs.run(job) }
     }
 
     /// Queues a message and tries it at once, waiting for that attempt at most `mail.wait_for_delivery`

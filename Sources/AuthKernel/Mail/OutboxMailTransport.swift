@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// The `outbox` transport: appends each message as one JSON line
-/// `{"to","subject","text","code"?,"sent_at"}` to `DATA/outbox.jsonl` (mode 0600).
+/// `{"to","subject","text","html"?,"code"?,"template"?,"sent_at"}` to `DATA/outbox.jsonl` (mode 0600).
 package struct OutboxMailTransport: MailTransport {
     /// Path of the outbox file.
     package let path: String
@@ -18,15 +18,19 @@ package struct OutboxMailTransport: MailTransport {
         var to: String
         var subject: String
         var text: String
+        var html: String?
         var code: String?
+        var template: String?
         var sentAt: String
-        enum CodingKeys: String, CodingKey { case to, subject, text, code, sentAt = "sent_at" }
+        enum CodingKeys: String, CodingKey { case to, subject, text, html, code, template, sentAt = "sent_at" }
     }
 
     package func send(_ message: MailMessage, from: String) async throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let line = Line(to: message.to, subject: message.subject, text: message.text, code: message.code, sentAt: Timestamp.string(Date()))
+        let line = Line(
+            to: message.to, subject: message.subject, text: message.text, html: message.html, code: message.code, template: message.template,
+            sentAt: Timestamp.string(Date()))
         let bytes = [UInt8](try encoder.encode(line)) + [0x0A]
         let path = self.path
         // One write(2) with O_APPEND: lines from concurrent senders never interleave.

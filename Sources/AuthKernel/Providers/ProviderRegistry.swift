@@ -36,8 +36,13 @@ package struct ProviderRegistry: Sendable {
                 throw ConfigError("providers lists \"\(id)\", which this build does not have")
             }
             var section = kernel.config.providerSections[id] ?? ConfigSection(path: type.configSection, values: [:])
+            let templatesBefore = Set(kernel.mailer.templates.names)
             let provider = try type.init(kernel: kernel, config: &section)
             try section.rejectUnknownKeys()
+            // A provider's mail is its own: one provider can never word another's.
+            if let foreign = kernel.mailer.templates.names.first(where: { !templatesBefore.contains($0) && !$0.hasPrefix(id + ".") }) {
+                throw ConfigError("provider \"\(id)\" registered the mail template \"\(foreign)\"; a provider's templates are named \"\(id).NAME\"")
+            }
             return provider
         }
     }

@@ -15,7 +15,7 @@ package final class SignInMethodNotices: Sendable {
     private let names: [String: String]
 
     /// The template sent.
-    package static let template = "sign_in_method_added"
+    package static let template = "kernel.sign_in_method_added"
 
     /// Creates the notices.
     package init(mailer: Mailer, clock: any AuthClock, logger: Logger, names: [String: String] = [:]) {

@@ -2,11 +2,11 @@ public import AuthKernel
 
 /// The email provider's mail.
 enum EmailMail {
-    /// `sign_in_code`: `{{code}}`, `{{lifetime}}`, `{{product_name}}`.
-    static let signInCode = "sign_in_code"
+    /// `email.sign_in_code`: `{{code}}`, `{{lifetime}}`, `{{product_name}}`.
+    static let signInCode = "email.sign_in_code"
 
-    static func register(on mailer: Mailer) {
-        mailer.register(
+    static func register(on mailer: Mailer) throws {
+        try mailer.register(
             signInCode,
             .code(
                 subject: "Your {{product_name}} sign-in code: {{code}}", lead: "Your {{product_name}} sign-in code is",

@@ -21,14 +21,14 @@ public struct NewNetworkConfirmation: AuthProvider {
     /// The second factor's name: the field of `POST /api/v1/auth/mfa/verify` that carries the code.
     public static let factorName = "network_code"
     static let secretKey = "new_network.known"
-    static let mailTemplate = "new_network_code"
+    static let mailTemplate = "new-network.code"
     static let codes = CodePolicy(ttl: 300, resendInterval: 0, maxAttempts: 5, maxFailures: 10, failureWindow: 900)
 
     public init(kernel: Kernel, config: inout ConfigSection) throws {
         let remember = try config.int("remember", default: 10, in: 1...100)
         // A server-wide pepper: the stored hashes say nothing about where anyone has been.
         let networks = Networks(pepper: try kernel.secret(named: "new-network"), remember: remember, users: kernel.users)
-        kernel.mailer.register(
+        try kernel.mailer.register(
             Self.mailTemplate,
             .code(
                 subject: "Your {{product_name}} sign-in code: {{code}}",
