@@ -72,9 +72,10 @@ extension AuthClient {
         try await authorized("GET", "api/v1/auth/device/\(Self.pathSegment(userCode))", as: PendingDeviceSignIn.self)
     }
 
-    /// Approves a device sign-in: the device's next poll gets a session of this user.
+    /// Approves a device sign-in: the device's next poll gets a session of this user. The session's
+    /// refresh token goes along as the proof authd asks of a session that is not freshly signed in.
     public func approveDeviceSignIn(userCode: String) async throws {
-        _ = try await authorized("POST", "api/v1/auth/device/\(Self.pathSegment(userCode))/approve", as: Empty.self)
+        try await approving("api/v1/auth/device/\(Self.pathSegment(userCode))/approve", json: [:])
     }
 
     /// Denies a device sign-in.

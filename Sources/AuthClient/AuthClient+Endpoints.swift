@@ -112,9 +112,18 @@ extension AuthClient {
         return try await authorized("GET", "api/v1/auth/approvals", as: R.self).approvals
     }
 
-    /// Approves a request with the match code its device shows.
+    /// Approves a request with the match code its device shows. The session's refresh token goes
+    /// along as the proof authd asks of a session that is not freshly signed in.
     public func approve(_ id: String, matchCode: String) async throws {
-        _ = try await authorized("POST", "api/v1/auth/approvals/\(id)/approve", json: ["match_code": matchCode], as: Empty.self)
+        try await approving("api/v1/auth/approvals/\(id)/approve", json: ["match_code": matchCode])
+    }
+
+    /// Posts an approval with this session's refresh token beside `json`: an access token alone
+    /// approves only while the sign-in is fresh, so a leaked one never lets another device in.
+    func approving(_ path: String, json: [String: Any]) async throws {
+        var body = json
+        body["refresh_token"] = try await validTokens().refreshToken
+        _ = try await authorized("POST", path, json: body, as: Empty.self)
     }
 
     /// Denies a request.

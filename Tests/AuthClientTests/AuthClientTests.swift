@@ -336,6 +336,22 @@ struct AuthClientTests {
         #expect(try await phone.apiKeys().isEmpty)
     }
 
+    /// A session that is no longer fresh approves only with its refresh token as proof (contract
+    /// §12): AuthClient sends it itself, while the access token alone is refused.
+    @Test func anApprovalFromAStaleSessionCarriesItsRefreshTokenAsProof() async throws {
+        let f = try Fixture(config: Self.config.replacingOccurrences(of: #""device":{"interval":1}"#, with: #""device":{"interval":1},"auth":{"fresh_auth":1}"#))
+        let phone = f.client()
+        let signedIn = try await f.signInByEmail(phone, "stale@example.com", device: "phone")
+        try await Task.sleep(for: .seconds(2))  // past auth.fresh_auth: the session is no longer fresh
+        let tv = f.client()
+        let bare = try await tv.startDeviceSignIn(deviceName: "TV")
+        let (status, body) = try await f.server.request("POST", "/api/v1/auth/device/\(bare.userCode)/approve", bearer: signedIn.tokens.accessToken)
+        #expect(status == 403 && (body["error"] as? [String: Any])?["code"] as? String == "REAUTH_REQUIRED")
+        async let waiting = tv.waitForDeviceSignIn(bare)
+        try await phone.approveDeviceSignIn(userCode: bare.userCode)
+        #expect(try await waiting.user.email == "stale@example.com")
+    }
+
     @Test func aDeviceSignsInWhenAPersonApprovesAndIsToldWhenDenied() async throws {
         let f = try Fixture()
         let phone = f.client()

@@ -126,18 +126,23 @@ package struct DeviceAuthorizations: Sendable {
         return Pending(userCode: display(record.key), clientID: clientID, device: device, createdAt: record.sentAt, expiresAt: record.expiresAt)
     }
 
-    /// Approves (`userID` set) or denies a pending request for the signed-in `userID`.
+    /// Approves (`userID` set) or denies a pending request for the signed-in `userID`. An approval is
+    /// bound to the user's credential version of that moment: a password reset or change, a disable
+    /// or the admin ending the user's sessions before the device collects it denies it (contract §12).
     /// - Throws: 404 `NOT_FOUND` (unknown or expired); 409 `INVALID_STATE` (already answered).
     package func answer(_ userCode: String, approve: Bool, by userID: UUID) async throws -> Pending {
         guard let code = Self.normalise(userCode) else { throw AuthError.notFound("No such device code.") }
         let now = clock.now()
-        let record = try await store.write([.code(purpose: Self.purpose, key: code)]) { state -> CodeRecord in
+        // The user first, then the code: the order every write that takes both locks them in.
+        let record = try await store.write([.user(userID), .code(purpose: Self.purpose, key: code)]) { state -> CodeRecord in
             guard var record = state.code(purpose: Self.purpose, key: code), record.expiresAt > now else {
                 throw AuthError.notFound("No such device code, or it has expired.")
             }
             guard case .string("pending") = record.payload?["status"] else { throw AuthError.invalidState("This device code has been answered already.") }
+            guard let user = state.user(id: userID) else { throw AuthError.unauthorized }
             record.payload?["status"] = .string(approve ? "approved" : "denied")
             record.payload?["user_id"] = .string(userID.lowercased)
+            record.payload?["credential_version"] = .number(Double(user.credentialVersion))
             state.put(record)
             return record
         }
@@ -212,22 +217,33 @@ package struct DeviceAuthorizations: Sendable {
         }
         pacing.forget(code)
         // Approved: used up in one write (two polls racing get one session), then the session.
-        let outcome = try await store.write([.code(purpose: Self.purpose, key: code)]) { state -> (Poll, UUID?, DeviceInfo) in
+        let outcome = try await store.write([.code(purpose: Self.purpose, key: code)]) { state -> (Poll, UUID?, DeviceInfo, Int) in
             guard var record = state.code(purpose: Self.purpose, key: code), record.digest == found.digest, record.expiresAt > now,
                 var payload = record.payload, case .string("approved") = payload["status"],
                 case .string(let id) = payload["user_id"], let userID = UUID(uuidString: id)
-            else { return (.invalidGrant, nil, .none) }
+            else { return (.invalidGrant, nil, .none, 0) }
             let pending = Self.pending(record)
+            var version = 0
+            if case .number(let n) = payload["credential_version"] { version = Int(n) }
             payload["status"] = .string("used")
             record.payload = payload
             state.put(record)
-            return (.invalidGrant, userID, pending.device)  // becomes the session below
+            return (.invalidGrant, userID, pending.device, version)  // becomes the session below
         }
         guard let userID = outcome.1 else { return outcome.0 }
         // The code is used (durably: the write above waited) before the session starts: a crash in
         // between loses a sign-in, never doubles one.
-        guard let user = try await store.read([.user(userID)], { $0.user(id: userID) }) else { return .invalidGrant }
-        let session = try await sessions.startSession(user, amr: ["device"], device: outcome.2, requireUnchangedCredentials: false)
+        guard var user = try await store.read([.user(userID)], { $0.user(id: userID) }) else { return .invalidGrant }
+        // Recovery reaches what was approved before it (contract §12): the session starts only if
+        // the credentials are those the approval saw, checked in the session's own write.
+        user.credentialVersion = outcome.3
+        let session: SessionResponse
+        do {
+            session = try await sessions.startSession(user, amr: ["device"], device: outcome.2)
+        } catch let error as AuthError where [AuthError.invalidCredentials.code, AuthError.accountDisabled.code, AuthError.unauthorized.code].contains(error.code) {
+            logger.info("approved device refused: the account changed since", metadata: ["user.id": "\(userID.lowercased)"])
+            return .accessDenied
+        }
         logger.info("device signed in", metadata: ["user.id": "\(userID.lowercased)"])
         return .session(session)
     }

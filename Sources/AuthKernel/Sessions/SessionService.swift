@@ -315,6 +315,39 @@ public struct SessionService: Sendable {
         try FreshSession.require(principal, now: clock.now(), within: freshAuth)
     }
 
+    /// Throws unless `principal` may approve something that lets another device in (contract §12): a
+    /// full session that is fresh, or one that shows its own refresh token — the current one, or its
+    /// predecessor within `tokens.refresh_reuse_grace`. The token is checked against its hash and not
+    /// rotated; an older one is reuse and ends the session. A leaked access token alone so never
+    /// makes a new way in.
+    /// - Throws: 403 `FORBIDDEN` for a limited session, 403 `REAUTH_REQUIRED` without the proof,
+    ///   401 `REFRESH_TOKEN_REUSED` (the session is ended).
+    public func requireApprovalProof(_ principal: Principal, refreshToken: String?) async throws {
+        if principal.session.isLimited { throw AuthError.forbidden }
+        if isFresh(principal) { return }
+        guard let refreshToken, refreshToken.utf8.count <= 256 else { throw AuthError.reauthRequired }
+        let presented = RefreshToken.hash(refreshToken)
+        let sessionID = principal.session.id, userID = principal.user.id, grace = TimeInterval(settings.refreshReuseGrace)
+        let now = clock.now()
+        let ended = try await store.write([.session(sessionID)]) { state -> SessionRecord? in
+            guard let session = state.session(id: sessionID), session.userID == userID, session.expiresAt > now else {
+                throw AuthError.reauthRequired
+            }
+            // Hashes of 256-bit tokens: comparing them says nothing about a token.
+            if session.refreshHashes.contains(presented) { return nil }
+            guard let retired = session.retired.first(where: { $0.hash == presented }) else { throw AuthError.reauthRequired }
+            if now.timeIntervalSince(retired.retiredAt) <= grace { return nil }
+            Self.end(session, in: &state, now: now, reason: "refresh_reuse")
+            return session
+        }
+        guard let ended else { return }
+        await events.sessionsEnded([ended])
+        logger.warning("refresh token reuse detected on an approval; session revoked", metadata: ["session.id": "\(sessionID.lowercased)", "user.id": "\(userID.lowercased)"])
+        await audit?.record("refresh_reuse", user: userID)
+        Self.reuseDetections.increment()
+        throw AuthError.refreshTokenReused
+    }
+
     /// What the sign-in policies add to a token of `session`.
     private func extraClaims(for user: UserRecord, session: SessionRecord) -> [String: JSONValue] {
         var claims: [String: JSONValue] = [:]

@@ -138,12 +138,12 @@ paths:
     delete:
       operationId: deleteAccount
       tags: [account]
-      summary: Delete the account with its identities, sessions and codes
+      summary: Delete the account with its identities, sessions and codes (a fresh session, unless anonymous with nothing linked)
       security: [{ bearer: [] }]
       responses:
         "204": { description: Deleted }
         "401": { $ref: "#/components/responses/Unauthorized" }
-        "403": { $ref: "#/components/responses/Forbidden" }
+        "403": { $ref: "#/components/responses/ForbiddenOrReauth" }
         "503": { $ref: "#/components/responses/Unavailable" }
   /api/v1/auth/sessions:
     get:
@@ -162,13 +162,13 @@ paths:
     delete:
       operationId: deleteSession
       tags: [sessions]
-      summary: End one of the user's sessions
+      summary: End one of the user's sessions (an API key's needs a fresh session)
       security: [{ bearer: [] }]
       parameters: [{ name: id, in: path, required: true, schema: { type: string } }]
       responses:
         "204": { description: Ended }
         "401": { $ref: "#/components/responses/Unauthorized" }
-        "403": { $ref: "#/components/responses/Forbidden" }
+        "403": { $ref: "#/components/responses/ForbiddenOrReauth" }
         "404": { $ref: "#/components/responses/NotFound" }
         "503": { $ref: "#/components/responses/Unavailable" }
   /api/v1/auth/sessions/current/push:
@@ -251,13 +251,13 @@ paths:
     delete:
       operationId: revokeAPIKey
       tags: [api-keys]
-      summary: Revoke one of the user's API keys
+      summary: Revoke one of the user's API keys (a fresh session)
       security: [{ bearer: [] }]
       parameters: [{ name: id, in: path, required: true, schema: { type: string } }]
       responses:
         "204": { description: Revoked }
         "401": { $ref: "#/components/responses/Unauthorized" }
-        "403": { $ref: "#/components/responses/Forbidden" }
+        "403": { $ref: "#/components/responses/ForbiddenOrReauth" }
         "404": { $ref: "#/components/responses/NotFound" }
         "503": { $ref: "#/components/responses/Unavailable" }
   /api/v1/auth/api-keys/exchange:
@@ -312,13 +312,19 @@ paths:
     post:
       operationId: approveDevice
       tags: [device]
-      summary: Approve a device sign-in; its next poll gets a session of this user (amr device)
+      summary: Approve a device sign-in; its next poll gets a session of this user (amr device). A session that is not fresh sends its refresh token as proof.
       security: [{ bearer: [] }]
       parameters: [{ $ref: "#/components/parameters/UserCode" }]
+      requestBody:
+        required: false
+        content: { application/json: { schema: { $ref: "#/components/schemas/ApprovalProof" } } }
       responses:
         "204": { description: Approved }
-        "401": { $ref: "#/components/responses/Unauthorized" }
-        "403": { $ref: "#/components/responses/Forbidden" }
+        "400": { $ref: "#/components/responses/InvalidRequest" }
+        "401": { $ref: "#/components/responses/ApprovalUnauthorized" }
+        "403": { $ref: "#/components/responses/ForbiddenOrReauth" }
+        "413": { $ref: "#/components/responses/PayloadTooLarge" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "404": { $ref: "#/components/responses/NotFound" }
         "409": { $ref: "#/components/responses/InvalidState" }
         "429": { $ref: "#/components/responses/RateLimited" }
@@ -560,18 +566,18 @@ paths:
     post:
       operationId: approveRequest
       tags: [approvals]
-      summary: Approve with the match code the requesting device shows (three wrong codes deny)
+      summary: Approve with the match code the requesting device shows (three wrong codes deny). A session that is not fresh sends its refresh token as proof.
       security: [{ bearer: [] }]
       parameters: [{ name: id, in: path, required: true, schema: { type: string } }]
       requestBody:
         required: true
-        content: { application/json: { schema: { type: object, required: [match_code], properties: { match_code: { type: string } } }, example: { match_code: "123" } } }
+        content: { application/json: { schema: { type: object, required: [match_code], properties: { match_code: { type: string }, refresh_token: { type: string, maxLength: 256 } } }, example: { match_code: "123" } } }
       responses:
         "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "204": { description: Approved }
         "400": { $ref: "#/components/responses/InvalidRequest" }
-        "401": { $ref: "#/components/responses/InvalidCode" }
-        "403": { $ref: "#/components/responses/Forbidden" }
+        "401": { $ref: "#/components/responses/ApprovalUnauthorized" }
+        "403": { $ref: "#/components/responses/ForbiddenOrReauth" }
         "404": { $ref: "#/components/responses/NotFound" }
         "409": { $ref: "#/components/responses/InvalidState" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
@@ -644,6 +650,10 @@ components:
     bearer: { type: http, scheme: bearer, bearerFormat: JWT }
     serviceKey: { type: http, scheme: bearer, description: "A service key (authd_sk_…) made with `authd service-keys create`" }
   schemas:
+    ApprovalProof:
+      type: object
+      description: "The approving session's own refresh token (its current one, or its predecessor within tokens.refresh_reuse_grace): needed when the session is not fresh"
+      properties: { refresh_token: { type: string, maxLength: 256 } }
     Error:
       type: object
       required: [error]
@@ -830,6 +840,8 @@ components:
       description: "RFC 6749 §5.2's error shape, Cache-Control: no-store"
       content: { application/json: { schema: { $ref: "#/components/schemas/OAuthError" }, example: { error: authorization_pending, error_description: The person has not approved this device yet. } } }
     Forbidden: { description: "FORBIDDEN: a session made by an API key or the device flow may not do this", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
+    ForbiddenOrReauth: { description: "FORBIDDEN for a session made by an API key or the device flow; REAUTH_REQUIRED for a session signed in longer ago than auth.fresh_auth (for an approval: that also does not send its own refresh token)", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
+    ApprovalUnauthorized: { description: "INVALID_CODE (a wrong match code, with details.attempts_remaining); REFRESH_TOKEN_REUSED (the proof was a refresh token rotated out longer ago than tokens.refresh_reuse_grace: the session has ended); UNAUTHORIZED", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
     InvalidAPIKey: { description: "INVALID_API_KEY with details.reason unknown, revoked or expired", content: { application/json: { schema: { $ref: "#/components/schemas/Error" }, example: { error: { code: INVALID_API_KEY, message: The API key is revoked. Create a new one., details: { reason: revoked } } } } } }
     NotFound: { description: NOT_FOUND, content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }
     AccountExists: { description: "ACCOUNT_EXISTS, or IDENTITY_IN_USE when linking", content: { application/json: { schema: { $ref: "#/components/schemas/Error" } } } }

@@ -76,6 +76,7 @@ struct APIKeyRoutes: Sendable {
         api.delete("api-keys/{id}") { _, context -> Response in
             let principal = try context.requirePrincipal()
             guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw AuthError.notFound("No such API key.") }
+            try kernel.sessions.requireFresh(principal)
             try await kernel.sessions.revokeAPIKey(id, of: principal.user.id)
             return Response(status: .noContent)
         }

@@ -51,7 +51,9 @@ package struct ApprovalRoutes: Sendable {
     struct List: ResponseEncodable { var approvals: [Item] }
     struct ApproveBody: Decodable {
         var matchCode: String
-        enum CodingKeys: String, CodingKey { case matchCode = "match_code" }
+        /// The approving session's own refresh token: the proof of contract §12 when the session is not fresh.
+        var refreshToken: String?
+        enum CodingKeys: String, CodingKey { case matchCode = "match_code", refreshToken = "refresh_token" }
     }
 
     enum StreamEvent: Sendable {
@@ -70,6 +72,7 @@ package struct ApprovalRoutes: Sendable {
         api.post("approvals/{id}/approve") { request, context -> Response in
             let principal = try context.requirePrincipal()
             let body = try await request.decodeJSON(as: ApproveBody.self, context: context)
+            try await kernel.sessions.requireApprovalProof(principal, refreshToken: body.refreshToken)
             let id = try context.parameters.require("id")
             let kind = try await kernel.approvals.pending(userID: principal.user.id).first { $0.id == id }?.kind
             try await kernel.approvals.approve(id: id, userID: principal.user.id, matchCode: body.matchCode)

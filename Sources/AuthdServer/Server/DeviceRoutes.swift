@@ -10,6 +10,13 @@ struct DeviceRoutes: Sendable {
     let kernel: Kernel
     let devices: DeviceAuthorizations
 
+    /// An approval's optional body: the approving session's refresh token, the proof of contract §12
+    /// when the session is not fresh.
+    struct ApproveBody: Decodable {
+        var refreshToken: String?
+        enum CodingKeys: String, CodingKey { case refreshToken = "refresh_token" }
+    }
+
     func add(to api: RouterGroup<AuthRequestContext>) {
         let kernel = self.kernel, devices = self.devices
 
@@ -36,8 +43,10 @@ struct DeviceRoutes: Sendable {
             return w.response()
         }
 
-        api.post("device/{user_code}/approve") { _, context -> Response in
+        api.post("device/{user_code}/approve") { request, context -> Response in
             let (principal, code) = try await lookup(context)
+            let body = try await request.decodeJSONIfPresent(as: ApproveBody.self, context: context)
+            try await kernel.sessions.requireApprovalProof(principal, refreshToken: body?.refreshToken)
             let pending = try await devices.answer(code, approve: true, by: principal.user.id)
             let label = [pending.device.name, pending.device.platform].compactMap { $0 }.joined(separator: ", ")
             await kernel.users.noticeMethodAdded(principal.user, method: "a device signed in with a code (\(label.isEmpty ? "unnamed" : label))")

@@ -102,8 +102,8 @@ package struct KernelRoutes: Sendable {
 
         api.post("logout") { request, context -> Response in
             if let principal = context.principal {
-                // A body, if any, must still be well-formed; the Bearer says which session ends.
-                _ = try await request.decodeJSONIfPresent(as: RefreshBody.self, context: context)
+                // The Bearer says which session ends, whatever the body holds (contract §12): clients
+                // that always send a JSON body, `{}` included, can still log out.
                 try await kernel.sessions.revoke(principal.session.id, of: principal.user.id)
                 await kernel.audit.record("logout", user: principal.user.id)
                 return Response(status: .noContent)
@@ -140,6 +140,9 @@ package struct KernelRoutes: Sendable {
 
         api.delete("account") { _, context -> Response in
             let principal = try context.requirePrincipal()
+            // Deleting is the last credential change (contract §12); an anonymous user with nothing
+            // linked, whose token is its only credential, is let through.
+            try kernel.sessions.requireFresh(principal)
             await kernel.accountDeletion.run(for: principal.user)
             try await kernel.users.delete(principal.user.id)
             await kernel.audit.record("account_deleted", user: principal.user.id)
@@ -164,6 +167,10 @@ package struct KernelRoutes: Sendable {
             let principal = try context.requirePrincipal()
             guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else {
                 throw AuthError.notFound("No such session.")
+            }
+            // Ending an API key is a credential change like deleting it (contract §12).
+            if try await kernel.sessions.sessions(of: principal.user.id).contains(where: { $0.id == id && $0.isAPIKey }) {
+                try kernel.sessions.requireFresh(principal)
             }
             try await kernel.sessions.revoke(id, of: principal.user.id)
             return Response(status: .noContent)
