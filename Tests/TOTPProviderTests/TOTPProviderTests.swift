@@ -13,6 +13,8 @@ import Testing
 struct TOTPProviderTests {
     static let config = #"{"mail":{"transport":"outbox"},"providers":["email","password","totp"],"totp":{"issuer":"Photo Sync"}}"#
     static let password = "correct horse battery"
+    /// For tests that sign one user in with a password more often than `login_per_email` allows.
+    static let manyLogins = #"{"mail":{"transport":"outbox"},"providers":["email","password","totp"],"password":{"login_per_email":{"limit":100,"window":300},"login_per_ip":{"limit":100,"window":60}}}"#
 
     func harness(folder: String? = nil, clock: ManualClock = ManualClock(), config: String = Self.config) async throws -> TestHarness {
         try await TestHarness.make(providers: [EmailProvider.self, PasswordProvider.self, TOTPProvider.self], config: config, folder: folder, clock: clock)
@@ -22,7 +24,7 @@ struct TOTPProviderTests {
     func registered(_ client: any TestClientProtocol, _ h: TestHarness, email: String = "ada@example.com") async throws -> SessionResponse {
         let r = try await client.send(.post, "/api/v1/auth/password/register", json: ["email": email, "password": Self.password])
         #expect(r.status == .accepted)
-        let code = try h.outbox().last { $0["to"] as? String == email && $0["code"] != nil }?["code"] as? String ?? ""
+        let code = try h.mail(to: email).last { $0.code != nil }?.code ?? ""
         return try await client.send(.post, "/api/v1/auth/password/verify-email", json: ["email": email, "code": code, "password": Self.password])
             .decode(SessionResponse.self)
     }
@@ -45,7 +47,7 @@ struct TOTPProviderTests {
     /// Waits (up to 2 s) for the notice that TOTP was added, which is mailed after the answer.
     func noticeArrives(_ h: TestHarness) async throws -> Bool {
         for _ in 0..<200 {
-            if try h.outbox().contains(where: { ($0["text"] as? String)?.contains("an authenticator app (TOTP)") == true }) { return true }
+            if try h.mail().contains(where: { $0.text.contains("an authenticator app (TOTP)") }) { return true }
             try await Task.sleep(for: .milliseconds(10))
         }
         return false
@@ -164,7 +166,7 @@ struct TOTPProviderTests {
             h.clock.advance(by: 30)
             // An emailed code is a first factor like a password.
             #expect(try await client.send(.post, "/api/v1/auth/email/send-code", json: ["email": "ada@example.com"]).status == .ok)
-            let mailed = try #require(try h.outbox().last { $0["code"] != nil }?["code"] as? String)
+            let mailed = try #require(try h.mail().last { $0.code != nil }?.code)
             let r = try await client.send(.post, "/api/v1/auth/email/verify", json: ["email": "ada@example.com", "code": mailed])
             #expect(r.status == .accepted)
             let session = try await verify(client, try #require(r.json["challenge"] as? String), "totp", code(secret, h)).decode(SessionResponse.self)
@@ -325,7 +327,7 @@ struct TOTPProviderTests {
                 for _ in 0..<10 {
                     group.addTask {
                         do {
-                            _ = try await h.kernel.sessions.reserveAnswer(challenge)
+                            _ = try await h.kernel.sessions.reserveAnswer(challenge, network: "198.51.100.0/24")
                             return true
                         } catch let error as AuthError where error.code == "INVALID_CHALLENGE" {
                             return false
@@ -336,6 +338,82 @@ struct TOTPProviderTests {
             }
             #expect(taken == 5)
             #expect(try await verify(client, token, "totp", "000000").errorCode == "INVALID_CHALLENGE")
+        }
+    }
+
+    @Test func concurrentWrongAnswersTakeExactlyTheBudgetsTenSlots() async throws {
+        let h = try await harness(config: Self.manyLogins)
+        try await h.test { client async throws in
+            let s = try await registered(client, h)
+            _ = try await enrolled(client, h, s)
+            // Someone with the password opens twelve challenges and answers each five times at once:
+            // sixty answers, of which the per-network budget lets exactly ten be checked.
+            var challenges: [SignInChallenge] = []
+            for _ in 0..<12 {
+                let token = try #require(try await login(client).json["challenge"] as? String)
+                challenges.append(try await h.kernel.sessions.pendingChallenge(token).0)
+            }
+            let outcomes = try await withThrowingTaskGroup(of: String.self) { group in
+                for challenge in challenges {
+                    for _ in 0..<5 {
+                        group.addTask {
+                            do {
+                                _ = try await h.kernel.sessions.reserveAnswer(challenge, network: "198.51.100.0/24")
+                                return "checked"
+                            } catch let error as AuthError {
+                                return error.code
+                            }
+                        }
+                    }
+                }
+                return try await group.reduce(into: [String: Int]()) { $0[$1, default: 0] += 1 }
+            }
+            #expect(outcomes == ["checked": 10, "RATE_LIMIT_EXCEEDED": 50])
+        }
+    }
+
+    @Test func oneNetworkThatKnowsThePasswordCannotLockTheOwnerOut() async throws {
+        let config = #"{"mail":{"transport":"outbox"},"providers":["email","password","totp"],"http":{"trusted_proxies":["127.0.0.1/32"]},"password":{"login_per_email":{"limit":100,"window":300}}}"#
+        let h = try await harness(config: config)
+        try await h.test(overSockets: true) { client async throws in
+            let s = try await registered(client, h)
+            let (_, codes) = try await enrolled(client, h, s)
+            func answer(from address: String, _ recoveryCode: String) async throws -> TestResponse {
+                let from: HTTPFields = [HTTPField.Name("X-Forwarded-For")!: address]
+                let login = try await client.send(.post, "/api/v1/auth/password/login", json: ["email": "ada@example.com", "password": Self.password], headers: from)
+                let challenge = try #require(login.json["challenge"] as? String)
+                return try await client.send(.post, "/api/v1/auth/mfa/verify", json: ["challenge": challenge, "recovery_code": recoveryCode], headers: from)
+            }
+            for i in 0..<10 { #expect(try await answer(from: "203.0.113.\(i + 1)", "AAAAA-AAAAA").errorCode == "INVALID_CODE") }
+            // That /24 has spent its ten; the owner, elsewhere, still signs in with a recovery code.
+            #expect(try await answer(from: "203.0.113.200", codes[0]).status == .tooManyRequests)
+            #expect(try await answer(from: "198.51.100.7", codes[0]).status == .ok)
+            // A right answer gives its own slot back: the owner's network still has all ten.
+            for _ in 0..<10 { #expect(try await answer(from: "198.51.100.7", "AAAAA-AAAAA").errorCode == "INVALID_CODE") }
+            #expect(try await answer(from: "198.51.100.7", codes[1]).status == .tooManyRequests)
+        }
+    }
+
+    @Test func fiftyWrongAnswersFromEveryNetworkTogetherCloseTheUser() async throws {
+        let h = try await harness(config: Self.manyLogins)
+        try await h.test { client async throws in
+            let s = try await registered(client, h)
+            _ = try await enrolled(client, h, s)
+            var refused: [String] = []
+            for network in 0..<6 {
+                for _ in 0..<2 {
+                    let token = try #require(try await login(client).json["challenge"] as? String)
+                    let challenge = try await h.kernel.sessions.pendingChallenge(token).0
+                    for _ in 0..<5 {
+                        do { _ = try await h.kernel.sessions.reserveAnswer(challenge, network: "10.0.\(network).0/24") } catch let error as AuthError { refused.append("\(network) \(error.code)") }
+                    }
+                }
+            }
+            // Five networks spend the cap of fifty; the sixth, with none of its own spent, is refused too.
+            #expect(refused == Array(repeating: "5 RATE_LIMIT_EXCEEDED", count: 10))
+            h.clock.advance(by: 901)
+            let token = try #require(try await login(client).json["challenge"] as? String)
+            #expect(try await h.kernel.sessions.reserveAnswer(try await h.kernel.sessions.pendingChallenge(token).0, network: "10.0.5.0/24").remaining == 4)
         }
     }
 
@@ -352,7 +430,7 @@ struct TOTPProviderTests {
             #expect(try await client.send(.post, "/api/v1/auth/password/reset/email/initiate", json: ["email": "ada@example.com"]).status == .ok)
             var code: String?
             for _ in 0..<200 where code == nil {
-                code = try h.outbox().last { ($0["subject"] as? String)?.contains("reset") == true }?["code"] as? String
+                code = try h.mail().last { $0.subject.contains("reset") }?.code
                 if code == nil { try await Task.sleep(for: .milliseconds(10)) }
             }
             let reset = try await client.send(
@@ -388,16 +466,16 @@ struct TOTPProviderTests {
             let s = try await registered(client, h)
             let before = try await login(client)
             #expect(before.json["factors"] as? [String] == ["email_code"])
-            let mailed = try #require(try h.outbox().last?["code"] as? String)
+            let mailed = try #require(try h.mail().last?.code)
             let session = try await verify(client, try #require(before.json["challenge"] as? String), "email_code", mailed).decode(SessionResponse.self)
             _ = try await enrolled(client, h, session)
             #expect(try await noticeArrives(h))
             h.clock.advance(by: 30)
-            let mailCount = try h.outbox().count
+            let mailCount = try h.mail().count
             let after = try await login(client)
             #expect(after.json["factors"] as? [String] == ["totp", "recovery_code"])
             // The notice of the new method was the last mail; the challenge mailed nothing.
-            #expect(try h.outbox().count == mailCount)
+            #expect(try h.mail().count == mailCount)
             _ = s
         }
     }

@@ -11,8 +11,6 @@ extension SessionService {
     static let challengeTTL = 300
     /// Wrong answers that kill a challenge.
     static let challengeAttempts = 5
-    /// Wrong second factors per user per 15 minutes before its checks answer 429.
-    static let secondFactorsPerUser = RateLimitRule(limit: 10, window: 900)
 
     /// Stores a challenge for `user` (as read before its first factor was checked) and tells the
     /// offered factors.
@@ -70,48 +68,71 @@ extension SessionService {
         return (challenge, user)
     }
 
-    /// Takes one of the challenge's answers before the answer is checked, so that concurrent
-    /// answers cannot exceed them.
-    /// - Returns: the answers left after this one.
-    /// - Throws: 401 `INVALID_CHALLENGE` when none is left, or the challenge is used or expired.
-    package func reserveAnswer(_ challenge: SignInChallenge) async throws -> Int {
+    /// Takes one of the challenge's answers and one wrong-answer slot of its user's budget, in one
+    /// write, before the answer is checked (contract §12): concurrent answers can never exceed either.
+    /// The budget is 10 wrong second factors in 15 minutes per client network (IPv4 /24, IPv6 /48)
+    /// and 50 for the user from everywhere, kept in the user's record so it holds across restarts
+    /// and instances; a right answer gives its slot back (``releaseAnswer(_:)``), so only wrong ones
+    /// count, and one network that knows the password cannot hold the owner's factors shut.
+    /// - Parameter network: ``ClientNetwork/network(for:)`` of the answering client.
+    /// - Throws: 429 when the network's or the user's budget is spent; 401 `INVALID_CHALLENGE` when
+    ///   the challenge has no answer left, or is used or expired.
+    package func reserveAnswer(_ challenge: SignInChallenge, network: String) async throws -> AnswerReservation {
         let key = challenge.key, now = clock.now()
-        return try await store.write([.code(purpose: Self.challengePurpose, key: key)]) { state -> Int in
-            guard var record = state.code(purpose: Self.challengePurpose, key: key), record.expiresAt > now, record.attempts < Self.challengeAttempts else {
-                throw AuthError.invalidChallenge
-            }
+        let slot = SecondFactorFailure(at: now.timeIntervalSince1970, network: network)
+        // The user first, then the code: the order every write that takes both locks them in.
+        return try await store.write([.user(challenge.userID), .code(purpose: Self.challengePurpose, key: key)]) { state -> AnswerReservation in
+            guard var record = state.code(purpose: Self.challengePurpose, key: key), record.expiresAt > now, record.attempts < Self.challengeAttempts,
+                var user = state.user(id: challenge.userID)
+            else { throw AuthError.invalidChallenge }
+            var failures = Self.recentFailures(of: user, now: now)
+            try Self.checkBudget(failures, network: network, now: now)
+            failures.append(slot)
+            try? user.setSecret(Self.failuresKey, failures)
             record.attempts += 1
+            state.put(user)
             state.put(record)
-            return Self.challengeAttempts - record.attempts
+            return AnswerReservation(remaining: Self.challengeAttempts - record.attempts, slot: slot)
         }
     }
 
-    /// Counts a wrong answer (its reservation already taken) against its user's budget, kept in the
-    /// user's record so it holds across restarts and instances; 401 `INVALID_CODE` with
-    /// `details.attempts_remaining` (0 once the challenge is dead).
-    package func rejectAnswer(_ challenge: SignInChallenge, remaining: Int) async throws -> Never {
-        let now = clock.now().timeIntervalSince1970
-        let window = Double(Self.secondFactorsPerUser.window), limit = Self.secondFactorsPerUser.limit
+    /// Gives a right answer's slot back to its user's budget.
+    package func releaseAnswer(_ challenge: SignInChallenge, _ reservation: AnswerReservation) async throws {
+        let now = clock.now()
         try await store.write([.user(challenge.userID)]) { state in
             guard var user = state.user(id: challenge.userID) else { return }
-            let recent = (user.secret(Self.failuresKey, as: [Double].self) ?? []).filter { $0 > now - window }
-            try? user.setSecret(Self.failuresKey, Array((recent + [now]).suffix(limit)))
+            var failures = Self.recentFailures(of: user, now: now)
+            guard let index = failures.firstIndex(of: reservation.slot) else { return }
+            failures.remove(at: index)
+            try? user.setSecret(Self.failuresKey, failures)
             state.put(user)
         }
-        throw AuthError.invalidCode(attemptsRemaining: remaining)
     }
 
-    /// Where a user's wrong second factors of the last 15 minutes are kept (Unix seconds).
+    /// Where a user's wrong second factors of the last 15 minutes are kept.
     static let failuresKey = "mfa.failures"
+    /// Wrong second factors per client network per 15 minutes.
+    static let secondFactorsPerNetwork = RateLimitRule(limit: 10, window: 900)
+    /// Wrong second factors per user per 15 minutes, from every network together.
+    static let secondFactorsPerUser = RateLimitRule(limit: 50, window: 900)
 
-    /// 429 when `user` (as read now) has had 10 wrong second factors in the last 15 minutes. Right
-    /// answers forgive nothing: the budget counts wrong ones, whoever made them.
-    package func checkSecondFactorBudget(_ user: UserRecord) throws {
-        let now = clock.now().timeIntervalSince1970
-        let window = Double(Self.secondFactorsPerUser.window)
-        let recent = (user.secret(Self.failuresKey, as: [Double].self) ?? []).filter { $0 > now - window }
-        guard recent.count >= Self.secondFactorsPerUser.limit, let oldest = recent.min() else { return }
-        throw AuthError.rateLimited(retryAfter: max(1, Int((oldest + window - now).rounded(.up))), message: "Too many wrong second factors. Wait before trying again.")
+    /// The failures of the window; an older record's bare times count under no network.
+    static func recentFailures(of user: UserRecord, now: Date) -> [SecondFactorFailure] {
+        let since = now.timeIntervalSince1970 - Double(secondFactorsPerUser.window)
+        let stored = user.secret(failuresKey, as: [SecondFactorFailure].self)
+            ?? (user.secret(failuresKey, as: [Double].self) ?? []).map { SecondFactorFailure(at: $0, network: "") }
+        return stored.filter { $0.at > since }.suffix(secondFactorsPerUser.limit)
+    }
+
+    /// 429 when `network` has spent its budget, or the user has spent the cap.
+    static func checkBudget(_ failures: [SecondFactorFailure], network: String, now: Date) throws(AuthError) {
+        let local = failures.filter { $0.network == network }
+        for (counted, rule) in [(local, secondFactorsPerNetwork), (failures, secondFactorsPerUser)] where counted.count >= rule.limit {
+            let oldest = counted.map(\.at).min() ?? now.timeIntervalSince1970
+            throw AuthError.rateLimited(
+                retryAfter: max(1, Int((oldest + Double(rule.window) - now.timeIntervalSince1970).rounded(.up))),
+                message: "Too many wrong second factors. Wait before trying again.")
+        }
     }
 
     /// Uses up `challenge` (answered right with `factor`) and starts its session, `amr` listing both

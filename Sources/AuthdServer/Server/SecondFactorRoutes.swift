@@ -26,13 +26,13 @@ struct SecondFactorRoutes: Sendable {
                 throw AuthError.invalidRequest("Send the answer of exactly one of the offered factors: \(fields.joined(separator: ", ")).", field: "factors")
             }
             let name = factor.name
-            try kernel.sessions.checkSecondFactorBudget(user)
-            let remaining = try await kernel.sessions.reserveAnswer(challenge)
+            let reservation = try await kernel.sessions.reserveAnswer(challenge, network: ClientNetwork.network(for: context.clientIP))
             guard try await factor.verify(answer, for: user, challenge: challenge) else {
                 kernel.logger.info("wrong second factor", metadata: ["user.id": "\(user.id.lowercased)", "factor": "\(name)"])
                 await kernel.audit.record("second_factor_failed", provider: name, user: user.id)
-                try await kernel.sessions.rejectAnswer(challenge, remaining: remaining)
+                throw AuthError.invalidCode(attemptsRemaining: reservation.remaining)
             }
+            try await kernel.sessions.releaseAnswer(challenge, reservation)
             return try await kernel.sessions.completeChallenge(challenge, factor: name)
         }
 
