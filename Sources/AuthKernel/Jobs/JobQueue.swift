@@ -65,8 +65,13 @@ public final class JobQueue: Sendable {
         let now = clock.now()
         let job = JobRecord(id: SecureRandom.uuid(), kind: kind, payload: payload, attempts: 0, runAfter: now, createdAt: now)
         try await store.write([]) { $0.put(job) }
+        enqueued.add(1, ordering: .relaxed)
         return job
     }
+
+    /// Jobs this process has queued since it started (for tests that count the work an answer did).
+    package var enqueuedCount: Int { enqueued.load(ordering: .relaxed) }
+    private let enqueued = Atomic<Int>(0)
 
     /// Jobs waiting, soonest first.
     package func pending() async throws -> [JobRecord] {

@@ -16,16 +16,20 @@ struct DevicePageRoutes: Sendable {
     let store: any AuthStore
     let issuer: IssuerName
     let productName: String
+    /// Seals the cookie of a session not stored yet.
+    let box: SecretBox
     /// The password provider's check (``PasswordProvider/verifiedUser``), when it runs.
     let passwordCheck: (@Sendable (_ email: String, _ password: String, _ context: AuthRequestContext) async throws -> UserRecord)?
 
-    static let mailTemplate = "device_sign_in_code"
+    static let mailTemplate = "kernel.device_sign_in_code"
     static let codePurpose = "device_page_sign_in"
     static let codes = CodePolicy(ttl: 600, resendInterval: 60, maxAttempts: 5, maxFailures: 10, failureWindow: 3600)
     static let signInsPerIP = RateLimitRule(limit: 30, window: 600)
+    /// New pages (a GET without a live cookie) per client network: each seals a cookie.
+    static let newPagesPerNetwork = RateLimitRule(limit: 60, window: 600)
 
-    static func registerMail(on mailer: Mailer) {
-        mailer.register(
+    static func registerMail(on mailer: Mailer) throws {
+        try mailer.register(
             mailTemplate,
             .code(
                 subject: "Your {{product_name}} code to sign in a device: {{code}}",
@@ -55,8 +59,11 @@ struct DevicePageRoutes: Sendable {
         var session = try await load(request, now: now)
         let isNew = session == nil
         if session == nil {
-            session = DevicePageSession.new(now: now)
-            try await save(session!)
+            // Nothing is stored for a visitor who has not posted (contract §12); the cookie holds it.
+            try await kernel.rateLimiter.consume(
+                Self.newPagesPerNetwork, key: "device.page.new:\(ClientNetwork.network(for: context.clientIP))",
+                message: "Too many sign-in pages opened from this network. Wait a few minutes.")
+            session = DevicePageSession.new(now: now, box: box)
         }
         var s = session!
         let prefill = request.uri.queryParameters.get("user_code").map { String($0.prefix(32)) }
@@ -113,16 +120,21 @@ struct DevicePageRoutes: Sendable {
                 return try await signedIn(user, amr: ["password"], &s, context)
             }
             s.step = "code"
-            if let user = try await kernel.users.user(email: address.value), user.emailVerified, user.disabledAt == nil {
-                do {
-                    let code = try await kernel.codes.issue(purpose: Self.codePurpose, key: address.value, policy: Self.codes)
-                    try await kernel.mailer.send(
-                        template: Self.mailTemplate, to: address.value, values: ["lifetime": MailTemplate.lifetime(Self.codes.ttl)], code: code)
-                } catch let error as AuthError where error.status == .tooManyRequests {
-                    // A code went out a moment ago: that one works.
+            // Known and unknown addresses get the same page after the same work — a code stored, a
+            // mail job queued, delivery not waited for — so neither the page nor its timing says who
+            // has an account (contract §12); only a known, verified address's job sends anything.
+            let user = try await kernel.users.user(email: address.value)
+            let values = ["lifetime": MailTemplate.lifetime(Self.codes.ttl)]
+            do {
+                let code = try await kernel.codes.issue(purpose: Self.codePurpose, key: address.value, policy: Self.codes)
+                if let user, user.emailVerified, user.disabledAt == nil {
+                    try await kernel.mailer.send(template: Self.mailTemplate, to: address.value, values: values, code: code, waitForDelivery: false)
+                } else {
+                    try await kernel.mailer.sendDecoy(template: Self.mailTemplate, values: values, code: code)
                 }
+            } catch let error as AuthError where error.status == .tooManyRequests {
+                // A code went out a moment ago: that one works.
             }
-            // Unknown addresses get the same page and no mail: the page says nothing about who has an account.
         case ("verify", "code"):
             guard let email = s.email else { return Self.expired("This page has expired.") }
             do {
@@ -144,12 +156,12 @@ struct DevicePageRoutes: Sendable {
                 try await kernel.rateLimiter.consume(Self.signInsPerIP, key: "device.page.ip:\(context.clientKey)", message: "Too many sign-ins from this network. Wait a few minutes.")
                 let (challenge, user) = try await kernel.sessions.pendingChallenge(s.challengeToken)
                 guard user.id == userID else { return Self.expired("This page has expired.") }
-                try kernel.sessions.checkSecondFactorBudget(user)
-                let remaining = try await kernel.sessions.reserveAnswer(challenge)
+                let reservation = try await kernel.sessions.reserveAnswer(challenge, network: ClientNetwork.network(for: context.clientIP))
                 guard try await factor.verify(.string(answer), for: user, challenge: challenge) else {
                     await kernel.audit.record("second_factor_failed", provider: name, user: user.id)
-                    try await kernel.sessions.rejectAnswer(challenge, remaining: remaining)
+                    throw AuthError.invalidCode(attemptsRemaining: reservation.remaining)
                 }
+                try await kernel.sessions.releaseAnswer(challenge, reservation)
                 try await kernel.sessions.consumeChallenge(challenge)
             } catch let error as AuthError {
                 let message: String
@@ -315,10 +327,13 @@ struct DevicePageRoutes: Sendable {
     }
 
     func load(_ request: Request, now: Date) async throws -> DevicePageSession? {
-        guard let cookie = request.cookies[DevicePageSession.cookieName]?.value, !cookie.isEmpty, cookie.utf8.count <= 64 else { return nil }
+        guard let cookie = request.cookies[DevicePageSession.cookieName]?.value, !cookie.isEmpty,
+            cookie.utf8.count <= DevicePageSession.maxCookieLength
+        else { return nil }
         let key = DevicePageSession.key(cookie)
         let record = try await store.read([.code(purpose: DevicePageSession.purpose, key: key)]) { $0.code(purpose: DevicePageSession.purpose, key: key) }
-        guard let record, record.expiresAt > now else { return nil }
+        guard let record else { return DevicePageSession.unsealed(cookie, box: box, now: now) }
+        guard record.expiresAt > now else { return nil }
         return DevicePageSession(cookie: cookie, record: record)
     }
 

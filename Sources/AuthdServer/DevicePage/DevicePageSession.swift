@@ -2,9 +2,12 @@ import AuthKernel
 import AuthStorage
 import Foundation
 
-/// The `/device` page's own short session (contract §7): a random cookie, of which the store keeps
-/// only a hash, holding the step the person is at. It is not an authd session: it can approve the
-/// one device code it was opened for, nothing else, and lives at most ten minutes.
+/// The `/device` page's own short session (contract §7): a cookie, of which the store keeps only a
+/// hash, holding the step the person is at. It is not an authd session: it can approve the one
+/// device code it was opened for, nothing else, and lives at most ten minutes.
+///
+/// Until its first valid POST a session is stored nowhere (contract §12): the cookie itself is the
+/// sealed CSRF token and expiry, so visitors who only look cost no write and no memory.
 struct DevicePageSession: Sendable {
     static let purpose = "device_page"
     static let lifetime = 600
@@ -24,11 +27,28 @@ struct DevicePageSession: Sendable {
     var factors: [String] = []
     var expiresAt: Date
 
-    static func new(now: Date) -> DevicePageSession {
-        DevicePageSession(
-            cookie: Base64URL.encode(SecureRandom.bytes(32)), csrf: Base64URL.encode(SecureRandom.bytes(32)), step: "start",
-            expiresAt: now.addingTimeInterval(TimeInterval(lifetime)))
+    /// A new session, not stored: its cookie seals its CSRF token and expiry (and 16 random bytes, so
+    /// no two cookies are alike whatever the clock says).
+    static func new(now: Date, box: SecretBox) -> DevicePageSession {
+        let csrf = Base64URL.encode(SecureRandom.bytes(32))
+        let expiresAt = now.addingTimeInterval(TimeInterval(lifetime))
+        let cookie = box.seal("\(Base64URL.encode(SecureRandom.bytes(16)))|\(csrf)|\(Int(expiresAt.timeIntervalSince1970))")
+        return DevicePageSession(cookie: cookie, csrf: csrf, step: "start", expiresAt: expiresAt)
     }
+
+    /// The session a sealed cookie of ``new(now:box:)`` stands for, until it has been stored; nil
+    /// when the cookie was not sealed by this server or has expired.
+    static func unsealed(_ cookie: String, box: SecretBox, now: Date) -> DevicePageSession? {
+        guard let plain = box.open(cookie) else { return nil }
+        let parts = plain.split(separator: "|")
+        guard parts.count == 3, let seconds = Int(parts[2]) else { return nil }
+        let expiresAt = Date(timeIntervalSince1970: TimeInterval(seconds))
+        guard expiresAt > now else { return nil }
+        return DevicePageSession(cookie: cookie, csrf: String(parts[1]), step: "start", expiresAt: expiresAt)
+    }
+
+    /// The longest cookie accepted: a sealed one is about 170 characters.
+    static let maxCookieLength = 256
 
     static func key(_ cookie: String) -> String { Hex.encode(SHA256.hash(cookie)) }
 

@@ -131,7 +131,7 @@ package final class AuthServer: Sendable {
             let jobs = JobQueue(store: store, clock: clock, logger: logger)
             let mailer = Mailer(
                 transport: transport, from: config.mail.from,
-                templates: MailTemplates(folder: options.dataFolder + "/templates", productName: config.mail.productName), jobs: jobs,
+                templates: MailTemplates(folder: options.dataFolder + "/templates", productName: config.mail.productName, logger: logger), jobs: jobs,
                 box: try SecretBox(key: try keys.loadOrCreateSecret(named: "mail-queue", logger: logger)),
                 retry: .init(maxAttempts: config.mail.maxAttempts, baseDelay: config.mail.retryDelay),
                 waitForDelivery: .milliseconds(Int64(config.mail.waitForDelivery * 1000)), logger: logger
@@ -182,14 +182,15 @@ package final class AuthServer: Sendable {
             let serviceKeys = ServiceKeys(store: store, clock: clock)
             OAuthRoutes(kernel: kernel, devices: devices, issuer: issuerName, serviceKeys: serviceKeys).add(to: router)
             AdminAPIRoutes(kernel: kernel, serviceKeys: serviceKeys).add(to: router)
-            DevicePageRoutes.registerMail(on: mailer)
+            try DevicePageRoutes.registerMail(on: mailer)
             let passwordCheck = providers.lazy.compactMap { $0 as? PasswordProvider }.first.map { provider in
                 { @Sendable (email: String, password: String, context: AuthRequestContext) async throws -> UserRecord in
                     try await provider.verifiedUser(email: email, password: password, context)
                 }
             }
             DevicePageRoutes(
-                kernel: kernel, devices: devices, store: store, issuer: issuerName, productName: config.mail.productName, passwordCheck: passwordCheck
+                kernel: kernel, devices: devices, store: store, issuer: issuerName, productName: config.mail.productName,
+                box: try SecretBox(key: kernel.secret(named: "device-page")), passwordCheck: passwordCheck
             ).add(to: router)
             for provider in providers {
                 api.addRoutes(provider.routes())
