@@ -22,7 +22,7 @@ public struct EmailProvider: AuthProvider {
     public init(kernel: Kernel, config: inout ConfigSection) throws {
         self.kernel = kernel
         self.settings = try EmailSettings(&config)
-        EmailMail.register(on: kernel.mailer)
+        try EmailMail.register(on: kernel.mailer)
     }
 
     struct EmailBody: Decodable { var email: String }
@@ -75,9 +75,14 @@ public struct EmailProvider: AuthProvider {
         let body = try await request.decodeJSON(as: EmailBody.self, context: context)
         guard let email = EmailAddress(body.email) else { throw AuthError.invalidEmail }
         try await kernel.rateLimiter.consume(settings.sendsPerIP, key: "email.send.ip:\(context.clientKey)")
+        // The interval is the address's, not its code record's: a sign-in uses the record up, and a
+        // resend right after it must still wait (contract §12).
+        try await kernel.rateLimiter.consume(
+            RateLimitRule(limit: 1, window: max(1, settings.codes.resendInterval)), key: "email.send:\(email.value)",
+            message: "A code was sent a moment ago. Wait before asking for another.")
         let code = try await kernel.codes.issue(purpose: Self.purpose, key: email.value, policy: settings.codes)
         try await kernel.mailer.send(
-            template: EmailMail.signInCode, to: email.value, values: ["code": code, "lifetime": MailTemplate.lifetime(settings.codes.ttl)], code: code
+            template: EmailMail.signInCode, to: email.value, values: ["lifetime": MailTemplate.lifetime(settings.codes.ttl)], code: code
         )
         kernel.logger.info("sign-in code sent", metadata: ["request.ip": "\(context.clientIP)"])
         return Sent(message: message, expiresIn: settings.codes.ttl)

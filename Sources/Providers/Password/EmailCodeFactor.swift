@@ -6,13 +6,12 @@ import Logging
 /// The emailed code as a second factor after a right password (`password.login_requires_email_code`,
 /// contract §10): offered to users with a verified address and neither TOTP nor a passkey. The code
 /// is mailed with the 202 challenge; `POST /api/v1/auth/mfa/email-code` mails a new one (204; within
-/// 30 seconds of the last it sends nothing more; at most 20 asks per user in 15 minutes); the client
+/// 30 seconds of the last, 429 with `retry_after`; at most 20 asks per user in 15 minutes); the client
 /// answers it as `email_code`.
 extension PasswordProvider {
     /// One code per challenge, keyed by a hash of the challenge token.
     static let secondFactorCodes = CodePolicy(ttl: 300, resendInterval: 30, maxAttempts: 5, maxFailures: 10, failureWindow: 900)
     static let secondFactorPurpose = "password.second_factor"
-    static let secondFactorTemplate = "sign_in_code"
 
     struct EmailCodeFactor: SecondFactor {
         let kernel: Kernel
@@ -76,21 +75,17 @@ extension PasswordProvider {
     /// owner's inbox.
     static let secondFactorMailsPerUser = RateLimitRule(limit: 20, window: 900)
 
-    /// Issues the challenge's code and mails it. Within the resend interval of the last one it
-    /// sends nothing (that code is on its way) and returns as if it had.
-    /// - Throws: 429 beyond the user's budget (then no code is issued, so a later ask mails one).
+    /// Issues the challenge's code and mails it.
+    /// - Throws: 429 within the resend interval of the last one (that code is on its way; contract
+    ///   §12: a resend never pretends), and beyond the user's budget (then no code is issued, so a
+    ///   later ask mails one).
     static func mailCode(_ kernel: Kernel, challenge: SignInChallenge, user: UserRecord) async throws {
         guard let email = user.email else { return }
         try await kernel.rateLimiter.consume(
             secondFactorMailsPerUser, key: "password.second_factor.mail:\(user.id.lowercased)",
             message: "Too many sign-in codes were asked for this account. Wait before asking for another.")
-        let code: String
-        do {
-            code = try await kernel.codes.issue(purpose: secondFactorPurpose, key: challenge.key, policy: secondFactorCodes)
-        } catch let error as AuthError where error.code == "RATE_LIMIT_EXCEEDED" {
-            return
-        }
-        try await kernel.mailer.send(template: secondFactorTemplate, to: email, values: ["lifetime": MailTemplate.lifetime(secondFactorCodes.ttl)], code: code)
+        let code = try await kernel.codes.issue(purpose: secondFactorPurpose, key: challenge.key, policy: secondFactorCodes)
+        try await kernel.mailer.send(template: PasswordMail.secondFactor, to: email, values: ["lifetime": MailTemplate.lifetime(secondFactorCodes.ttl)], code: code)
         kernel.logger.info("second-factor code mailed", metadata: ["user.id": "\(user.id.lowercased)"])
     }
 }

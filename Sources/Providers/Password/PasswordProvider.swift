@@ -29,7 +29,7 @@ public struct PasswordProvider: AuthProvider {
         policy = PasswordPolicy(minLength: settings.minLength)
         hasher = try PasswordHasher(parameters: settings.argon2, threads: settings.maxConcurrentHashes)
         decoys = kernel.decoys(Self.id)
-        PasswordMail.register(on: kernel.mailer)
+        try PasswordMail.register(on: kernel.mailer)
         kernel.approvals.setAuditPrefix("reset", for: Self.approvalKind)
         if settings.loginRequiresEmailCode {
             kernel.signInHooks.register(EmailCodeFactor(kernel: kernel))
@@ -244,6 +244,8 @@ public struct PasswordProvider: AuthProvider {
             let code = try await kernel.codes.issue(purpose: Self.verifyPurpose, key: email, policy: settings.codes, payload: [:])
             try await mailVerification(to: email, code: code)
         }
+        // The mail just sent starts the resend interval (a resend inside it answers 429).
+        _ = try? await kernel.rateLimiter.consume(resendRule, key: resendKey(email))
         kernel.logger.info("password registration started", metadata: ["request.ip": "\(context.clientIP)"])
         return EditedResponse(status: .accepted, response: Registered(email: email))
     }
@@ -315,16 +317,19 @@ public struct PasswordProvider: AuthProvider {
         let body = try await request.decodeJSON(as: EmailBody.self, context: context)
         let email = try email(body.email)
         try await kernel.rateLimiter.consume(settings.resendsPerIP, key: "password.resend.ip:\(context.clientKey)")
-        // The same limit whether or not anything is pending, so the answer reveals nothing.
-        try await kernel.rateLimiter.consume(
-            RateLimitRule(limit: 1, window: max(1, settings.codes.resendInterval)), key: "password.resend:\(email)",
-            message: "A code was sent a moment ago. Wait before asking for another."
-        )
+        // The same limit whether or not anything is pending, so the answer reveals nothing; a
+        // registration's own mail started the interval too, so a resend inside it says so (429)
+        // instead of pretending (contract §12).
+        try await kernel.rateLimiter.consume(resendRule, key: resendKey(email), message: "A code was sent a moment ago. Wait before asking for another.")
         // Answered before anything that depends on a registration being pending: waiting for the
         // mail only when one is made the answer's timing say so.
         resendVerificationLater(email)
         return Message(message: "Verification code resent", expiresIn: settings.codes.ttl)
     }
+
+    /// One verification mail per address per `password.resend_interval`, registration's included.
+    var resendRule: RateLimitRule { RateLimitRule(limit: 1, window: max(1, settings.codes.resendInterval)) }
+    func resendKey(_ email: String) -> String { "password.resend:\(email)" }
 
     /// ``resendVerificationIfPending(_:)`` after the answer.
     func resendVerificationLater(_ email: String) {
@@ -534,7 +539,7 @@ public struct PasswordProvider: AuthProvider {
 
     func mailVerification(to email: String, code: String) async throws {
         try await kernel.mailer.send(
-            template: PasswordMail.verification, to: email, values: ["code": code, "lifetime": MailTemplate.lifetime(settings.codes.ttl)], code: code
+            template: PasswordMail.verification, to: email, values: ["lifetime": MailTemplate.lifetime(settings.codes.ttl)], code: code
         )
     }
 
@@ -595,7 +600,7 @@ public struct PasswordProvider: AuthProvider {
             let code = try await kernel.codes.issue(purpose: Self.resetPurpose, key: email, policy: settings.codes)
             guard try await kernel.users.user(email: email) != nil else { return }
             try await kernel.mailer.send(
-                template: PasswordMail.reset, to: email, values: ["code": code, "lifetime": MailTemplate.lifetime(settings.codes.ttl)], code: code
+                template: PasswordMail.reset, to: email, values: ["lifetime": MailTemplate.lifetime(settings.codes.ttl)], code: code
             )
         } catch let error as AuthError where error.status == .tooManyRequests {
             // The previous code is still fresh.
