@@ -40,6 +40,12 @@ public struct Kernel: Sendable {
     package let decoyRecords: (any DecoyRecordStore)?
     /// The server's keys and secrets.
     package let keys: any ServerKeys
+    /// What a provider found doubtful in the settings without refusing to start: `authd check`
+    /// lists each and fails.
+    public let configurationProblems = ConfigurationProblems()
+
+    /// The configured `issuer` (scheme, host and port; no trailing slash).
+    public var issuer: String { config.issuer }
 
     /// Assembles the kernel (the server does).
     package init(

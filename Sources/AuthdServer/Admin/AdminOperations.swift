@@ -165,8 +165,9 @@ package struct AdminOperations: Sendable {
             let counts = try await store.counts()
             let (users, sessions) = (counts.users, counts.sessions)
             let config = kernel.config
+            let problems = kernel.configurationProblems.all
             return AdminOutput(
-                text: """
+                text: problems.map { "problem       \($0)\n" }.joined() + """
                     data folder   \(dataFolder)
                     issuer        \(config.issuer)
                     audience      \(config.audience)
@@ -176,7 +177,8 @@ package struct AdminOperations: Sendable {
                     signing key   \(keyRing.active.kid)
                     served by     \(via == "admin socket" ? "a running authd (answered on the admin socket)" : "no running server; the folder opened directly")
 
-                    """
+                    """,
+                exitCode: problems.isEmpty ? 0 : 1
             )
         }
     }

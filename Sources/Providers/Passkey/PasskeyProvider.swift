@@ -33,6 +33,11 @@ public struct PasskeyProvider: AuthProvider {
         self.settings = try PasskeySettings(&config)
         self.verifier = WebAuthnVerifier(rpID: settings.rpID, origins: settings.origins)
         self.challenges = PasskeyChallenges(codes: kernel.codes)
+        if !settings.fits(issuer: kernel.issuer) {
+            let problem = "passkeys.rp_id \"\(settings.rpID)\" is neither the host of the issuer \(kernel.issuer) nor a domain it is under: passkeys made for it cannot be used on authd's own pages"
+            kernel.configurationProblems.report(problem)
+            kernel.logger.warning("\(problem)")
+        }
         kernel.signInHooks.register(Factor(provider: self))
         kernel.signInHooks.register(Policy())
     }

@@ -1,4 +1,5 @@
 public import AuthKernel
+import Foundation
 
 /// The `passkeys` configuration section.
 public struct PasskeySettings: Sendable {
@@ -30,7 +31,7 @@ public struct PasskeySettings: Sendable {
         guard !origins.isEmpty else { throw ConfigError("passkeys.origins must list at least one origin") }
         for origin in origins {
             let https = origin.hasPrefix("https://") && origin.count > 8 && !origin.dropFirst(8).contains("/")
-            guard https || origin.hasPrefix("android:apk-key-hash:") else {
+            guard https || origin.hasPrefix("android:apk-key-hash:") || (rpID == "localhost" && Self.isLocalhost(origin)) else {
                 throw ConfigError("passkeys.origins: \(origin) is not an https:// origin (scheme and host, no path) or an android:apk-key-hash: origin")
             }
         }
@@ -43,5 +44,26 @@ public struct PasskeySettings: Sendable {
         }
         maxPerUser = try section.int("max_per_user", default: 20, in: 1...100)
         loginPerIP = try section.rule("login_per_ip", default: RateLimitRule(limit: 30, window: 60))
+    }
+
+    /// Whether `origin` is `http://localhost` with or without a port: browsers treat it as secure,
+    /// and with `rp_id` `localhost` it is how a passkey is tried on a laptop (contract §12).
+    static func isLocalhost(_ origin: String) -> Bool {
+        guard origin.hasPrefix("http://localhost") else { return false }
+        let rest = origin.dropFirst("http://localhost".count)
+        return rest.isEmpty || (rest.first == ":" && (2...6).contains(rest.count) && rest.dropFirst().allSatisfy(\.isASCII) && rest.dropFirst().allSatisfy(\.isNumber))
+    }
+
+    /// Whether a ceremony from `origin` is accepted: a listed origin, or any `http://localhost[:port]`
+    /// when `rp_id` is `localhost`.
+    func accepts(origin: String) -> Bool {
+        origins.contains(origin) || (rpID == "localhost" && Self.isLocalhost(origin))
+    }
+
+    /// Whether `rp_id` is the issuer's host or a registrable suffix of it (a name with a dot, or
+    /// `localhost`): passkeys made for another domain could never be used on authd's pages.
+    func fits(issuer: String) -> Bool {
+        guard let host = URLComponents(string: issuer)?.host?.lowercased() else { return false }
+        return host == rpID || (host.hasSuffix("." + rpID) && (rpID.contains(".") || rpID == "localhost"))
     }
 }

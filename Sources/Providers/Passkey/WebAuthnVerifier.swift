@@ -33,7 +33,7 @@ struct WebAuthnVerifier: Sendable {
     func checkClientData(_ bytes: [UInt8], type: String) throws -> ClientData {
         let clientData = try ClientData.parse(bytes)
         guard clientData.type == type else { throw WebAuthnError("clientDataJSON.type is \(LogSafe.text(clientData.type, maxLength: 32)), not \(type)") }
-        guard origins.contains(clientData.origin) else { throw WebAuthnError("the origin \(LogSafe.text(clientData.origin, maxLength: 100)) is not in passkeys.origins") }
+        guard origins.contains(clientData.origin) || (rpID == "localhost" && PasskeySettings.isLocalhost(clientData.origin)) else { throw WebAuthnError("the origin \(LogSafe.text(clientData.origin, maxLength: 100)) is not in passkeys.origins") }
         guard clientData.crossOrigin != true, clientData.topOrigin == nil else { throw WebAuthnError("a cross-origin ceremony is not accepted") }
         return clientData
     }
