@@ -1,7 +1,7 @@
 """Two `authd serve` processes on one PostgreSQL database: what one does, the other sees.
 
 Needs AUTHD_TEST_POSTGRES_URL (a server where the test may create databases; `make test` starts a
-throwaway one with IntegrationTests/postgres/cluster). Skipped without it, unless AUTHD_REQUIRE_POSTGRES=1 (CI).
+throwaway one with IntegrationTests/postgres/cluster). Skipped without it, unless AUTHD_REQUIRE_POSTGRES=1 (make test on Debian, so CI).
 """
 import concurrent.futures
 import contextlib
