@@ -2,12 +2,37 @@
 SWIFT ?= swift
 PYTHON ?= python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# Installs Debian packages; waits for another apt that holds the lock rather than failing.
+APT_INSTALL = $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600
+# The black-box tests' Python packages, as imported and as installed.
+PY_MODULES = pytest, joserfc, argon2, aiosmtpd, cryptography, openapi_spec_validator, schemathesis, authlib, requests_oauthlib, selenium, standardwebhooks, hypercorn, bcrypt, passlib, pyotp, cbor2, webauthn
+PY_PACKAGES = pytest joserfc argon2-cffi aiosmtpd cryptography openapi-spec-validator schemathesis authlib requests-oauthlib selenium standardwebhooks hypercorn bcrypt passlib pyotp cbor2 webauthn
+# Where test-deps can install PostgreSQL (Debian), its tests must run: a server that cannot be
+# started fails `make test` instead of quietly skipping the second backend. Elsewhere they run when
+# PostgreSQL is installed and are skipped when not. AUTHD_REQUIRE_POSTGRES=0 make test skips anyway.
+export AUTHD_REQUIRE_POSTGRES ?= $(if $(shell command -v apt-get 2>/dev/null),1,0)
 
-.PHONY: serve test checks examples deps build release bench crash
+.PHONY: serve test test-deps checks examples deps build release bench crash
 
 # The system libraries authd needs: libsodium, and libxcrypt for imported bcrypt hashes; installed when missing (Debian/Ubuntu).
 deps:
-	@dpkg -s libsodium-dev libcrypt-dev >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libsodium-dev libcrypt-dev pkg-config; }
+	@{ dpkg -s libsodium-dev libcrypt-dev && command -v pkg-config; } >/dev/null 2>&1 || { $(APT_INSTALL) libsodium-dev libcrypt-dev pkg-config; }
+
+# What the tests use besides Swift, installed when missing (Debian/Ubuntu): PostgreSQL (the second
+# backend, on a throwaway server), wrk (bench/run), Chromium and chromedriver (the /device page in a
+# browser), systemd-analyze (checks deploy/authd.service), pip and the black-box tests' Python packages
+# (Debian's own Python refuses pip installs without PIP_BREAK_SYSTEM_PACKAGES, PEP 668; others ignore
+# it). Quick when all is there: it only looks.
+test-deps: deps
+	@missing=""; \
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql postgresql-client"; \
+	command -v wrk >/dev/null || missing="$$missing wrk"; \
+	{ command -v chromium && command -v chromedriver; } >/dev/null || missing="$$missing chromium chromium-driver"; \
+	command -v systemd-analyze >/dev/null || missing="$$missing systemd"; \
+	command -v openssl >/dev/null || missing="$$missing openssl"; \
+	$(PYTHON) -m pip --version >/dev/null 2>&1 || missing="$$missing python3-pip"; \
+	[ -z "$$missing" ] || { echo "test-deps: installing$$missing"; $(APT_INSTALL) $$missing; }
+	@$(PYTHON) -c "import $(PY_MODULES)" 2>/dev/null || PIP_BREAK_SYSTEM_PACKAGES=1 $(PYTHON) -m pip install -q $(PY_PACKAGES)
 
 build: deps
 	$(SWIFT) build
@@ -21,8 +46,8 @@ serve: deps
 # Swift tests (unit, HTTP and end-to-end over real sockets), then black-box checks with real
 # third-party clients (joserfc verifies our tokens against the published JWKS). With PostgreSQL
 # installed, a throwaway server runs for the duration, so the store suite and the two-instance
-# tests cover that backend too.
-test: deps
+# tests cover that backend too. Everything it needs is installed first (test-deps).
+test: test-deps
 	IntegrationTests/postgres/with-cluster $(MAKE) --no-print-directory checks
 
 checks:
@@ -34,7 +59,6 @@ checks:
 	$(SWIFT) test --skip-build
 	$(MAKE) --no-print-directory examples
 	bench/run --quick --debug
-	@$(PYTHON) -c "import pytest, joserfc, argon2, aiosmtpd, cryptography, openapi_spec_validator, schemathesis, authlib, requests_oauthlib, selenium, standardwebhooks, hypercorn, bcrypt, passlib, pyotp, cbor2, webauthn" 2>/dev/null || $(PYTHON) -m pip install -q pytest joserfc argon2-cffi aiosmtpd cryptography openapi-spec-validator schemathesis authlib requests-oauthlib selenium standardwebhooks hypercorn bcrypt passlib pyotp cbor2 webauthn
 	AUTHD_BINARY=$$($(SWIFT) build --show-bin-path)/authd $(PYTHON) -m pytest -q IntegrationTests/blackbox
 	AUTHD_BINARY=$$($(SWIFT) build --show-bin-path)/authd IntegrationTests/crash/run --kills 50
 

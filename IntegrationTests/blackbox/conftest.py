@@ -50,7 +50,7 @@ class Server:
         if token:
             req.add_header("Authorization", "Bearer " + token)
         try:
-            with urllib.request.urlopen(req, timeout=10) as resp:
+            with urllib.request.urlopen(req, timeout=60) as resp:  # generous: a loaded machine is slow, not broken
                 raw = resp.read()
                 return resp.status, (json.loads(raw) if raw else None), dict(resp.headers)
         except urllib.error.HTTPError as err:
@@ -84,14 +84,23 @@ class Server:
         with open(self.log_path) as f:
             return f.read()
 
+    def logged(self, text, timeout=60):
+        """Whether a line containing `text` is in the log, waiting for it (up to `timeout` seconds, generous
+        for a loaded machine) when it is logged after the answer that prompted it, or by another task."""
+        deadline = time.time() + timeout
+        while text not in self.log():
+            if time.time() >= deadline:
+                return False
+        return True
+
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)
-        assert self.proc.wait(timeout=30) == 0
+        assert self.proc.wait(timeout=120) == 0
         self.proc.stdout.close()
         self._stderr.close()
 
 
-def next_event(resp, timeout=10):
+def next_event(resp, timeout=60):
     """The next event on an open event stream: {"event": name, "data": parsed JSON}, or what was read
     of it when `timeout` seconds pass (keep-alive comments come every 15 s, so the wait is bounded)."""
     event, deadline = {}, time.time() + timeout

@@ -3,7 +3,6 @@ format, and the server stays up and serves the next request."""
 import json
 import os
 import socket
-import time
 from urllib.parse import urlparse
 
 import pytest
@@ -149,14 +148,15 @@ def test_garbage_instead_of_http_gets_400_or_a_closed_connection(server):
 
 def test_a_slow_loris_request_times_out_and_does_not_pin_the_connection(server):
     url = urlparse(server.url)
-    started = time.time()
-    with socket.create_connection((url.hostname, url.port), timeout=15) as sock:
+    # The server, not this client, ends the connection: our own timeout is only there so that a server
+    # that never gives up fails the test (socket.timeout) instead of hanging it, and is generous.
+    with socket.create_connection((url.hostname, url.port), timeout=120) as sock:
         sock.sendall(f"POST {SEND} HTTP/1.1\r\nHost: {url.hostname}\r\nContent-Length: 100\r\n".encode())
         sock.sendall(b"X-Slow: 1\r\n")
         data = sock.recv(65536)  # the server gives up (idle_timeout 2 s) and closes
         while data and not data.endswith(b"\r\n\r\n") and b"}" not in data:
             data += sock.recv(65536)
-    assert time.time() - started < 10
+    assert data == b"" or data.startswith(b"HTTP/1.1 408"), data[:100]
     assert server.call("GET", "/health")[0] == 200
 
 

@@ -62,7 +62,7 @@ def use_up_reserved_space(server, token):
     raise AssertionError("the store never refused a write on the full disk")
 
 
-def wait_for(predicate, seconds=15):
+def wait_for(predicate, seconds=120):  # generous for a loaded machine; returns as soon as it holds
     deadline = time.time() + seconds
     while time.time() < deadline:
         if predicate():
@@ -99,12 +99,12 @@ def test_a_full_disk_refuses_writes_with_503_and_recovers_without_restart(mechan
             # Reads go on.
             status, me, _ = server.call("GET", "/api/v1/auth/me", token=before["access_token"])
             assert status == 200 and me["email"] == "before@example.com"
-            assert "refusing writes (503) until the disk accepts them again" in server.log()
+            assert server.logged("refusing writes (503) until the disk accepts them again")
 
             disk.free()
             assert wait_for(lambda: server.call("POST", "/api/v1/auth/refresh",
                                                 {"refresh_token": before["refresh_token"]})[0] == 200), server.log()
-            assert "the disk accepts writes again; writes resumed" in server.log()
+            assert server.logged("the disk accepts writes again; writes resumed")
             # The verify answered 503 did not use the code up: the code signs in now.
             status, during, _ = server.call("POST", "/api/v1/auth/email/verify", {"email": "during@example.com", "code": code})
             assert status == 200, during

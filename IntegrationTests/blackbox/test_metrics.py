@@ -38,8 +38,12 @@ def test_metrics_count_what_an_operator_watches():
             server.call("POST", "/api/v1/auth/email/verify", {"email": "guess@example.com", "code": "000000"})
         for n in range(30):  # enough journal to pass 4 KiB and write a snapshot
             server.call("PATCH", "/api/v1/auth/me", {"display_name": f"name {n}"}, token=session["access_token"])
-        time.sleep(1.5)  # the job runner reports the queue each second
-        text = scrape(port)
+        # The snapshot is written, and the job runner reports the queue, by other tasks: waited for.
+        for _ in range(600):
+            text = scrape(port)
+            if value(text, "authd_store_snapshot_seconds_count") and value(text, "authd_jobs_pending", kind="mail") == 0:
+                break
+            time.sleep(0.1)
         assert value(text, "authd_sign_ins_total", provider="email", outcome="success") == 1
         assert value(text, "authd_sign_ins_total", provider="email", outcome="failure") >= 2
         assert value(text, "authd_rate_limit_rejections_total") >= 1

@@ -158,7 +158,7 @@ def test_wrong_reset_codes_from_a_stranger_do_not_lock_the_owner_out():
     with running_server(config) as server:
         server.sign_in("owner@example.com")
         assert call_from(server, "198.51.100.9", "/api/v1/auth/password/reset/email/initiate", {"email": "owner@example.com"}) == 200
-        deadline = time.time() + 5
+        deadline = time.time() + 60  # mailed after the answer; generous for a loaded machine
         while time.time() < deadline and not any(json.loads(m)["to"] == "owner@example.com" and "reset" in json.loads(m)["subject"]
                                                  for m in server.outbox()):
             time.sleep(0.05)
@@ -171,7 +171,7 @@ def test_wrong_reset_codes_from_a_stranger_do_not_lock_the_owner_out():
         # tries, as any code is after max_attempts) and it works.
         mails = len(server.outbox())
         assert call_from(server, "198.51.100.9", "/api/v1/auth/password/reset/email/initiate", {"email": "owner@example.com"}) == 200
-        deadline = time.time() + 5
+        deadline = time.time() + 60
         while time.time() < deadline and len(server.outbox()) == mails:
             time.sleep(0.05)
         ok = call_from(server, "198.51.100.9", "/api/v1/auth/password/reset/email/verify",
@@ -181,43 +181,39 @@ def test_wrong_reset_codes_from_a_stranger_do_not_lock_the_owner_out():
 
 # 9. Timing reveals a pending registration
 
-def median_ms(server, path, body, samples, pause):
-    url = urllib.parse.urlparse(server.url)
-    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
-    times = []
-    for _ in range(samples):
-        time.sleep(pause)
-        started = time.perf_counter()
-        conn.request("POST", path, body=json.dumps(body), headers={"Content-Type": "application/json"})
-        conn.getresponse().read()
-        times.append(time.perf_counter() - started)
-    conn.close()
-    return sorted(times)[len(times) // 2] * 1000
-
-
 def test_a_pending_registration_does_not_show_in_answer_times():
+    """Resending to a pending registration mails, to an unknown email does not: the answer must not
+    wait for the mail. Shown by order, not by timing: the mail transport is held until the answers
+    are in, so a server that waited for it could not answer (and the call would fail at its timeout).
+    That a wrong password costs one Argon2id verification whether or not a registration is pending is
+    counted in Swift (RegistrationAndLoginTests.unknownEmailAndWrongPasswordLookTheSameAndDoTheSameWork)."""
     with tempfile.TemporaryDirectory() as scratch:
-        slow = os.path.join(scratch, "slow-sendmail")
-        with open(slow, "w") as f:
-            f.write("#!/bin/sh\ncat > /dev/null\nsleep 0.3\n")
-        os.chmod(slow, 0o755)
+        first, held, release = (os.path.join(scratch, name) for name in ("first", "held", "release"))
+        transport = os.path.join(scratch, "held-sendmail")
+        with open(transport, "w") as f:
+            # The registration's own mail goes through (registering answers after it); later ones are held.
+            f.write(f"#!/bin/sh\ncat > /dev/null\n[ -e {first} ] || {{ touch {first}; exit 0; }}\n"
+                    f"touch {held}\nwhile [ ! -e {release} ]; do sleep 0.05; done\n")
+        os.chmod(transport, 0o755)
         big = {"limit": 1000000, "window": 1}
-        config = {"mail": {"transport": "sendmail", "sendmail": {"path": slow}},
+        config = {"mail": {"transport": "sendmail", "sendmail": {"path": transport}},
                   "password": {"login_per_ip": big, "login_per_email": big, "resends_per_ip": big, "resend_interval": 0,
                                "lockout_after": 1000}}
         with running_server(config) as server:
-            assert server.call("POST", "/api/v1/auth/password/register",
-                               {"email": "pending@example.com", "password": "the pending password"})[0] == 202
-            # Resend: one per email per second; the slow transport made only the pending side wait.
-            resend = "/api/v1/auth/password/resend-verification"
-            pending = median_ms(server, resend, {"email": "pending@example.com"}, 7, 1.05)
-            nothing = median_ms(server, resend, {"email": "nothing@example.com"}, 7, 1.05)
-            assert pending < 100 and nothing < 100, (pending, nothing)
-            # Login: one Argon2id hash whether or not a registration is pending.
-            login = "/api/v1/auth/password/login"
-            pending = median_ms(server, login, {"email": "pending@example.com", "password": "a wrong guess"}, 9, 0.02)
-            nothing = median_ms(server, login, {"email": "nothing@example.com", "password": "a wrong guess"}, 9, 0.02)
-            assert abs(pending - nothing) / max(pending, nothing) < 0.35, (pending, nothing)
+            try:
+                assert server.call("POST", "/api/v1/auth/password/register",
+                                   {"email": "pending@example.com", "password": "the pending password"})[0] == 202
+                resend = "/api/v1/auth/password/resend-verification"
+                pending = server.call("POST", resend, {"email": "pending@example.com"})
+                nothing = server.call("POST", resend, {"email": "nothing@example.com"})
+                assert pending[:2] == nothing[:2] and pending[0] == 200, (pending, nothing)
+                # Both answered; only now is the pending side's mail seen in the transport, still held.
+                deadline = time.time() + 60  # an event, waited for
+                while time.time() < deadline and not os.path.exists(held):
+                    time.sleep(0.05)
+                assert os.path.exists(held), "the resend never reached the mail transport"
+            finally:
+                open(release, "w").close()
 
 
 # 4. Slow bodies
@@ -228,30 +224,32 @@ def test_a_body_trickled_a_byte_at_a_time_is_cut_at_the_request_timeout():
         s = socket.create_connection((url.hostname, url.port), timeout=15)
         s.sendall(b"POST /api/v1/auth/email/send-code HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                   b"Content-Length: 100\r\n\r\n")
-        started = time.monotonic()
-        closed_after = None
-        answer = b""
-        for _ in range(12):  # up to 18 s of trickling, a byte every 1.5 s (under the idle timeout)
+        # The behaviour, not its timing: the server ends the request while bytes still arrive, each
+        # within the idle timeout, so only the request timeout can have ended it (with a 408 when it
+        # answers). The trickle goes on for up to 90 s, generous for a loaded machine; a server that
+        # ends it sooner is never waited for, and one that never does fails below.
+        closed, trickled, answer = False, 0, b""
+        for _ in range(60):  # a byte every 1.5 s (under the 2 s idle timeout); 100 are never sent
             time.sleep(1.5)
             try:
                 s.sendall(b" ")
+                trickled += 1
             except OSError:
-                closed_after = time.monotonic() - started
+                closed = True
                 break
             s.setblocking(False)
             try:
                 chunk = s.recv(4096)
                 if chunk == b"" or chunk:
                     answer += chunk
-                    closed_after = time.monotonic() - started
+                    closed = True
                     break
             except BlockingIOError:
                 pass
             finally:
                 s.setblocking(True)
         s.close()
-        assert closed_after is not None, "the trickled request stayed open"
-        assert closed_after < 7, closed_after
+        assert closed, f"the trickled request stayed open through {trickled} bytes"
         assert answer == b"" or answer.startswith(b"HTTP/1.1 408"), answer[:100]
         if answer:
             assert json.loads(answer.split(b"\r\n\r\n", 1)[1])["error"]["code"] == "REQUEST_TIMEOUT"
@@ -408,7 +406,7 @@ def test_smtp_replies_sent_before_the_tls_handshake_are_discarded():
         server = Server(folder, log=True)
         try:
             assert server.call("POST", "/api/v1/auth/email/send-code", {"email": "reader@example.com"})[0] == 200
-            assert smtp.delivered.wait(15), server.log()[-3000:]
+            assert smtp.delivered.wait(60), server.log()[-3000:]
             # After STARTTLS the client said EHLO again over TLS, and every command got its own reply.
             assert (True, "EHLO") in smtp.commands
             assert smtp.commands.index((True, "EHLO")) < smtp.commands.index((True, "MAIL"))

@@ -17,7 +17,7 @@ def write_config(server, config):
 def hangup(server, expect):
     before = server.log().count(expect)
     server.proc.send_signal(signal.SIGHUP)
-    deadline = time.time() + 10
+    deadline = time.time() + 60  # generous for a loaded machine; it goes on as soon as the line is there
     while time.time() < deadline and server.log().count(expect) == before:
         time.sleep(0.05)
     return [line for line in server.log().splitlines() if expect in line][-1]
@@ -36,8 +36,8 @@ def test_sighup_reloads_limits_mail_and_log_level_and_names_the_rest():
         line = hangup(server, "SIGHUP: configuration reloaded")
         assert "rate limits" in line and "mail" in line and "log level (debug)" in line and "needs_restart=audience" in line
         assert [send(server, "c@example.com"), send(server, "d@example.com")] == [200, 200]
-        assert "mail.to=d@example.com" in server.log()  # the log transport now, not the outbox
-        assert " debug authd:" in server.log()  # debug lines appear now
+        assert server.logged("mail.to=d@example.com")  # the log transport now, not the outbox
+        assert server.logged(" debug authd:")  # debug lines appear now
 
         # A file with an error changes nothing.
         write_config(server, {"mail": {"transport": "outbox"}, "email": {"sends_per_ip": {"limit": 0, "window": 3600}}})
@@ -46,7 +46,7 @@ def test_sighup_reloads_limits_mail_and_log_level_and_names_the_rest():
             f.write("{ not json")
         hangup(server, "configuration was not reloaded")
         assert send(server, "e@example.com") == 200
-        assert "mail.to=e@example.com" in server.log()
+        assert server.logged("mail.to=e@example.com")
 
         # Removing a limit goes back to its built-in value (20 an hour).
         write_config(server, {"mail": {"transport": "outbox"}})
@@ -63,12 +63,14 @@ def test_sigterm_ends_promptly_with_an_open_event_stream_and_flushes_the_store()
         url = urlparse(server.url)
         conn = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
         conn.request("GET", "/api/v1/auth/approvals/stream", headers={"Authorization": "Bearer " + session["access_token"]})
-        assert conn.getresponse().status == 200
-        started = time.time()
+        stream = conn.getresponse()
+        assert stream.status == 200
         server.proc.send_signal(signal.SIGTERM)
-        assert server.proc.wait(timeout=30) == 0
-        assert time.time() - started < 8
-        conn.close()
+        # It exits while this client still holds the stream open: in-flight requests get
+        # shutdown_timeout (1 s), not the stream's half hour. Shown by order, not timed: the wait is
+        # only bounded so that a server that waits for the stream fails instead of hanging the run.
+        assert server.proc.wait(timeout=300) == 0
+        conn.close()  # only now does this side let go
         # The store was flushed into a snapshot: the journal is empty and the session is there.
         assert os.path.exists(os.path.join(server.folder, "snapshot.json"))
         again = __import__("conftest").Server(server.folder)

@@ -56,7 +56,7 @@ class Inbox:
         self.arrived.set()
         return "250 OK"
 
-    def wait(self, timeout=15):
+    def wait(self, timeout=60):  # generous for a loaded machine; returns as soon as a message arrives
         assert self.arrived.wait(timeout), "no message arrived"
         return email.message_from_bytes(self.messages[-1].content, policy=email.policy.default)
 
@@ -179,12 +179,12 @@ def test_a_4xx_is_retried_then_delivered():
             server = start_authd(folder, {"host": "127.0.0.1", "port": controller.port, "security": "none"})
             try:
                 send_code(server)
-                message = inbox.wait(timeout=20)
+                message = inbox.wait(timeout=60)
                 assert message["To"] == "reader@example.com"
                 assert not inbox.replies
             finally:
                 server.stop()
-            assert "will retry" in server.log()
+            assert server.logged("will retry")
     finally:
         controller.stop()
 
@@ -222,7 +222,7 @@ def test_a_message_queued_across_a_restart_is_delivered():
         try:
             restarted = start_authd(folder, smtp)
             try:
-                assert inbox.wait(timeout=20)["To"] == "reader@example.com"
+                assert inbox.wait(timeout=60)["To"] == "reader@example.com"
             finally:
                 restarted.stop()
         finally:

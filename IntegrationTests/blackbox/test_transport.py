@@ -102,7 +102,7 @@ def test_https_with_http2_and_a_certificate_renewed_on_sighup():
             assert kept.getresponse().read() == b'{"status":"ok"}'
             issue(ca_key, ca_cert, pki, "second")
             server.proc.send_signal(signal.SIGHUP)
-            deadline = time.time() + 10
+            deadline = time.time() + 60  # generous for a loaded machine; it goes on as soon as it happens
             while peer_common_name(context, port)[0] != "second":
                 assert time.time() < deadline, "the new certificate was not served after SIGHUP"
                 time.sleep(0.1)

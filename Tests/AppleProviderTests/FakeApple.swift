@@ -21,6 +21,10 @@ final class FakeApple: Sendable {
         var revoked: [String] = []
         var failRevokes = 0
         var badSecrets = 0
+        /// `auth/held-keys`: requests that arrived, answers finished, and whether the test let them finish.
+        var heldArrived = 0
+        var heldAnswered = 0
+        var heldReleased = false
     }
     let state = Mutex(State())
     let appKey = ES256PrivateKey()
@@ -51,9 +55,22 @@ final class FakeApple: Sendable {
             if let cache { headers[.cacheControl] = cache }
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
         }
-        router.get("auth/slow-keys") { _, _ -> Response in
-            try await Task.sleep(for: .seconds(30))
-            return Response(status: .internalServerError)
+        // An Apple that does not finish answering until the test releases it: the status line comes at
+        // once, then a space a second (JSON allows it, and it keeps the client's read timeout away), so
+        // whether the fetch is still going depends on the test alone, not on how long anything took.
+        // After two minutes it finishes anyway, so a server that waited for it is caught instead of hung.
+        router.get("auth/held-keys") { _, _ -> Response in
+            self.state.withLock { $0.heldArrived += 1 }
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody { writer in
+                try await writer.write(ByteBuffer(string: " "))
+                for _ in 0..<120 where !self.state.withLock({ $0.heldReleased }) {
+                    try await Task.sleep(for: .seconds(1))
+                    try await writer.write(ByteBuffer(string: " "))
+                }
+                try await writer.write(ByteBuffer(string: #"{"keys":[]}"#))
+                self.state.withLock { $0.heldAnswered += 1 }
+                try await writer.finish(nil)
+            })
         }
         router.post("auth/token") { request, _ -> Response in
             let form = try await Self.form(request)

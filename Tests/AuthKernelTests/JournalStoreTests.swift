@@ -144,7 +144,7 @@ struct JournalStoreTests {
             try await store.write { $0.put(u) }
             finished.set()
         }
-        for _ in 0..<300 where !finished.isSet { try await Task.sleep(for: .milliseconds(10)) }
+        for _ in 0..<6000 where !finished.isSet { try await Task.sleep(for: .milliseconds(10)) }  // up to a minute
         #expect(finished.isSet, "a write waited for the snapshots' threads")
         faults.holdSnapshots(false)
         try await compaction.value
@@ -517,7 +517,7 @@ struct JournalStoreTests {
         #expect(logs.contains("the disk still refuses writes"))
 
         faults.setDiskFull(false)
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(120)  // recovery waited for; generous for a loaded machine
         while await !store.isWritable, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
         #expect(await store.isWritable)
         #expect(logs.contains("writes resumed"))
@@ -559,7 +559,7 @@ struct JournalStoreTests {
             return await group.reduce(into: Set<UUID>()) { $0.formUnion($1) }
         }
         faults.failFirstWriteAfterCompaction(false)
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(120)  // recovery waited for; generous for a loaded machine
         while await !store.isWritable, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         #expect(acknowledged.count < 480)  // some writes were refused
         #expect(await store.read { Set($0.users.keys) } == acknowledged)

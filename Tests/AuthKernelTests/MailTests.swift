@@ -110,10 +110,10 @@ struct SendmailTransportTests {
     /// being written hands the child the stub's write descriptor, and exec then fails with "Text
     /// file busy" until that child has gone: retried, as the mail queue would.
     func send(_ message: MailMessage, through script: String, from: String) async throws {
-        for attempt in 1...20 {
+        for attempt in 1...1200 {  // up to a minute: that child may be slow to go on a loaded machine
             do {
                 return try await SendmailTransport(path: script).send(message, from: from)
-            } catch where "\(error)".contains("Text file busy") && attempt < 20 {
+            } catch where "\(error)".contains("Text file busy") && attempt < 1200 {
                 try await Task.sleep(for: .milliseconds(50))
             }
         }

@@ -60,12 +60,15 @@ struct ReviewFindingsRateLimitTests {
         #expect(ClientNetwork.key(for: "::1") == "0:0:0:0::/64")
     }
 
-    @Test func manyDistinctKeysCostAmortisedTimeAndStayBounded() async throws {
+    @Test func manyDistinctKeysCostAmortisedWorkAndStayBounded() async throws {
         let counters = MemoryRateLimitCounters(capacity: 20_000, shards: 4)
-        let started = ContinuousClock.now
         // None of these expire: before, every check past 100k keys filtered the whole table.
-        for i in 0..<150_000 { _ = counters.take(key: "k\(i)", now: 1000, interval: 3600, tolerance: 0) }
-        #expect(ContinuousClock.now - started < .seconds(20))
+        let takes = 150_000
+        for i in 0..<takes { _ = counters.take(key: "k\(i)", now: 1000, interval: 3600, tolerance: 0) }
+        // The work is counted, not timed: a full shard's clean-up looks at its entries twice (filter,
+        // then sort) and frees a tenth of them, so about 20 entries per take whatever the key count.
+        // Filtering the table on every take past a threshold would be thousands per take.
+        #expect(counters.entriesExamined <= 25 * takes, "\(counters.entriesExamined) entries examined for \(takes) takes")
         #expect(counters.count <= 20_000)
         // A key just used is still limited after all that.
         #expect(counters.take(key: "k149999", now: 1000, interval: 3600, tolerance: 0) != nil)

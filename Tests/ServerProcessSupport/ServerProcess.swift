@@ -48,7 +48,7 @@ public final class ServerProcess: @unchecked Sendable {
         try process.run()
         let handle = stdout.fileHandleForReading
         var line = Data()
-        let deadline = Date().addingTimeInterval(30)
+        let deadline = Date().addingTimeInterval(120)  // generous: a loaded machine starts slowly
         while Date() < deadline {
             let byte = handle.readData(ofLength: 1)
             if byte.isEmpty { break }  // exited

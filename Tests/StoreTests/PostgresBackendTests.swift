@@ -203,7 +203,7 @@ struct PostgresBackendTests {
         #expect(output.exitCode == 0)
         let newKid = a.server.keyRing.active.kid
         var seen = false
-        for _ in 0..<100 where !seen {
+        for _ in 0..<2400 where !seen {  // up to two minutes: generous for a loaded machine
             seen = b.server.keyRing.active.kid == newKid
             if !seen { try await Task.sleep(for: .milliseconds(50)) }
         }
@@ -225,9 +225,9 @@ struct PostgresBackendTests {
             for await approval in stream { return approval.id }
             return nil
         }
-        // The listener may not be connected yet: keep asking until one arrives (bounded).
+        // The listener may not be connected yet: keep asking until one arrives (bounded, generously).
         var created: [String] = []
-        for _ in 0..<50 {
+        for _ in 0..<600 {
             created.append(try await a.kernel.approvals.create(kind: "t", userID: user.id, ttl: 60, deviceName: nil, payload: [:]).approval.id)
             try await Task.sleep(for: .milliseconds(100))
             if b.kernel.approvals.subscriberCount > 0, await Self.done(received) { break }

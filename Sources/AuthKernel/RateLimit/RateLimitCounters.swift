@@ -35,6 +35,8 @@ package final class MemoryRateLimitCounters: RateLimitCounters {
         var arrivals: [String: Double] = [:]
         /// Entry count at which the next clean-up runs.
         var pruneAt = 1024
+        /// Entries the clean-ups have looked at, in all.
+        var examined = 0
     }
     private final class Lock: Sendable {
         let shard = Mutex(Shard())
@@ -76,8 +78,10 @@ package final class MemoryRateLimitCounters: RateLimitCounters {
     }
 
     private static func prune(_ shard: inout Shard, now: Double, limit: Int) {
+        shard.examined += shard.arrivals.count
         shard.arrivals = shard.arrivals.filter { $0.value > now }
         if shard.arrivals.count >= limit {
+            shard.examined += shard.arrivals.count
             // Still full of live keys: forget the tenth nearest to expiry, whose limits bind least.
             let drop = shard.arrivals.sorted { $0.value < $1.value }.prefix(max(1, limit / 10))
             for (key, _) in drop { shard.arrivals[key] = nil }
@@ -98,4 +102,8 @@ package final class MemoryRateLimitCounters: RateLimitCounters {
 
     /// Keys held now.
     package var count: Int { shards.reduce(0) { total, lock in total + lock.shard.withLock { $0.arrivals.count } } }
+
+    /// Entries the clean-ups of ``take(key:now:interval:tolerance:)`` have looked at since these
+    /// counters were made: the work that must stay amortised O(1) per take, however many keys there are.
+    package var entriesExamined: Int { shards.reduce(0) { total, lock in total + lock.shard.withLock { $0.examined } } }
 }
