@@ -41,7 +41,14 @@ struct AuthClientTests {
 
         func signInByEmail(_ client: AuthClient, _ email: String, device: String? = nil) async throws -> AuthSession {
             let before = mailCount()
-            try await client.sendEmailCode(email)
+            do {
+                try await client.sendEmailCode(email)
+            } catch AuthClientError.rateLimited(let retryAfter) {
+                // The address's interval outlives its last sign-in (contract §12): a test signing
+                // the same address in again waits it out, as a person would.
+                try await Task.sleep(for: .seconds(retryAfter))
+                try await client.sendEmailCode(email)
+            }
             return try await client.verifyEmailCode(email: email, code: try await code(after: before), deviceName: device)
         }
     }
@@ -127,6 +134,7 @@ struct AuthClientTests {
         #expect(admin.terminationStatus == 0)
         let again = f.client()
         let before = f.mailCount()
+        try await Task.sleep(for: .seconds(1))  // the address's resend interval, which outlives the first sign-in
         try await again.sendEmailCode("off@example.com")
         let code = try await f.code(after: before)
         await #expect(throws: AuthClientError.accountDisabled) { try await again.verifyEmailCode(email: "off@example.com", code: code) }

@@ -112,7 +112,10 @@ struct DeviceSignInTests {
             #expect(Self.oauthError(try await Self.poll(client, otherCode, clientID: nil)) == "expired_token")
             let gone = try await client.send(.get, "/api/v1/auth/device/\(other["user_code"] as! String)", bearer: s.accessToken)
             #expect(gone.status == .notFound)
-            #expect(try await client.send(.post, "/api/v1/auth/device/\(other["user_code"] as! String)/approve", bearer: s.accessToken).status == .notFound)
+            // No longer fresh: the session's refresh token is its proof (contract §12).
+            let approve = try await client.send(
+                .post, "/api/v1/auth/device/\(other["user_code"] as! String)/approve", json: ["refresh_token": s.refreshToken], bearer: s.accessToken)
+            #expect(approve.status == .notFound)
             #expect(try await client.send(.get, "/api/v1/auth/device/not-a-code", bearer: s.accessToken).status == .notFound)
             #expect(try await client.send(.get, "/api/v1/auth/device/BCDF-GHJK").status == .unauthorized)
         }

@@ -5,6 +5,7 @@ import AuthStorage
 import FileStore
 import Foundation
 import HTTPTypes
+import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
@@ -227,5 +228,26 @@ struct SecondReviewFindingsTests {
             uri: "/device/start", method: .post,
             headers: [.contentType: "application/x-www-form-urlencoded", .origin: "https://auth.example.com", .cookie: cookie],
             body: ByteBuffer(string: "csrf=\(csrf)&user_code=\(code)&email=\(email)"))
+    }
+}
+
+/// `authd check` lists what providers doubt in the settings and fails on it.
+struct ConfigurationProblemsTests {
+    struct Doubtful: AuthProvider {
+        static let id = "doubtful"
+        init(kernel: Kernel, config: inout ConfigSection) throws {
+            kernel.configurationProblems.report("doubtful.setting is not what it should be")
+        }
+        func routes() -> RouteCollection<AuthRequestContext> { RouteCollection(context: AuthRequestContext.self) }
+    }
+
+    @Test func checkListsEachProblemAndExitsNonZero() async throws {
+        let h = try await TestHarness.make(providers: [Doubtful.self], config: #"{"providers":["doubtful"],"mail":{"transport":"outbox"}}"#)
+        let output = await (try AdminOperations(server: h.server, dataFolder: h.folder)).run(.check)
+        #expect(output.exitCode == 1 && output.text.contains("problem       doubtful.setting is not what it should be"))
+        let clean = try await TestHarness.make()
+        #expect(await (try AdminOperations(server: clean.server, dataFolder: clean.folder)).run(.check).exitCode == 0)
+        await h.server.close()
+        await clean.server.close()
     }
 }

@@ -108,6 +108,19 @@ struct EmailSignInTests {
         }
     }
 
+    /// Contract §12: the interval is the address's and survives a sign-in that used the code up.
+    @Test func aResendRightAfterASignInWaitsForTheInterval() async throws {
+        let h = try await harness()
+        try await h.test { client async throws in
+            #expect(try await client.send(.post, "/api/v1/auth/email/send-code", json: ["email": "a@b.co"]).status == .ok)
+            #expect(try await client.send(.post, "/api/v1/auth/email/verify", json: ["email": "a@b.co", "code": try lastCode(h)]).status == .ok)
+            h.clock.advance(by: 5)
+            let resent = try await client.send(.post, "/api/v1/auth/email/resend-code", json: ["email": "a@b.co"])
+            #expect(resent.status == .tooManyRequests && resent.retryAfter == 55)
+            #expect(try h.mail().count == 1, "no second mail inside the interval")
+        }
+    }
+
     @Test func sendsPerIPAreLimited() async throws {
         let h = try await harness(#"{"mail":{"transport":"outbox"},"email":{"sends_per_ip":{"limit":2,"window":3600}}}"#)
         try await h.test { client async throws in

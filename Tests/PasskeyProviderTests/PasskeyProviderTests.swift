@@ -212,6 +212,53 @@ struct PasskeyProviderTests {
         }
     }
 
+    /// Contract §12: with `rp_id` `localhost`, a passkey can be tried on a laptop over plain http.
+    @Test func withRPIDLocalhostAnyHTTPLocalhostPortIsAnOrigin() async throws {
+        let local = #"{"issuer":"http://localhost:8080","mail":{"transport":"outbox"},"providers":["password","totp","passkey"],"passkeys":{"rp_id":"localhost"}}"#
+        let h = try await harness(local)
+        #expect(h.kernel.configurationProblems.all.isEmpty)
+        try await h.test { client async throws in
+            let s = try await registered(client, h)
+            let laptop = SoftAuthenticator()
+            let options = try await client.send(.post, "/api/v1/auth/passkeys/register/options", bearer: s.accessToken)
+            let created = try await client.send(
+                .post, "/api/v1/auth/passkeys/register", json: ["credential": try laptop.register(options.json, origin: "http://localhost:8080")], bearer: s.accessToken)
+            #expect(created.status == .created, "\(created.json)")
+            for (origin, verdict) in [
+                ("http://localhost:5173", HTTPResponse.Status.ok), ("http://localhost", .ok), ("http://localhost.evil.example", .unauthorized),
+                ("http://127.0.0.1:8080", .unauthorized), ("http://localhost:8080/x", .unauthorized), ("http://localhost:", .unauthorized),
+            ] {
+                let signIn = try await client.send(.post, "/api/v1/auth/passkeys/login", json: ["credential": try laptop.assert(try await loginOptions(client), origin: origin)])
+                #expect(signIn.status == verdict, "\(origin)")
+            }
+        }
+        // Elsewhere http://localhost is no origin of the passkeys', and the setting says so.
+        #expect(PasskeySettings.isLocalhost("http://localhost:3000") && !PasskeySettings.isLocalhost("https://localhost:3000"))
+        let strict = try await harness()
+        try await strict.test { client async throws in
+            let s = try await registered(client, strict)
+            let options = try await client.send(.post, "/api/v1/auth/passkeys/register/options", bearer: s.accessToken)
+            let refused = try await client.send(
+                .post, "/api/v1/auth/passkeys/register", json: ["credential": try SoftAuthenticator().register(options.json, origin: "http://localhost:8080")],
+                bearer: s.accessToken)
+            #expect(refused.status == .badRequest)
+        }
+    }
+
+    /// `authd check` refuses an `rp_id` that is not the issuer's host or a domain it is under.
+    @Test func anRPIDOutsideTheIssuersDomainIsAConfigurationProblem() async throws {
+        func problems(issuer: String, rpID: String) async throws -> [String] {
+            let h = try await harness(#"{"issuer":"\#(issuer)","mail":{"transport":"outbox"},"providers":["passkey"],"passkeys":{"rp_id":"\#(rpID)"}}"#)
+            try await h.test { _ in }  // closes the store
+            return h.kernel.configurationProblems.all
+        }
+        #expect(try await problems(issuer: "https://auth.example.org", rpID: "example.org").isEmpty)
+        #expect(try await problems(issuer: "https://example.org", rpID: "example.org").isEmpty)
+        #expect(try await problems(issuer: "https://auth.example.org", rpID: "other.org").first?.contains("passkeys.rp_id \"other.org\"") == true)
+        #expect(try await problems(issuer: "https://auth.example.org", rpID: "org").count == 1, "a top-level domain is not registrable")
+        #expect(try await problems(issuer: "https://notexample.org", rpID: "example.org").count == 1)
+    }
+
     @Test func appleAppSiteAssociationAndConfiguration() async throws {
         let h = try await harness()
         try await h.test { client async throws in

@@ -93,6 +93,20 @@ struct RegistrationAndLoginTests {
         }
     }
 
+    /// Contract §12: right after registering, a resend says when (429), instead of answering 200 and sending nothing.
+    @Test func aResendRightAfterRegisteringSaysWhenInsteadOfPretending() async throws {
+        let h = try await T.harness()
+        try await h.test { client async throws in
+            #expect(try await client.send(.post, "/api/v1/auth/password/register", json: ["email": "p@x.io", "password": T.password]).status == .accepted)
+            h.clock.advance(by: 10)
+            let early = try await client.send(.post, "/api/v1/auth/password/resend-verification", json: ["email": "p@x.io"])
+            #expect(early.status == .tooManyRequests && early.retryAfter == 50)
+            h.clock.advance(by: 50)
+            #expect(try await client.send(.post, "/api/v1/auth/password/resend-verification", json: ["email": "p@x.io"]).status == .ok)
+            #expect(try await T.waitForMail(h, count: 2).count == 2)
+        }
+    }
+
     @Test func resendVerificationRevealsNothing() async throws {
         let h = try await T.harness()
         try await h.test { client async throws in
