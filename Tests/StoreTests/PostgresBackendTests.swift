@@ -3,6 +3,8 @@ import AuthStorage
 import AuthKernel
 import AuthKernelTesting
 import Foundation
+import HTTPTypes
+import HummingbirdTesting
 import Logging
 import PostgresNIO
 import PostgresStore
@@ -141,6 +143,59 @@ struct PostgresBackendTests {
         #expect(try await limiters[1].attempt(rule, key: "k") == nil)
         await one.close()
         await two.close()
+    }
+
+    @Test("Second-factor answers take their budget's slots exactly across instances, under concurrency")
+    func secondFactorBudgetAcrossInstances() async throws {
+        let settings = try await StoreBackend.freshDatabase()
+        let clock = ManualClock()
+        let a = try await instance(settings, clock: clock), b = try await instance(settings, clock: clock)
+        let signedIn = try await a.signIn(email: "ada@example.com")
+        let user = try #require(try await a.kernel.users.user(id: try #require(UUID(uuidString: signedIn.user.id))))
+        var challenges: [SignInChallenge] = []
+        for _ in 0..<12 {
+            let started = try await a.kernel.sessions.startChallenge(user, amr: ["test"], device: .none, factors: ["totp"], requireUnchangedCredentials: false)
+            challenges.append(try await a.kernel.sessions.pendingChallenge(started.challenge).0)
+        }
+        let kernels = [a.kernel, b.kernel]
+        let checked = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for (i, challenge) in challenges.enumerated() {
+                for j in 0..<5 {
+                    group.addTask {
+                        do {
+                            _ = try await kernels[(i + j) % 2].sessions.reserveAnswer(challenge, network: "198.51.100.0/24")
+                            return true
+                        } catch let error as AuthError where error.code == "RATE_LIMIT_EXCEEDED" {
+                            return false
+                        }
+                    }
+                }
+            }
+            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(checked == 10)
+        await a.server.close()
+        await b.server.close()
+    }
+
+    @Test("A device approved on one instance gets no session once the user's sessions were ended on the other")
+    func recoveryReachesAnApprovedDeviceAcrossInstances() async throws {
+        let settings = try await StoreBackend.freshDatabase()
+        let clock = ManualClock()
+        let a = try await instance(settings, clock: clock), b = try await instance(settings, clock: clock)
+        let signedIn = try await a.signIn(email: "ada@example.com")
+        try await a.test { one in
+            try await b.test { two in
+                let started = try await one.send(.post, "/oauth/device_authorization", json: ["client_id": "tv"])
+                let deviceCode = try #require(started.json["device_code"] as? String), userCode = try #require(started.json["user_code"] as? String)
+                #expect(try await one.send(.post, "/api/v1/auth/device/\(userCode)/approve", bearer: signedIn.accessToken).status == .noContent)
+                try await b.kernel.sessions.revokeAll(of: try #require(UUID(uuidString: signedIn.user.id)))
+                clock.advance(by: 6)
+                let poll = try await two.send(
+                    .post, "/oauth/token", json: ["grant_type": "urn:ietf:params:oauth:grant-type:device_code", "device_code": deviceCode, "client_id": "tv"])
+                #expect(poll.status == .badRequest && poll.json["error"] as? String == "access_denied")
+            }
+        }
     }
 
     @Test("A decoy account counts the tries made on every instance, exactly")
