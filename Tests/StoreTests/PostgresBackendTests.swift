@@ -151,7 +151,8 @@ struct PostgresBackendTests {
         let clock = ManualClock()
         let a = try await instance(settings, clock: clock), b = try await instance(settings, clock: clock)
         let signedIn = try await a.signIn(email: "ada@example.com")
-        let user = try #require(try await a.kernel.users.user(id: try #require(UUID(uuidString: signedIn.user.id))))
+        let userID = try #require(UUID(uuidString: signedIn.user.id))
+        let user = try #require(try await a.kernel.users.user(id: userID))
         var challenges: [SignInChallenge] = []
         for _ in 0..<12 {
             let started = try await a.kernel.sessions.startChallenge(user, amr: ["test"], device: .none, factors: ["totp"], requireUnchangedCredentials: false)
