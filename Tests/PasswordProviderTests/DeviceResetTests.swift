@@ -18,6 +18,25 @@ struct DeviceResetTests {
         try await client.send(.get, "/api/v1/auth/password/reset/device/\(id)").json["status"] as? String
     }
 
+    /// Contract §12: a leaked access token alone cannot start a reset, approve it and own the
+    /// password; a session past auth.fresh_auth approves only with its own refresh token.
+    @Test func aStaleSessionApprovesAResetOnlyWithItsRefreshToken() async throws {
+        let h = try await T.harness()
+        try await h.test { client async throws in
+            let phone = try await T.registered(client, h, email: "s@x.io")
+            h.clock.advance(by: 601)
+            let r = try await initiate(client, "s@x.io")
+            let id = try #require(r.json["request_id"] as? String), match = try #require(r.json["match_code"] as? String)
+            let bare = try await client.send(.post, "/api/v1/auth/approvals/\(id)/approve", json: ["match_code": match], bearer: phone.accessToken)
+            #expect(bare.status == .forbidden && bare.errorCode == "REAUTH_REQUIRED")
+            #expect(try await status(client, id) == "pending", "nothing was approved, and no try was spent")
+            let proven = try await client.send(
+                .post, "/api/v1/auth/approvals/\(id)/approve", json: ["match_code": match, "refresh_token": phone.refreshToken], bearer: phone.accessToken)
+            #expect(proven.status == .noContent)
+            #expect(try await status(client, id) == "approved")
+        }
+    }
+
     @Test func approvedFromAnotherSessionThenCompletedOnce() async throws {
         let h = try await T.harness()
         try await h.test { client async throws in
