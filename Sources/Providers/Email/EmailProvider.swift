@@ -77,9 +77,11 @@ public struct EmailProvider: AuthProvider {
         try await kernel.rateLimiter.consume(settings.sendsPerIP, key: "email.send.ip:\(context.clientKey)")
         // The interval is the address's, not its code record's: a sign-in uses the record up, and a
         // resend right after it must still wait (contract §12).
-        try await kernel.rateLimiter.consume(
-            RateLimitRule(limit: 1, window: max(1, settings.codes.resendInterval)), key: "email.send:\(email.value)",
-            message: "A code was sent a moment ago. Wait before asking for another.")
+        if settings.codes.resendInterval > 0 {
+            try await kernel.rateLimiter.consume(
+                RateLimitRule(limit: 1, window: settings.codes.resendInterval), key: "email.send:\(email.value)",
+                message: "A code was sent a moment ago. Wait before asking for another.")
+        }
         let code = try await kernel.codes.issue(purpose: Self.purpose, key: email.value, policy: settings.codes)
         try await kernel.mailer.send(
             template: EmailMail.signInCode, to: email.value, values: ["lifetime": MailTemplate.lifetime(settings.codes.ttl)], code: code
