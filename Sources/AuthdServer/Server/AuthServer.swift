@@ -81,12 +81,14 @@ package final class AuthServer: Sendable {
     package let application: Application<RouterResponder<AuthRequestContext>>
     /// Every route served, as `METHOD /path` (the spec test compares them with docs/openapi.yaml).
     package let routes: [String]
+    /// The providers started, in the order of `providers` (tests count a provider's work through them).
+    package let providers: [any AuthProvider]
     /// The HTTPS certificate, when authd serves TLS itself.
     let certificates: TLSCertificates?
 
     private init(
         kernel: Kernel, store: any AuthStore, keyRing: SigningKeyRing, cluster: (any ClusterEvents)?, application: Application<RouterResponder<AuthRequestContext>>, routes: [String],
-        certificates: TLSCertificates?
+        providers: [any AuthProvider], certificates: TLSCertificates?
     ) {
         self.certificates = certificates
         self.kernel = kernel
@@ -95,6 +97,7 @@ package final class AuthServer: Sendable {
         self.cluster = cluster
         self.application = application
         self.routes = routes
+        self.providers = providers
     }
 
     /// Opens the data folder and builds the server.
@@ -297,7 +300,7 @@ package final class AuthServer: Sendable {
             let routes = router.routes.map { "\($0.method.rawValue) \($0.path)" }.sorted()
             return AuthServer(
                 kernel: kernel, store: store, keyRing: keyRing, cluster: options.cluster, application: application, routes: routes,
-                certificates: certificates)
+                providers: providers, certificates: certificates)
         } catch {
             await store.close()
             throw error
