@@ -4,7 +4,9 @@ through the public API, drives each scenario from this second process (wrk for s
 threads of keep-alive connections for chained flows), measures the machine's own limits, and prints
 one table plus bench/results.json. See bench/README.md."""
 import argparse
+import base64
 import datetime
+import hashlib
 import http.client
 import json
 import os
@@ -281,6 +283,42 @@ def prepare_devices(server, access, count):
     return keys, codes
 
 
+def prepare_imported(server, binary, email, iterations):
+    """A user brought over with `authd import-users` with a Django PBKDF2 hash of `iterations`
+    (Django 5 uses a million; fewer make the gap the refusal floor closes plainer)."""
+    salt = base64.b64encode(os.urandom(9)).decode()
+    digest = base64.b64encode(hashlib.pbkdf2_hmac("sha256", PASSWORD.encode(), salt.encode(), iterations)).decode()
+    path = os.path.join(server.folder, "imported.jsonl")
+    with open(path, "w") as f:
+        f.write(json.dumps({"email": email, "email_verified": True, "password_hash": f"pbkdf2_sha256${iterations}${salt}${digest}"}) + "\n")
+    done = subprocess.run([binary, "import-users", path, "--data", server.folder], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    os.unlink(path)
+
+
+def refusals(server, label, seconds, kinds):
+    """(j) refused password sign-ins, one of each kind in turn on one keep-alive connection: each
+    kind's p50 and p99, which `password.refusal_floor_ms` should make alike (contract §12)."""
+    times, errors, reasons = {kind: [] for kind in kinds}, 0, {}
+    client = Client(server)
+    c0, s0, t0 = self_cpu(), server.cpu_seconds(), time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        for kind, email in kinds.items():
+            started = time.perf_counter()
+            status, body = client.call("POST", "/api/v1/auth/password/login", {"email": email, "password": "not the password at all"})
+            if status == 401:
+                times[kind].append(time.perf_counter() - started)
+            else:
+                errors += 1
+                reasons[f"{kind}: HTTP {status}"] = reasons.get(f"{kind}: HTTP {status}", 0) + 1
+    wall = time.perf_counter() - t0
+    every = [t for kind in times.values() for t in kind]
+    row = load_row(label, round(len(every) / wall, 1), len(every), pct(every, 50), pct(every, 99), errors,
+                   self_cpu() - c0, server.cpu_seconds() - s0, wall)
+    row["by_kind"] = {kind: {"requests": len(t), "p50_ms": pct(t, 50), "p99_ms": pct(t, 99)} for kind, t in times.items()}
+    return row | ({"error_reasons": reasons} if reasons else {})
+
+
 def fsync_rate(folder, seconds):
     path = os.path.join(folder, "fsync-probe")
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
@@ -396,6 +434,9 @@ def main():
             during["storm_logins_per_s"] = box.get("rps")
             during["storm_errors"] = box.get("errors")
             run(during)
+            prepare_imported(server, args.binary, "imported@bench.test", 100000)
+            run(refusals(server, "(j) refused password sign-ins, by kind", secs, {
+                "unknown": "nobody@bench.test", "native": "bench@bench.test", "imported": "imported@bench.test"}) | {"id": "j"})
         finally:
             server.stop()
 
@@ -484,6 +525,12 @@ def report(r):
         "c_over_ed25519_sign_all_cores": round(by["c"]["rps"] / (lim["ed25519_sign_per_s_per_core"] * r["cores"]), 2),
         "f_p99_over_b_p99": round(by["f"]["p99_ms"] / by["b"]["p99_ms"], 2) if by["b"]["p99_ms"] else None,
     }
+    if "j" in by:
+        # Near 1 when the refusal floor hides which kind of account an email is.
+        kinds = by["j"]["by_kind"]
+        for kind in ("native", "imported"):
+            if kinds[kind]["p50_ms"] and kinds["unknown"]["p50_ms"]:
+                ratios[f"j_{kind}_over_unknown_p50"] = round(kinds[kind]["p50_ms"] / kinds["unknown"]["p50_ms"], 2)
     if len(by["a"].get("rounds", [])) > 1:
         # The spread behind b_over_a and c_over_a (which compare all rounds together).
         for x in "bc":
@@ -513,6 +560,9 @@ def report(r):
         else:
             share = s.get("loadgen_cpu_share")
             print(f"{s['what']:58} {s['rps']:>9} {s['p50_ms']!s:>8} {s['p99_ms']!s:>8} {s.get('errors', 0)!s:>6} {'' if share is None else share:>7}")
+    if "j" in by:
+        print("refused sign-ins by kind (p50/p99 ms): " + ", ".join(
+            f"{kind} {t['p50_ms']}/{t['p99_ms']}" for kind, t in by["j"]["by_kind"].items()))
     print("ratios: " + ", ".join(f"{k} {v}" for k, v in ratios.items()))
     costs = [(x, by[x].get("loadgen_us_per_request")) for x in "abc" if by[x].get("loadgen_us_per_request")]
     if costs:

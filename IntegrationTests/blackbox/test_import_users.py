@@ -116,3 +116,28 @@ def test_users_from_another_system_sign_in_with_their_old_passwords():
         status, pin_session, _ = s.call("POST", "/api/v1/auth/pin/verify", {"user_id": PIN_USER, "pin": "4821"})
         assert status == 200 and pin_session["user"]["is_anonymous"], pin_session
         assert s.call("POST", "/api/v1/auth/pin/verify", {"user_id": PIN_USER, "pin": "4821"})[0] == 200, "and with the re-hashed PIN"
+
+
+def test_argon2_hashes_that_would_hold_a_thread_for_hours_are_refused_per_line():
+    """Finding 3 of the second review: `t=4294967295` was imported (only the memory was bounded), and
+    one unauthenticated sign-in then held a hashing thread for hours. Contract §12: `t` > 10 or `p` > 8
+    is refused per line, with its reason; the other lines are imported."""
+    made = PasswordHasher(time_cost=1, memory_cost=8192, parallelism=1).hash(PASSWORD)
+    assert ",t=1,p=1$" in made
+    lines = [
+        {"email": "fine@example.com", "email_verified": True, "password_hash": made},
+        {"email": "hours@example.com", "password_hash": made.replace(",t=1,", ",t=4294967295,")},
+        {"email": "lanes@example.com", "password_hash": "argon2" + made.replace(",p=1$", ",p=255$")},
+    ]
+    with running_server() as s, tempfile.TemporaryDirectory() as work:
+        path = os.path.join(work, "users.jsonl")
+        with open(path, "w") as f:
+            f.write("\n".join(json.dumps(line) for line in lines) + "\n")
+        done = import_users(s.folder, path)
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert "1 user imported, 0 skipped (already there), 2 refused" in done.stdout, done.stdout
+        assert "line 2: password_hash: Argon2 time cost t=4294967295 is over 10" in done.stdout, done.stdout
+        assert "line 3: password_hash: Argon2 parallelism p=255 is over 8" in done.stdout, done.stdout
+        for email in ("hours@example.com", "lanes@example.com"):
+            assert s.call("POST", "/api/v1/auth/password/login", {"email": email, "password": PASSWORD})[0] == 401, "no such user"
+        assert s.call("POST", "/api/v1/auth/password/login", {"email": "fine@example.com", "password": PASSWORD})[0] == 200

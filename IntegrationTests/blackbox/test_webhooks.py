@@ -115,6 +115,62 @@ def test_every_event_arrives_signed_after_failures_and_a_timeout():
     receiver.close()
 
 
+class Redirector:
+    """Answers every delivery 307 to `location`, counting the attempts per `webhook-id`."""
+
+    def __init__(self, location):
+        self.attempts, self.lock = {}, threading.Lock()
+        redirector = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers["Content-Length"]))
+                with redirector.lock:
+                    key = self.headers.get("webhook-id")
+                    redirector.attempts[key] = redirector.attempts.get(key, 0) + 1
+                self.send_response(307)
+                self.send_header("Location", location)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/hooks"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+
+
+def test_a_redirect_is_a_failed_attempt_and_is_never_followed():
+    """Finding 8 of the second review: a 307 took the signed event to another address (there a
+    non-loopback http:// one the configuration would refuse). Contract §12: never followed; a 3xx
+    is a failed attempt, retried like any other."""
+    elsewhere = Receiver(script=())  # would accept anything it were sent
+    redirector = Redirector(elsewhere.url)
+    with tempfile.TemporaryDirectory() as keys:
+        _, path = secret_file(keys)
+        with running_server(config(redirector, path, events=["session.created"]), log=True) as s:
+            s.sign_in("redirected@example.com")
+            # retry_delay 1: the second attempt comes a second after the first.
+            deadline = time.time() + 30
+            while time.time() < deadline:
+                with redirector.lock:
+                    if redirector.attempts and max(redirector.attempts.values()) >= 2:
+                        break
+                time.sleep(0.1)
+            with redirector.lock:
+                attempts = dict(redirector.attempts)
+            assert len(attempts) == 1 and list(attempts.values())[0] >= 2, f"the 307 was retried as a failure: {attempts}"
+            assert "webhook refused" in s.log() and "307" in s.log(), "and logged as refused"
+        with elsewhere.lock:
+            assert elsewhere.attempts == {} and elsewhere.accepted == [], "the redirect's target got nothing"
+    redirector.close()
+    elsewhere.close()
+
+
 def test_an_endpoint_gets_only_the_events_it_subscribed_to():
     receiver = Receiver(script=())
     with tempfile.TemporaryDirectory() as keys:

@@ -8,7 +8,8 @@ import Foundation
 /// and then replaced by authd's Argon2id: bcrypt (`$2a$`, `$2b$`, `$2y$`, through the system's
 /// libxcrypt), Django's `pbkdf2_sha256$`, `bcrypt_sha256$` and `argon2$`, and Argon2 PHC strings
 /// (through libsodium). Costlier parameters than the bounds below are refused, so an imported
-/// file cannot make a sign-in take minutes or gigabytes.
+/// file cannot make a sign-in take minutes or gigabytes (contract §11, §12): at import, line by line,
+/// and again at every check, so a hash stored some other way is refused too.
 public enum ImportedPasswordHash {
     /// The most bcrypt cost accepted.
     public static let maxBcryptCost = 14
@@ -16,6 +17,10 @@ public enum ImportedPasswordHash {
     public static let maxPBKDF2Iterations = 2_000_000
     /// The most Argon2 memory accepted, KiB (256 MiB).
     public static let maxArgon2MemoryKiB = 262_144
+    /// The most Argon2 passes (`t`) accepted: `t=4294967295` would hold a hashing thread for hours.
+    public static let maxArgon2Iterations = 10
+    /// The most Argon2 lanes (`p`) accepted (libsodium computes them one after another).
+    public static let maxArgon2Parallelism = 8
 
     /// A recognised hash.
     public enum Format: Sendable, Equatable {
@@ -25,8 +30,9 @@ public enum ImportedPasswordHash {
         case djangoPBKDF2(iterations: Int)
         /// Django's bcrypt of the SHA-256 hex digest.
         case djangoBcryptSHA256(cost: Int)
-        /// Argon2id or Argon2i, PHC string (Django's `argon2$` prefix removed).
-        case argon2(memoryKiB: Int)
+        /// Argon2id or Argon2i, PHC string (Django's `argon2$` prefix removed), with its memory,
+        /// passes and lanes.
+        case argon2(memoryKiB: Int, iterations: Int, parallelism: Int)
     }
 
     /// What `hash` is, or why it cannot be imported.
@@ -48,13 +54,7 @@ public enum ImportedPasswordHash {
                 ? .success(.djangoPBKDF2(iterations: iterations)) : .failure(ImportError("\(iterations) PBKDF2 iterations are over \(maxPBKDF2Iterations)"))
         }
         let phc = hash.hasPrefix("argon2$") ? String(hash.dropFirst(6)) : hash
-        if phc.hasPrefix("$argon2id$") || phc.hasPrefix("$argon2i$") {
-            guard let m = phc.split(separator: "$").first(where: { $0.hasPrefix("m=") })?.split(separator: ",").first,
-                let memory = Int(m.dropFirst(2)), memory > 0
-            else { return .failure(ImportError("an Argon2 hash without its memory parameter")) }
-            return memory <= maxArgon2MemoryKiB
-                ? .success(.argon2(memoryKiB: memory)) : .failure(ImportError("Argon2 memory \(memory) KiB is over \(maxArgon2MemoryKiB)"))
-        }
+        if phc.hasPrefix("$argon2id$") || phc.hasPrefix("$argon2i$") { return argon2Format(phc) }
         return .failure(ImportError("an unknown hash format"))
     }
 
@@ -90,6 +90,26 @@ public enum ImportedPasswordHash {
         /// The reason, for the import report.
         public let description: String
         init(_ description: String) { self.description = description }
+    }
+
+    /// The parameters of an Argon2 PHC string (`$argon2id$v=19$m=65536,t=3,p=4$salt$hash`), each
+    /// within its bound.
+    private static func argon2Format(_ phc: String) -> Result<Format, ImportError> {
+        var parameters: [Substring: Int] = [:]
+        for field in phc.split(separator: "$").first(where: { $0.hasPrefix("m=") })?.split(separator: ",") ?? [] {
+            let pair = field.split(separator: "=", maxSplits: 1)
+            // Digits only, at most 10 of them: no sign, no overflow.
+            guard pair.count == 2, (1...10).contains(pair[1].utf8.count), pair[1].utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+                let value = Int(pair[1]), value > 0, parameters.updateValue(value, forKey: pair[0]) == nil
+            else { return .failure(ImportError("an Argon2 hash with a malformed parameter \(field)")) }
+        }
+        guard let memory = parameters["m"], let iterations = parameters["t"], let parallelism = parameters["p"] else {
+            return .failure(ImportError("an Argon2 hash without its m, t and p parameters"))
+        }
+        if memory > maxArgon2MemoryKiB { return .failure(ImportError("Argon2 memory \(memory) KiB is over \(maxArgon2MemoryKiB)")) }
+        if iterations > maxArgon2Iterations { return .failure(ImportError("Argon2 time cost t=\(iterations) is over \(maxArgon2Iterations)")) }
+        if parallelism > maxArgon2Parallelism { return .failure(ImportError("Argon2 parallelism p=\(parallelism) is over \(maxArgon2Parallelism)")) }
+        return .success(.argon2(memoryKiB: memory, iterations: iterations, parallelism: parallelism))
     }
 
     /// `$2a$NN$`, `$2b$NN$` or `$2y$NN$` followed by 53 characters: the cost NN.

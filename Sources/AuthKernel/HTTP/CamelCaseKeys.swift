@@ -1,14 +1,18 @@
 /// Contract §5, "both spellings": every top-level field authd defines is also accepted in camelCase
 /// (`deviceName` for `device_name`). A body's top-level keys are rewritten to snake_case before it is
 /// decoded, so no endpoint has to know; nested values (metadata, WebAuthn's own camelCase JSON) pass
-/// through byte for byte.
+/// through byte for byte. Keys are compared as the decoder will read them, escapes resolved
+/// (contract §12): `"display\u005fname"` is `display_name`, and an escaped key elsewhere in the body
+/// changes nothing.
 package enum CamelCaseKeys {
     /// The body with camelCase top-level keys renamed, or nil when there is nothing to rename (or the
     /// body is not an object: the decoder then says what is wrong). Both spellings with the same value
     /// keep one, `null` in one of them counts as absent (a client that sends every key of its model);
-    /// two different values are 400 `INVALID_REQUEST` naming the field.
+    /// two different values are 400 `INVALID_REQUEST` naming the field. A top-level key that is not a
+    /// valid JSON string (a malformed escape, half a surrogate pair) is 400 too: skipping the body
+    /// would skip the check.
     package static func normalise(_ body: UnsafeRawBufferPointer) throws(AuthError) -> [UInt8]? {
-        guard let members = topLevelMembers(body), members.contains(where: { $0.renamed != nil }) else { return nil }
+        guard let members = try topLevelMembers(body), members.contains(where: { $0.renamed != nil }) else { return nil }
         var dropped = Set<Int>()
         for (i, member) in members.enumerated() where member.renamed != nil {
             let target = member.renamed!
@@ -31,7 +35,8 @@ package enum CamelCaseKeys {
             if !first { out.append(UInt8(ascii: ",")) }
             first = false
             out.append(UInt8(ascii: "\""))
-            out.append(contentsOf: (member.renamed ?? member.name).utf8)
+            // A renamed key is plain snake_case; any other keeps its bytes, escapes and all.
+            if let renamed = member.renamed { out.append(contentsOf: renamed.utf8) } else { out.append(contentsOf: body[member.key]) }
             out.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
             out.append(contentsOf: body[member.value])
         }
@@ -57,14 +62,18 @@ package enum CamelCaseKeys {
     }
 
     struct Member {
+        /// The key as the decoder reads it, escapes resolved.
         var name: String
         var renamed: String?
+        /// The key's bytes between its quotes, as sent.
+        var key: Range<Int>
         var value: Range<Int>
     }
 
-    /// The top-level members of a JSON object, each key (without escapes) and its value's bytes;
-    /// nil when the body is not a well-formed enough object to rewrite safely.
-    static func topLevelMembers(_ b: UnsafeRawBufferPointer) -> [Member]? {
+    /// The top-level members of a JSON object, each key (escapes resolved) and its value's bytes;
+    /// nil when the body is not a well-formed enough object to rewrite safely (the decoder refuses it).
+    /// - Throws: 400 `INVALID_REQUEST` for a key that is not a valid JSON string.
+    static func topLevelMembers(_ b: UnsafeRawBufferPointer) throws(AuthError) -> [Member]? {
         var i = 0
         func skipSpace() { while i < b.count, b[i] == 0x20 || b[i] == 0x0A || b[i] == 0x0D || b[i] == 0x09 { i += 1 } }
         /// Moves past a string starting at `i` (a quote); false if it never ends.
@@ -107,9 +116,8 @@ package enum CamelCaseKeys {
             guard i < b.count, b[i] == UInt8(ascii: "\"") else { return nil }
             let keyStart = i + 1
             guard skipString() else { return nil }
-            let keyBytes = b[keyStart..<(i - 1)]
-            guard !keyBytes.contains(UInt8(ascii: "\\")) else { return nil }
-            let name = String(decoding: keyBytes, as: UTF8.self)
+            let key = keyStart..<(i - 1)
+            guard let name = JSONStringLiteral.decode(b[key]) else { throw AuthError.invalidRequest("The request body is not valid JSON.") }
             skipSpace()
             guard i < b.count, b[i] == UInt8(ascii: ":") else { return nil }
             i += 1
@@ -119,7 +127,7 @@ package enum CamelCaseKeys {
             var valueEnd = i
             while valueEnd > valueStart, [0x20, 0x0A, 0x0D, 0x09].contains(b[valueEnd - 1]) { valueEnd -= 1 }
             guard valueEnd > valueStart else { return nil }
-            members.append(Member(name: name, renamed: snakeCase(name), value: valueStart..<valueEnd))
+            members.append(Member(name: name, renamed: snakeCase(name), key: key, value: valueStart..<valueEnd))
             skipSpace()
             guard i < b.count else { return nil }
             if b[i] == UInt8(ascii: ",") { i += 1; continue }

@@ -1,5 +1,3 @@
-import Foundation
-
 /// Finds a key that appears twice in one JSON object.
 ///
 /// JSON parsers disagree on which copy of a duplicated key wins, so a body with one could mean one
@@ -32,11 +30,9 @@ package enum JSONDuplicateKeys {
                     i += 1
                 }
                 if let top = stack.last, top.isObject, top.expectingKey {
-                    let raw = bytes[start...min(i, bytes.count - 1)]
+                    let raw = bytes[(start + 1)..<min(i, bytes.count)]
                     // Keys compare after unescaping: "a" and "\u0061" are the same key.
-                    let key = raw.contains(UInt8(ascii: "\\"))
-                        ? (try? JSONDecoder().decode(String.self, from: Data(raw))) ?? String(decoding: raw, as: UTF8.self)
-                        : String(decoding: raw.dropFirst().dropLast(), as: UTF8.self)
+                    let key = JSONStringLiteral.decode(raw) ?? String(decoding: raw, as: UTF8.self)
                     if !stack[stack.count - 1].keys.insert(key).inserted { return key }
                     stack[stack.count - 1].expectingKey = false
                 }

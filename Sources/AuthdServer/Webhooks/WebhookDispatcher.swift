@@ -10,6 +10,8 @@ import NIOHTTP1
 /// request that caused it is answered, and is delivered per the Standard Webhooks specification
 /// (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256>`), retried with
 /// doubling delays for about a day. At least once: a receiver de-duplicates by `webhook-id`.
+/// Redirects are never followed (contract §12): a 3xx is a failed attempt, retried like any other,
+/// so a signed event goes only to the URL the configuration checked.
 final class WebhookDispatcher: Sendable {
     static let jobKind = "webhook"
     let settings: WebhookSettings
@@ -20,6 +22,15 @@ final class WebhookDispatcher: Sendable {
     struct DeliveryFailed: Error, CustomStringConvertible {
         var description: String
     }
+
+    /// The client every delivery goes through: the shared one's settings, but a `Location` is never
+    /// followed (the shared client follows up to twenty, to any address). One for the process, as the
+    /// shared client is, so never shut down.
+    static let client: HTTPClient = {
+        var configuration = HTTPClient.Configuration.singletonConfiguration
+        configuration.redirectConfiguration = .disallow
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
 
     init(settings: WebhookSettings, jobs: JobQueue, clock: any AuthClock, logger: Logger) {
         self.settings = settings
@@ -83,7 +94,7 @@ final class WebhookDispatcher: Sendable {
         request.body = .bytes(ByteBuffer(string: body))
         let response: HTTPClientResponse
         do {
-            response = try await HTTPClient.shared.execute(request, timeout: .seconds(Int64(settings.timeout)))
+            response = try await client.execute(request, timeout: .seconds(Int64(settings.timeout)))
         } catch {
             logger.warning("webhook delivery failed", metadata: ["webhook.id": "\(id)", "url": "\(url)", "error": "\(error)"])
             throw DeliveryFailed(description: "\(error)")
@@ -92,7 +103,8 @@ final class WebhookDispatcher: Sendable {
         _ = try? await response.body.collect(upTo: 4096)
         guard (200..<300).contains(response.status.code) else {
             logger.warning("webhook refused", metadata: ["webhook.id": "\(id)", "url": "\(url)", "status": "\(response.status.code)"])
-            throw DeliveryFailed(description: "the receiver answered \(response.status.code)")
+            let redirect = (300..<400).contains(response.status.code) ? " (a redirect, which is never followed)" : ""
+            throw DeliveryFailed(description: "the receiver answered \(response.status.code)\(redirect)")
         }
         logger.info("webhook delivered", metadata: ["webhook.id": "\(id)", "url": "\(url)"])
     }

@@ -17,6 +17,8 @@ public final class PasswordHasher: Sendable {
     /// count where they would otherwise time it (an unknown email must cost one, as a known one does).
     package var verificationCount: Int { verifications.load(ordering: .relaxed) }
 
+    private let started = Atomic<Int>(0)
+
     /// Starts the pool and computes the dummy hash.
     public init(parameters: Argon2id, threads: Int) throws {
         self.parameters = parameters
@@ -25,8 +27,13 @@ public final class PasswordHasher: Sendable {
         dummyHash = try parameters.hash(Base64URL.encode(SecureRandom.bytes(16)))
     }
 
+    /// The hashes and checks asked of the pool so far (the dummy's included): the work a test
+    /// counts to see that unknown and known accounts cost the same.
+    package var hashesStarted: Int { started.load(ordering: .relaxed) }
+
     /// The PHC string of `password`.
     public func hash(_ password: String) async throws -> String {
+        started.add(1, ordering: .relaxed)
         let parameters = self.parameters
         return try await pool.runIfActive {
             HashingThread.yieldToEventLoops()
@@ -36,6 +43,7 @@ public final class PasswordHasher: Sendable {
 
     /// Whether `password` matches `hash`; with no hash, verifies against the dummy and returns false.
     public func verify(_ password: String, hash: String?) async throws -> Bool {
+        started.add(1, ordering: .relaxed)
         let phc = hash ?? dummyHash
         verifications.add(1, ordering: .relaxed)
         let ok = try await pool.runIfActive {
@@ -48,7 +56,8 @@ public final class PasswordHasher: Sendable {
     /// Whether `password`, as typed, matches a hash imported from another system (bcrypt, Django's
     /// PBKDF2, Argon2): on the pool, as every hash.
     public func verifyImported(_ password: String, hash: String) async throws -> Bool {
-        try await pool.runIfActive {
+        started.add(1, ordering: .relaxed)
+        return try await pool.runIfActive {
             HashingThread.yieldToEventLoops()
             return ImportedPasswordHash.verify(password, hash: hash)
         }

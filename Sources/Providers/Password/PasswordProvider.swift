@@ -1,5 +1,5 @@
 public import AuthKernel
-import Foundation
+package import Foundation
 public import Hummingbird
 import Logging
 public import ServiceLifecycle
@@ -357,18 +357,24 @@ public struct PasswordProvider: AuthProvider {
     // MARK: Login
 
     func login(_ request: Request, _ context: AuthRequestContext) async throws -> SignInResponse {
+        let arrived = kernel.clock.now()
         let body = try await request.decodeJSON(as: LoginBody.self, context: context)
         let device = try DeviceInfo(name: body.deviceName, platform: body.platform)
-        let user = try await verifiedUser(email: body.email, password: body.password, device: device, context)
+        let user = try await verifiedUser(email: body.email, password: body.password, device: device, arrived: arrived, context)
         // The user as read before the check: a reset that ended every session meanwhile refuses this one.
         return try await kernel.sessions.signIn(user, amr: [Self.id], device: device)
     }
 
     /// The user whose email and password these are, under the same limits, lockouts and decoys as
     /// `login`, without starting a session: for the `/device` page, which signs a person in only to
-    /// approve a device. Failures are audited.
+    /// approve a device. Failures are audited, and answered no sooner than the refusal floor after
+    /// `arrived` (see ``holdRefusal(since:)``).
+    /// - Parameter arrived: when the request arrived; now when not given.
     /// - Throws: 400 `INVALID_EMAIL`, 401 `INVALID_CREDENTIALS`, 403 `EMAIL_NOT_VERIFIED`, 429.
-    package func verifiedUser(email rawEmail: String, password: String, device: DeviceInfo = .none, _ context: AuthRequestContext) async throws -> UserRecord {
+    package func verifiedUser(
+        email rawEmail: String, password: String, device: DeviceInfo = .none, arrived: Date? = nil, _ context: AuthRequestContext
+    ) async throws -> UserRecord {
+        let arrived = arrived ?? kernel.clock.now()
         let email = try email(rawEmail)
         // Refused by a rate limit before anything is checked: not a sign-in attempt worth an audit line
         // (an audit line is an fsync, and a flood of them would rotate real events out).
@@ -378,8 +384,20 @@ public struct PasswordProvider: AuthProvider {
             return try await checkPassword(password, email: email, context)
         } catch let error as AuthError {
             await kernel.audit.record("sign_in_failed", provider: Self.id, account: email, device: device.name, reason: error.code)
+            await holdRefusal(since: arrived)
             throw error
         }
+    }
+
+    /// Waits until `password.refusal_floor_ms` after `arrived` on the kernel's clock (contract §12):
+    /// an unknown email (a dummy hash), a wrong native password (Argon2id) and a wrong imported one
+    /// (PBKDF2 or bcrypt, often much cheaper) are then answered at the same time, unless the imported
+    /// hash alone takes longer than the floor. A right password is not held: it was never a refusal.
+    /// The rate limits' 429s, which depend on no account, are not held either.
+    func holdRefusal(since arrived: Date) async {
+        guard settings.refusalFloorMilliseconds > 0 else { return }
+        // Cancelled (the client went away): answer now, the refusal stays a refusal.
+        try? await kernel.clock.sleep(until: arrived.addingTimeInterval(Double(settings.refusalFloorMilliseconds) / 1000))
     }
 
     private func checkPassword(_ presented: String, email: String, _ context: AuthRequestContext) async throws -> UserRecord {

@@ -50,6 +50,10 @@ public struct PasswordSettings: Sendable {
     /// (`login_requires_email_code`, default false; contract §10): the 202 challenge offers
     /// `email_code` to users with neither TOTP nor a passkey.
     public var loginRequiresEmailCode: Bool
+    /// Milliseconds a refused password sign-in is held after it arrived, at least (`refusal_floor_ms`,
+    /// default 250, 0…10000; contract §12): an unknown email, a wrong native password and a wrong
+    /// imported one are answered at the same time unless the imported hash alone takes longer.
+    public var refusalFloorMilliseconds: Int
 
     /// Longest password, in code points.
     public static let maxLength = 128
@@ -89,6 +93,7 @@ public struct PasswordSettings: Sendable {
         resetsPerIP = try section.rule("resets_per_ip", default: RateLimitRule(limit: 10, window: 3600))
         maxPendingResets = try section.int("max_pending_resets", default: 2, in: 1...20)
         loginRequiresEmailCode = try section.bool("login_requires_email_code", default: false)
+        refusalFloorMilliseconds = try section.int("refusal_floor_ms", default: 250, in: 0...10_000)
     }
 }
 

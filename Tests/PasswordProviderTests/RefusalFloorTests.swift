@@ -1,0 +1,128 @@
+import AuthdServer
+import AuthKernel
+import AuthKernelTesting
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+@testable import PasswordProvider
+import Testing
+
+/// Contract §12: a refused password sign-in is answered no sooner than `password.refusal_floor_ms`
+/// after it arrived, so unknown, native and imported accounts look alike (finding 9 of the second
+/// review: Django-hashed accounts answered in 38 ms, unknown emails in 250). Checked on the injected
+/// clock (the deadline each refusal asked to sleep until, and the time it was answered at) and by
+/// the hashes counted; `bench/run` measures the times.
+struct RefusalFloorTests {
+    typealias T = PasswordTest
+    static let config = #"{"mail":{"transport":"outbox"},"password":{"lockout_after":100,"login_per_email":{"limit":100,"window":60}}}"#
+
+    static func hasher(_ h: TestHarness) throws -> PasswordHasher {
+        try #require(h.server.providers.lazy.compactMap { $0 as? PasswordProvider }.first).hasher
+    }
+
+    /// What one request cost: the deadlines it slept until, how far the clock moved, and the hashes it started.
+    struct Cost: Equatable {
+        var sleeps: [TimeInterval]
+        var moved: TimeInterval
+        var hashes: Int
+    }
+
+    static func cost(_ h: TestHarness, _ request: () async throws -> TestResponse) async throws -> (TestResponse, Cost) {
+        let start = h.clock.now(), slept = h.clock.sleeps.count, hashes = try hasher(h).hashesStarted
+        let response = try await request()
+        let sleeps = h.clock.sleeps.dropFirst(slept).map { $0.timeIntervalSince(start) }
+        return (response, Cost(sleeps: sleeps, moved: h.clock.now().timeIntervalSince(start), hashes: try hasher(h).hashesStarted - hashes))
+    }
+
+    @Test func unknownNativeAndImportedAccountsAreRefusedAtTheFloorAfterTheSameWork() async throws {
+        let h = try await T.harness(Self.config)
+        _ = try await ImportedHashTests.plant(h, email: "django@x.io", hash: ImportedHashTests.hashes[1])
+        _ = try await ImportedHashTests.plant(h, email: "bcrypt@x.io", hash: ImportedHashTests.hashes[0])
+        try await h.test { client async throws in
+            _ = try await T.registered(client, h, email: "native@x.io")
+            var answers: [[String: Any]] = []
+            for email in ["unknown@x.io", "native@x.io", "django@x.io", "bcrypt@x.io", "unknown@x.io"] {
+                let (refused, cost) = try await Self.cost(h) { try await T.login(client, email, "wrong horse battery") }
+                #expect(refused.status == .unauthorized && refused.errorCode == "INVALID_CREDENTIALS", "\(email)")
+                #expect(cost == Cost(sleeps: [0.25], moved: 0.25, hashes: 1), "\(email): held until 250 ms after it arrived, after one hash")
+                answers.append(refused.json)
+            }
+            #expect(answers.allSatisfy { $0 as NSDictionary == answers[0] as NSDictionary }, "and the answers are the same")
+
+            // A right password is not held, native or imported.
+            for email in ["native@x.io", "django@x.io"] {
+                let (signedIn, cost) = try await Self.cost(h) { try await T.login(client, email, T.password) }
+                #expect(signedIn.status == .ok, "\(email)")
+                #expect(cost.sleeps.isEmpty && cost.moved == 0, "\(email): \(cost)")
+            }
+        }
+    }
+
+    @Test func everyRefusalAfterTheRateLimitsIsHeldButTheRateLimitsAreNot() async throws {
+        let h = try await T.harness(
+            #"{"mail":{"transport":"outbox"},"password":{"lockout_after":1,"lockout":60,"refusal_floor_ms":1000,"login_per_email":{"limit":3,"window":600}}}"#)
+        try await h.test { client async throws in
+            _ = try await T.registered(client, h, email: "lock@x.io")
+            let (locking, first) = try await Self.cost(h) { try await T.login(client, "lock@x.io", "wrong horse battery") }
+            #expect(locking.status == .tooManyRequests && first == Cost(sleeps: [1.0], moved: 1.0, hashes: 1), "the configured floor, for the failure that locks: \(first)")
+            for _ in 0..<2 {
+                let (locked, cost) = try await Self.cost(h) { try await T.login(client, "lock@x.io", T.password) }
+                #expect(locked.status == .tooManyRequests && cost == Cost(sleeps: [1.0], moved: 1.0, hashes: 0), "a locked account, even with its password: \(cost)")
+            }
+            let (limited, cost) = try await Self.cost(h) { try await T.login(client, "lock@x.io", T.password) }
+            #expect(limited.status == .tooManyRequests && cost == Cost(sleeps: [], moved: 0, hashes: 0), "the per-email limit answers at once: \(cost)")
+        }
+    }
+
+    @Test func aFloorOfZeroHoldsNothing() async throws {
+        let h = try await T.harness(#"{"mail":{"transport":"outbox"},"password":{"refusal_floor_ms":0}}"#)
+        try await h.test { client async throws in
+            let (refused, cost) = try await Self.cost(h) { try await T.login(client, "nobody@x.io", "wrong horse battery") }
+            #expect(refused.status == .unauthorized && cost == Cost(sleeps: [], moved: 0, hashes: 1))
+        }
+    }
+
+    @Test func theFloorIsBetweenZeroAndTenSeconds() throws {
+        var none = ConfigSection(path: "password", values: [:])
+        #expect(try PasswordSettings(&none).refusalFloorMilliseconds == 250)
+        var most = ConfigSection(path: "password", values: ["refusal_floor_ms": .number(10_000)])
+        #expect(try PasswordSettings(&most).refusalFloorMilliseconds == 10_000)
+        for bad: JSONValue in [.number(-1), .number(10_001), .number(2.5), .string("250")] {
+            var section = ConfigSection(path: "password", values: ["refusal_floor_ms": bad])
+            #expect(throws: ConfigError.self, "\(bad)") { try PasswordSettings(&section) }
+        }
+    }
+
+    /// The `/device` page signs a person in with the same check: its refusals are held the same way.
+    @Test func theDevicePagesPasswordSignInIsHeldToo() async throws {
+        let h = try await T.harness(#"{"issuer":"https://auth.example.com","mail":{"transport":"outbox"},"password":{"lockout_after":100}}"#)
+        try await h.test { client async throws in
+            _ = try await T.registered(client, h, email: "page@x.io")
+            let started = try await client.execute(
+                uri: "/oauth/device_authorization", method: .post, headers: [.contentType: "application/x-www-form-urlencoded"],
+                body: ByteBuffer(string: "client_id=frame"))
+            let userCode = try #require(started.json["user_code"] as? String)
+            for (email, password, refused) in [("nobody@x.io", "wrong horse battery", true), ("page@x.io", "wrong horse battery", true), ("page@x.io", T.password, false)] {
+                let page = try await client.execute(uri: "/device", method: .get)
+                let cookie = try #require(page.headers[.setCookie]?.split(separator: ";").first.map(String.init))
+                let html = String(buffer: page.body)
+                let csrf = try #require(html.firstMatch(of: /name="csrf" value="([^"]+)"/)?.1)
+                let form = "csrf=\(csrf)&user_code=\(userCode)&email=\(email)&password=\(password.replacingOccurrences(of: " ", with: "+"))"
+                let (answer, cost) = try await Self.cost(h) {
+                    try await client.execute(
+                        uri: "/device/start", method: .post,
+                        headers: [.contentType: "application/x-www-form-urlencoded", .origin: "https://auth.example.com", .cookie: cookie],
+                        body: ByteBuffer(string: form))
+                }
+                if refused {
+                    #expect(answer.status == .unauthorized && String(buffer: answer.body).contains("The email address or the password is wrong."))
+                    #expect(cost == Cost(sleeps: [0.25], moved: 0.25, hashes: 1), "\(email): \(cost)")
+                } else {
+                    #expect(answer.status == .seeOther && answer.headers[.location] == "/device", "signed in: on to the question")
+                    #expect(cost.sleeps.isEmpty && cost.moved == 0, "\(cost)")
+                }
+            }
+        }
+    }
+}
