@@ -27,7 +27,9 @@ CONFIG = {
     "tokens": {"refresh_rate": BIG},
     "email": {"sends_per_ip": BIG, "verifies_per_ip": BIG, "attempts_per_client": BIG, "resend_interval": 0},
     "pin": {"anonymous_per_ip": BIG},
-    "password": {"login_per_ip": BIG, "login_per_email": BIG, "register_per_ip": BIG, "lockout_after": 1000},
+    "password": {"login_per_ip": BIG, "login_per_email": BIG, "register_per_ip": BIG, "lockout_after": 1000, "resend_interval": 0,
+                 "resends_per_ip": BIG, "verifies_per_ip": BIG, "attempts_per_client": BIG, "resets_per_email_ip": BIG, "resets_per_email": BIG,
+                 "resets_per_ip": BIG, "max_pending_resets": 20, "max_failures": 10000, "max_attempts": 100},
     "api_keys": {"exchanges_per_ip": BIG, "exchanges_per_key": BIG, "max_per_user": 10000},
     "device": {"starts_per_ip": BIG, "interval": 1},
 }
@@ -319,6 +321,67 @@ def refusals(server, label, seconds, kinds):
     return row | ({"error_reasons": reasons} if reasons else {})
 
 
+# (k): every endpoint that names an account without a session, as the known and the unknown account.
+ENUMERATION = [
+    ("email send-code", "/api/v1/auth/email/send-code", lambda who: {"email": who}),
+    ("password login, wrong password", "/api/v1/auth/password/login", lambda who: {"email": who, "password": "not the password at all"}),
+    ("password resend-verification", "/api/v1/auth/password/resend-verification", lambda who: {"email": who}),
+    ("password reset by email, initiate", "/api/v1/auth/password/reset/email/initiate", lambda who: {"email": who}),
+    ("password reset by email, wrong code", "/api/v1/auth/password/reset/email/verify",
+     lambda who: {"email": who, "code": "000000", "new_password": "a new password here"}),
+    ("password reset by device, initiate", "/api/v1/auth/password/reset/device/initiate", lambda who: {"email": who, "new_password": "a new password here"}),
+]
+
+
+def device_start(server, email, user_code):
+    """Opens the /device page (its sealed cookie and CSRF token) and times the POST of /device/start."""
+    conn = http.client.HTTPConnection(server.host, server.port, timeout=30)
+    conn.request("GET", "/device")
+    page = conn.getresponse()
+    html = page.read().decode()
+    cookie = page.getheader("Set-Cookie").split(";", 1)[0]
+    csrf = re.search(r'name="csrf" value="([^"]+)"', html).group(1)
+    body = f"csrf={csrf}&user_code={user_code}&email={email}"
+    started = time.perf_counter()
+    conn.request("POST", "/device/start", body=body, headers={
+        "Content-Type": "application/x-www-form-urlencoded", "Origin": server.url, "Cookie": cookie})
+    answer = conn.getresponse()
+    answer.read()
+    elapsed = time.perf_counter() - started
+    conn.close()
+    return elapsed, answer.status
+
+
+def enumeration(server, known, unknown, samples):
+    """(k) for each endpoint that names an account without a session, the known and the unknown
+    account's answers interleaved on one keep-alive connection each: p50s and their ratio, which the
+    decoys, the same work and `password.refusal_floor_ms` should keep near 1 (contract §12). The tests
+    count that the work is the same; this measures what the answers take. The `/device` page's start
+    is limited per network (30 sign-ins in 10 minutes), so it gets 14 samples a side."""
+    rows = {}
+    for name, path, body in ENUMERATION:
+        clients, times = {known: Client(server), unknown: Client(server)}, {known: [], unknown: []}
+        for i in range(samples + 3):
+            for who in ((known, unknown) if i % 2 == 0 else (unknown, known)):
+                time.sleep(0.005)  # work done after an answer (a mail) lands before the next request
+                started = time.perf_counter()
+                clients[who].call("POST", path, body(who))
+                if i >= 3:
+                    times[who].append(time.perf_counter() - started)
+        rows[name] = (pct(times[known], 50), pct(times[unknown], 50))
+    client = Client(server)
+    _, started = client.call("POST", "/oauth/device_authorization", {"client_id": "bench"})
+    times = {known: [], unknown: []}
+    for i in range(14):
+        for who in ((known, unknown) if i % 2 == 0 else (unknown, known)):
+            elapsed, status = device_start(server, who, started["user_code"])
+            if status == 303:
+                times[who].append(elapsed)
+    rows["/device/start"] = (pct(times[known], 50), pct(times[unknown], 50))
+    return {"id": "k", "what": "(k) known vs unknown account, p50 ms by endpoint", "rps": None, "p50_ms": None, "p99_ms": None, "errors": 0,
+            "by_endpoint": {name: {"known_p50_ms": k, "unknown_p50_ms": u, "ratio": round(k / u, 2) if k and u else None} for name, (k, u) in rows.items()}}
+
+
 def fsync_rate(folder, seconds):
     path = os.path.join(folder, "fsync-probe")
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
@@ -437,6 +500,7 @@ def main():
             prepare_imported(server, args.binary, "imported@bench.test", 100000)
             run(refusals(server, "(j) refused password sign-ins, by kind", secs, {
                 "unknown": "nobody@bench.test", "native": "bench@bench.test", "imported": "imported@bench.test"}) | {"id": "j"})
+            run(enumeration(server, "bench@bench.test", "nobody@bench.test", 5 if args.quick else 41))
         finally:
             server.stop()
 
@@ -555,11 +619,16 @@ def report(r):
           f"verify {lim['ed25519_verify_per_s_per_core']:.0f}/s, Argon2id {lim['argon2id_per_s_per_core']:.1f}/s")
     print(f"{'scenario':58} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'errors':>6} {'loadgen':>7}")
     for s in r["scenarios"]:
+        if s["id"] == "k":
+            continue  # printed by endpoint below
         if s["id"] == "g" and "users" in s:
             print(f"{s['what']:58} {'':>9} {s['write_p50_ms']:>8} {s['write_p99_ms']:>8} {'':>6} {'':>7}  start-up {s['startup_s']} s, {s['rss_bytes_per_user']} B/user")
         else:
             share = s.get("loadgen_cpu_share")
             print(f"{s['what']:58} {s['rps']:>9} {s['p50_ms']!s:>8} {s['p99_ms']!s:>8} {s.get('errors', 0)!s:>6} {'' if share is None else share:>7}")
+    if "k" in by:
+        print("known vs unknown account, p50 ms (ratio): " + "; ".join(
+            f"{name} {e['known_p50_ms']}/{e['unknown_p50_ms']} ({e['ratio']})" for name, e in by["k"]["by_endpoint"].items()))
     if "j" in by:
         print("refused sign-ins by kind (p50/p99 ms): " + ", ".join(
             f"{kind} {t['p50_ms']}/{t['p99_ms']}" for kind, t in by["j"]["by_kind"].items()))
