@@ -61,9 +61,13 @@ class Server:
 
     def outbox(self):
         """The outbox's complete lines (the server may be writing the next one: no newline yet), each
-        checked as a mail a person reads: no `{{…}}` left in it (mailtext.check_filled)."""
-        with open(os.path.join(self.folder, "outbox.jsonl")) as f:
-            lines = f.read().split("\n")[:-1]
+        checked as a mail a person reads: no `{{…}}` left in it (mailtext.check_filled). None before
+        the first mail."""
+        try:
+            with open(os.path.join(self.folder, "outbox.jsonl")) as f:
+                lines = f.read().split("\n")[:-1]
+        except FileNotFoundError:
+            return []
         for line in lines:
             read_mail(line)
         return lines
