@@ -11,6 +11,8 @@ import urllib.request
 
 import pytest
 
+from mailtext import code_in, read_mail
+
 
 class Server:
     def __init__(self, folder, log=False, level_from_env=True):
@@ -58,24 +60,47 @@ class Server:
             return err.code, (json.loads(raw) if raw else None), dict(err.headers)
 
     def outbox(self):
-        """The outbox's complete lines: the server may be writing the next one (no newline yet)."""
-        with open(os.path.join(self.folder, "outbox.jsonl")) as f:
-            return f.read().split("\n")[:-1]
+        """The outbox's complete lines (the server may be writing the next one: no newline yet), each
+        checked as a mail a person reads: no `{{…}}` left in it (mailtext.check_filled). None before
+        the first mail."""
+        try:
+            with open(os.path.join(self.folder, "outbox.jsonl")) as f:
+                lines = f.read().split("\n")[:-1]
+        except FileNotFoundError:
+            return []
+        for line in lines:
+            read_mail(line)
+        return lines
 
-    def last_code(self):
-        return json.loads(self.outbox()[-1])["code"]
+    def mails(self, to=None, about=None, after=0):
+        """The mails sent, oldest first, from the `after`-th line on; only those to `to` and with
+        `about` in the subject (any case), when given. Each is checked like outbox()'s lines."""
+        return [mail for mail in map(read_mail, self.outbox()[after:])
+                if (to is None or mail["to"] == to) and (about is None or about.lower() in mail["subject"].lower())]
 
-    def code_for(self, email):
-        """The newest code mailed to `email` (safe while other threads send codes to other addresses)."""
-        for line in reversed(self.outbox()):
-            message = json.loads(line)
-            if message["to"] == email:
-                return message["code"]
-        raise AssertionError(f"no code mailed to {email}")
+    def mailed(self, to, about=None, after=0, timeout=60):
+        """The newest of mails(to, about, after), waiting up to `timeout` seconds for one (generous for a
+        loaded machine; it returns as soon as the mail is there): some mail (reset codes, notices) goes
+        out after the answer."""
+        deadline = time.time() + timeout
+        while True:
+            found = self.mails(to, about, after)
+            if found:
+                return found[-1]
+            if time.time() >= deadline:
+                raise AssertionError(f"no mail to {to}" + (f" about {about!r}" if about else "") + f" after line {after}")
+            time.sleep(0.02)
+
+    def mailed_code(self, to, about=None, after=0, timeout=60):
+        """The code of the newest mail to `to` (see mailed), read from the mail as a person reads it
+        (mailtext.code_in): the one code in its subject and text, also in its HTML, no `{{…}}` left.
+        Safe while other threads mail other addresses."""
+        return code_in(self.mailed(to, about, after, timeout))
 
     def sign_in(self, email):
+        sent = len(self.outbox())
         assert self.call("POST", "/api/v1/auth/email/send-code", {"email": email})[0] == 200
-        status, session, _ = self.call("POST", "/api/v1/auth/email/verify", {"email": email, "code": self.code_for(email)})
+        status, session, _ = self.call("POST", "/api/v1/auth/email/verify", {"email": email, "code": self.mailed_code(email, after=sent)})
         assert status == 200, session
         return session
 

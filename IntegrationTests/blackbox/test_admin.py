@@ -67,7 +67,7 @@ def test_a_disabled_user_loses_its_sessions_and_cannot_sign_in_until_enabled():
         assert server.call("GET", "/api/v1/auth/me", token=session["access_token"])[0] == 401
         assert server.call("POST", "/api/v1/auth/refresh", {"refresh_token": session["refresh_token"]})[0] == 401
         server.call("POST", "/api/v1/auth/email/send-code", {"email": "carl@example.com"})
-        status, body, _ = server.call("POST", "/api/v1/auth/email/verify", {"email": "carl@example.com", "code": server.last_code()})
+        status, body, _ = server.call("POST", "/api/v1/auth/email/verify", {"email": "carl@example.com", "code": server.mailed_code("carl@example.com")})
         assert status == 403 and body["error"]["code"] == "ACCOUNT_DISABLED"
         assert "disabled" in authd("users", "list", folder=server.folder).stdout
         authd("users", "enable", "carl@example.com", folder=server.folder)

@@ -85,7 +85,7 @@ def test_a_full_disk_refuses_writes_with_503_and_recovers_without_restart(mechan
             before = server.sign_in("before@example.com")
             status, _, _ = server.call("POST", "/api/v1/auth/email/send-code", {"email": "during@example.com"})
             assert status == 200
-            code = server.last_code()
+            code = server.mailed_code("during@example.com")
 
             disk.fill()
             accepted = use_up_reserved_space(server, before["access_token"])

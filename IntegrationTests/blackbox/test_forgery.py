@@ -185,7 +185,7 @@ def test_made_up_refresh_tokens_are_refused(forge, token):
 
 def send_code(server, email):
     assert server.call("POST", "/api/v1/auth/email/send-code", {"email": email})[0] == 200
-    return server.last_code()
+    return server.mailed_code(email)
 
 
 def verify(server, email, code):

@@ -17,7 +17,7 @@ PASSWORD = "an independent check"
 def register(server, email, password=PASSWORD):
     status, body, _ = server.call("POST", "/api/v1/auth/password/register", {"email": email, "password": password})
     assert status == 202, body
-    status, session, _ = server.call("POST", "/api/v1/auth/password/verify-email", {"email": email, "code": server.last_code(), "password": password})
+    status, session, _ = server.call("POST", "/api/v1/auth/password/verify-email", {"email": email, "code": server.mailed_code(email), "password": password})
     assert status == 200, session
     return session
 

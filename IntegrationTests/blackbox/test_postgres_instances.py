@@ -69,7 +69,7 @@ def cluster(config=None, migrate=True, count=2, before_start=None):
 def sign_in_across(a, b, email):
     """Asks for the code on `a`, signs in with it on `b`."""
     assert a.call("POST", "/api/v1/auth/email/send-code", {"email": email})[0] == 200
-    status, session, _ = b.call("POST", "/api/v1/auth/email/verify", {"email": email, "code": a.code_for(email)})
+    status, session, _ = b.call("POST", "/api/v1/auth/email/verify", {"email": email, "code": a.mailed_code(email)})
     assert status == 200, session
     return session
 
@@ -85,7 +85,7 @@ def test_sign_in_on_one_refresh_on_the_other():
         assert a.call("GET", "/api/v1/auth/me", token=refreshed["access_token"])[0] == 200
         # A code is single use on every instance.
         assert a.call("POST", "/api/v1/auth/email/send-code", {"email": "once@example.com"})[0] == 200
-        code = a.code_for("once@example.com")
+        code = a.mailed_code("once@example.com")
         assert b.call("POST", "/api/v1/auth/email/verify", {"email": "once@example.com", "code": code})[0] == 200
         assert a.call("POST", "/api/v1/auth/email/verify", {"email": "once@example.com", "code": code})[0] == 401
 
@@ -169,7 +169,7 @@ def test_a_data_folder_moves_into_postgres_and_back_with_its_credentials():
     with running_server() as single:
         email_session = single.sign_in("mover@example.com")
         assert single.call("POST", "/api/v1/auth/password/register", {"email": "pw@example.com", "password": password, "display_name": "P"})[0] == 202
-        status, _, _ = single.call("POST", "/api/v1/auth/password/verify-email", {"email": "pw@example.com", "code": single.code_for("pw@example.com"), "password": password})
+        status, _, _ = single.call("POST", "/api/v1/auth/password/verify-email", {"email": "pw@example.com", "code": single.mailed_code("pw@example.com"), "password": password})
         assert status == 200
         _, anon, _ = single.call("POST", "/api/v1/auth/anonymous", {})
         assert single.call("PUT", "/api/v1/auth/pin", {"pin": "4821"}, token=anon["access_token"])[0] in (200, 204)
@@ -218,7 +218,7 @@ def test_a_password_lockout_counts_wrong_tries_on_every_instance():
     with cluster({"password": {"lockout_after": 4, "login_per_email": big, "login_per_ip": big}}) as (a, b):
         password = "the right password for lockouts"
         assert a.call("POST", "/api/v1/auth/password/register", {"email": "lock@example.com", "password": password, "display_name": "L"})[0] == 202
-        assert b.call("POST", "/api/v1/auth/password/verify-email", {"email": "lock@example.com", "code": a.code_for("lock@example.com"), "password": password})[0] == 200
+        assert b.call("POST", "/api/v1/auth/password/verify-email", {"email": "lock@example.com", "code": a.mailed_code("lock@example.com"), "password": password})[0] == 200
 
         def wrong(i):
             return (a, b)[i % 2].call("POST", "/api/v1/auth/password/login", {"email": "lock@example.com", "password": f"wrong guess {i}"})[0]
@@ -251,7 +251,7 @@ def test_an_approval_requested_on_one_instance_reaches_the_event_stream_on_the_o
     with cluster() as (a, b):
         password = "an approvals password"
         assert a.call("POST", "/api/v1/auth/password/register", {"email": "sse@example.com", "password": password, "display_name": "S"})[0] == 202
-        status, session, _ = a.call("POST", "/api/v1/auth/password/verify-email", {"email": "sse@example.com", "code": a.code_for("sse@example.com"), "password": password})
+        status, session, _ = a.call("POST", "/api/v1/auth/password/verify-email", {"email": "sse@example.com", "code": a.mailed_code("sse@example.com"), "password": password})
         assert status == 200
         # The signed-in device listens on b.
         url = urllib.parse.urlparse(b.url)
@@ -364,7 +364,7 @@ def test_approval_push_on_postgres():
             email = "pushed@example.com"
             assert a.call("POST", "/api/v1/auth/password/register", {"email": email, "password": "first good secret"})[0] == 202
             status, phone, _ = a.call("POST", "/api/v1/auth/password/verify-email",
-                                      {"email": email, "code": a.code_for(email), "password": "first good secret"})
+                                      {"email": email, "code": a.mailed_code(email), "password": "first good secret"})
             assert status == 200, phone
             assert a.call("PUT", "/api/v1/auth/sessions/current/push", {"apns_token": "ef" * 32}, phone["access_token"])[0] == 204
             status, request, _ = b.call("POST", "/api/v1/auth/password/reset/device/initiate", {"email": email, "new_password": "second good secret"})
