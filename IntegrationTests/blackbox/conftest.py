@@ -99,7 +99,13 @@ class Server:
 
     def sign_in(self, email):
         sent = len(self.outbox())
-        assert self.call("POST", "/api/v1/auth/email/send-code", {"email": email})[0] == 200
+        status, body, _ = self.call("POST", "/api/v1/auth/email/send-code", {"email": email})
+        if status == 429:
+            # The address's resend interval outlives its last sign-in (contract §12): wait it out, as a
+            # person would (BASE_CONFIG makes it a second).
+            time.sleep(body["error"]["details"]["retry_after"])
+            status, body, _ = self.call("POST", "/api/v1/auth/email/send-code", {"email": email})
+        assert status == 200, body
         status, session, _ = self.call("POST", "/api/v1/auth/email/verify", {"email": email, "code": self.mailed_code(email, after=sent)})
         assert status == 200, session
         return session
@@ -138,7 +144,8 @@ def next_event(resp, timeout=60):
     return event
 
 
-BASE_CONFIG = {"issuer": "https://auth.example.test", "audience": "my-app", "mail": {"transport": "outbox"}}
+# A second between codes to one address (not a minute): tests sign one address in again and again.
+BASE_CONFIG = {"issuer": "https://auth.example.test", "audience": "my-app", "mail": {"transport": "outbox"}, "email": {"resend_interval": 1}}
 
 
 @contextlib.contextmanager

@@ -1,10 +1,11 @@
-"""Enumeration and timing: every endpoint that takes an email or a username without a session answers
-an unknown account exactly as it answers a known one (status and body), and the median times differ
-by less than 20 %.
+"""Enumeration: every endpoint that takes an email or a username without a session answers an
+unknown account exactly as it answers a known one (status and body), request after request, lockouts
+included. That the two do the same work is counted in Swift (hash calls, writes, mail jobs); how long
+each takes is `bench/run`'s scenario (k), since a shared machine's timing cannot fail a test.
 
-Sample size: 41 requests per side, interleaved known/unknown (10 ms apart) on one keep-alive
-connection each, after 5 warm-up rounds. Bodies are compared after replacing values that are random per request (request
-ids, match codes, expiry times) with their type.
+41 requests per side, interleaved known/unknown on one keep-alive connection each, after 5 warm-up
+rounds. Bodies are compared after replacing values that are random per request (request ids, match
+codes, expiry times) with their type.
 
 The one documented exception is `POST /password/register`, which the contract makes answer 409
 `ACCOUNT_EXISTS` for a known email; it is checked here to stay exactly that.
@@ -110,9 +111,8 @@ def test_unknown_and_known_accounts_look_the_same(world, name, method, path, bod
     assert answers[KNOWN] == answers[UNKNOWN], name
     assert all(status < 500 for status, _ in answers[KNOWN])
     known_median, unknown_median = statistics.median(times[KNOWN]), statistics.median(times[UNKNOWN])
-    difference = abs(known_median - unknown_median) / max(known_median, unknown_median)
-    print(f"{name}: known {known_median * 1000:.2f} ms, unknown {unknown_median * 1000:.2f} ms, difference {difference:.0%}")
-    assert difference < 0.20, f"{name}: median {known_median * 1000:.2f} ms (known) vs {unknown_median * 1000:.2f} ms (unknown)"
+    # Shown with -s, never asserted: bench/run (k) measures it.
+    print(f"{name}: known {known_median * 1000:.2f} ms, unknown {unknown_median * 1000:.2f} ms")
 
 
 def test_registration_is_the_documented_exception(world):

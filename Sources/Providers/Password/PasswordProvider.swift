@@ -245,7 +245,7 @@ public struct PasswordProvider: AuthProvider {
             try await mailVerification(to: email, code: code)
         }
         // The mail just sent starts the resend interval (a resend inside it answers 429).
-        _ = try? await kernel.rateLimiter.consume(resendRule, key: resendKey(email))
+        if settings.codes.resendInterval > 0 { _ = try? await kernel.rateLimiter.consume(resendRule, key: resendKey(email)) }
         kernel.logger.info("password registration started", metadata: ["request.ip": "\(context.clientIP)"])
         return EditedResponse(status: .accepted, response: Registered(email: email))
     }
@@ -320,14 +320,16 @@ public struct PasswordProvider: AuthProvider {
         // The same limit whether or not anything is pending, so the answer reveals nothing; a
         // registration's own mail started the interval too, so a resend inside it says so (429)
         // instead of pretending (contract §12).
-        try await kernel.rateLimiter.consume(resendRule, key: resendKey(email), message: "A code was sent a moment ago. Wait before asking for another.")
+        if settings.codes.resendInterval > 0 {
+            try await kernel.rateLimiter.consume(resendRule, key: resendKey(email), message: "A code was sent a moment ago. Wait before asking for another.")
+        }
         // Answered before anything that depends on a registration being pending: waiting for the
         // mail only when one is made the answer's timing say so.
         resendVerificationLater(email)
         return Message(message: "Verification code resent", expiresIn: settings.codes.ttl)
     }
 
-    /// One verification mail per address per `password.resend_interval`, registration's included.
+    /// One verification mail per address per `password.resend_interval` (0: no interval), registration's included.
     var resendRule: RateLimitRule { RateLimitRule(limit: 1, window: max(1, settings.codes.resendInterval)) }
     func resendKey(_ email: String) -> String { "password.resend:\(email)" }
 
