@@ -89,11 +89,12 @@ paths:
     post:
       operationId: logout
       tags: [sessions]
-      summary: "End this session: with its Bearer, or without one by its refresh token (204 for an unknown token too)"
+      summary: "End this session: with its Bearer, whatever the body holds; or without one by {\"refresh_token\"} (204 for an unknown token too; 400 without it)"
       security: [{ bearer: [] }, {}]
       requestBody:
         required: false
-        content: { application/json: { schema: { type: object, required: [refresh_token], properties: { refresh_token: { type: string } } } } }
+        description: "Without a Bearer: {\"refresh_token\": string}. With one, the body is not read (contract §12), so any body is accepted."
+        content: { application/json: { schema: {} } }
       responses:
         "204": { description: Ended }
         "400": { $ref: "#/components/responses/InvalidRequest" }
