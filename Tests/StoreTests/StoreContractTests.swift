@@ -209,6 +209,67 @@ struct StoreContractTests {
         #expect(successes == 1)
     }
 
+    @Test("A single-use token is redeemed once, however many requests race for it; a wrong secret spends it", arguments: StoreBackend.all)
+    func tokenSingleUse(_ backend: StoreBackend) async throws {
+        let clock = ManualClock()
+        let h = try await harness(backend, clock: clock)
+        defer { Task { await h.server.close() } }
+        let tokens = h.kernel.tokens
+        let token = try await tokens.issue(purpose: "magic.link", subject: "ada@example.com", ttl: 900, payload: ["next": .string("/photos")])
+        let (id, secret) = (token.split(separator: ".")[0], token.split(separator: ".")[1])
+        #expect(id.count == 22 && secret.count == 43, "128 bits of id, 256 of secret")
+        // Nothing of the token is in the store as it was sent.
+        let codes = try await h.server.store.read([.allCodes]) { Array($0.codes.values) }.filter { $0.purpose == "token:magic.link" }
+        #expect(codes.count == 1 && !codes[0].key.contains(id) && !codes[0].digest.contains(secret))
+        #expect(try await tokens.peek(purpose: "magic.link", token: token)?.subject == "ada@example.com", "peeking spends nothing")
+        #expect(try await tokens.peek(purpose: "other", token: token) == nil, "purposes never mix")
+        let redeemed = await withTaskGroup(of: SingleUseTokens.Token?.self) { group in
+            for _ in 0..<20 { group.addTask { try? await tokens.redeem(purpose: "magic.link", token: token) } }
+            return await group.reduce(into: [SingleUseTokens.Token]()) { if let t = $1 { $0.append(t) } }
+        }
+        #expect(redeemed.count == 1 && redeemed.first?.payload == ["next": .string("/photos")] && redeemed.first?.subject == "ada@example.com")
+        #expect(try await tokens.peek(purpose: "magic.link", token: token) == nil)
+
+        let guessed = try await tokens.issue(purpose: "magic.link", subject: "bo@example.com", ttl: 900)
+        let wrong = guessed.dropLast() + (guessed.last == "A" ? "B" : "A")
+        #expect(try await tokens.redeem(purpose: "magic.link", token: String(wrong)) == nil)
+        #expect(try await tokens.redeem(purpose: "magic.link", token: guessed) == nil, "the wrong secret spent it")
+
+        let peeked = try await tokens.issue(purpose: "magic.link", subject: "bo@example.com", ttl: 900)
+        #expect(try await tokens.peek(purpose: "magic.link", token: String(peeked.dropLast() + (peeked.last == "A" ? "B" : "A"))) == nil)
+        #expect(try await tokens.peek(purpose: "magic.link", token: peeked) == nil, "a wrong secret spends it when peeked too")
+
+        let late = try await tokens.issue(purpose: "magic.link", subject: "cy@example.com", ttl: 60)
+        clock.advance(by: 61)
+        #expect(try await tokens.redeem(purpose: "magic.link", token: late) == nil, "expired")
+        for malformed in ["", ".", "a.b", String(repeating: "x", count: 200), token + "x"] {
+            #expect(try await tokens.redeem(purpose: "magic.link", token: malformed) == nil)
+        }
+    }
+
+    @Test("A subject's tokens for a purpose are revoked together, and at most twenty live at once", arguments: StoreBackend.all)
+    func tokenRevocation(_ backend: StoreBackend) async throws {
+        let h = try await harness(backend)
+        defer { Task { await h.server.close() } }
+        let tokens = h.kernel.tokens
+        var issued: [String] = []
+        for _ in 0..<3 { issued.append(try await tokens.issue(purpose: "magic.link", subject: "ada@example.com", ttl: 900)) }
+        let other = try await tokens.issue(purpose: "magic.link", subject: "bo@example.com", ttl: 900)
+        let otherPurpose = try await tokens.issue(purpose: "not-you", subject: "ada@example.com", ttl: 900)
+        #expect(try await tokens.revokeAll(purpose: "magic.link", subject: "ada@example.com") == 3)
+        for token in issued { #expect(try await tokens.redeem(purpose: "magic.link", token: token) == nil) }
+        #expect(try await tokens.peek(purpose: "magic.link", token: other) != nil, "another subject's stay")
+        #expect(try await tokens.peek(purpose: "not-you", token: otherPurpose) != nil, "another purpose's stay")
+        #expect(try await tokens.revokeAll(purpose: "magic.link", subject: "ada@example.com") == 0)
+
+        var many: [String] = []
+        for _ in 0..<(SingleUseTokens.maxPerSubject + 2) { many.append(try await tokens.issue(purpose: "magic.link", subject: "cy@example.com", ttl: 900)) }
+        #expect(try await tokens.peek(purpose: "magic.link", token: many[0]) == nil, "the oldest went")
+        #expect(try await tokens.peek(purpose: "magic.link", token: many[1]) == nil)
+        #expect(try await tokens.peek(purpose: "magic.link", token: many[2]) != nil)
+        #expect(try await tokens.revokeAll(purpose: "magic.link", subject: "cy@example.com") == SingleUseTokens.maxPerSubject)
+    }
+
     @Test("Wrong codes are counted, and the code dies after the attempt limit", arguments: StoreBackend.all)
     func codeAttempts(_ backend: StoreBackend) async throws {
         let h = try await harness(backend)

@@ -8,6 +8,8 @@ public struct Kernel: Sendable {
     public let sessions: SessionService
     /// One-time codes.
     public let codes: OneTimeCodeService
+    /// Opaque single-use tokens for links and two-step flows (issue, peek, redeem once, revoke a subject's).
+    public let tokens: SingleUseTokens
     /// Requests another device of the same user must approve.
     public let approvals: ApprovalService
     /// Durable, retried background work.
@@ -57,6 +59,7 @@ public struct Kernel: Sendable {
         self.users = users
         self.sessions = sessions
         self.codes = codes
+        self.tokens = SingleUseTokens(store: codes.store, secret: codes.secret, clock: codes.clock)
         self.approvals = approvals
         self.jobs = jobs
         self.accountDeletion = accountDeletion

@@ -640,8 +640,8 @@ public struct PasswordProvider: AuthProvider {
         guard let password else {
             // Two steps: the code is spent for a token that sets the password later (a TOTP-app style
             // client asks for the new password on its own screen).
-            let token = try await ResetToken.issue(for: user.id, email: email, codes: kernel.codes)
-            var response = try ResetTokenAnswer(resetToken: token, expiresIn: ResetToken.policy.ttl).response(from: request, context: context)
+            let token = try await ResetToken.issue(for: user.id, email: email, tokens: kernel.tokens)
+            var response = try ResetTokenAnswer(resetToken: token, expiresIn: ResetToken.ttl).response(from: request, context: context)
             response.headers[.cacheControl] = "no-store"
             return response
         }
@@ -656,9 +656,9 @@ public struct PasswordProvider: AuthProvider {
         let device = try DeviceInfo(name: body.deviceName, platform: body.platform)
         try await kernel.rateLimiter.consume(settings.verifiesPerIP, key: "password.verify.ip:\(context.clientKey)")
         // The token's payload names the account, whose email the password must not be; only then is the token spent.
-        guard let pending = try await ResetToken.pending(body.resetToken, codes: kernel.codes) else { throw ResetToken.invalid }
+        guard let pending = try await ResetToken.pending(body.resetToken, tokens: kernel.tokens) else { throw ResetToken.invalid }
         let password = try policy.check(body.newPassword, email: pending.email)
-        let userID = try await ResetToken.redeem(body.resetToken, codes: kernel.codes)
+        let userID = try await ResetToken.redeem(body.resetToken, tokens: kernel.tokens)
         guard let user = try await kernel.users.user(id: userID), user.email == pending.email else { throw ResetToken.invalid }
         try await finishReset(user, email: pending.email, password: password, how: "reset by emailed code")
         guard body.signIn == true, let current = try await kernel.users.user(id: userID) else {
