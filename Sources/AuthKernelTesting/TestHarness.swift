@@ -40,7 +40,7 @@ public struct TestHarness: Sendable {
 
     /// Builds a server with `providers` available and `config` (the JSON configuration file's text;
     /// its `providers` list chooses which start, by default those that start by default). Mail goes
-    /// to ``outbox()``.
+    /// to ``outbox()`` unless `config` names another `mail.transport`, so ``mail(to:)`` reads it.
     public static func make(
         providers: [any AuthProvider.Type], config: String = #"{"mail":{"transport":"outbox"}}"#, clock: ManualClock = ManualClock()
     ) async throws -> TestHarness {
@@ -56,7 +56,7 @@ public struct TestHarness: Sendable {
         let folder = folder ?? temporaryFolder()
         let logs = LogCapture()
         let registry = ProviderRegistry(providers)
-        let parsed = try AuthConfig.parse(Data(config.utf8), host: "127.0.0.1", port: 0, availableProviders: registry.ids, defaultProviders: registry.defaultIDs, sectionNames: registry.sectionNames)
+        let parsed = try AuthConfig.parse(Data(Self.capturingMail(config).utf8), host: "127.0.0.1", port: 0, availableProviders: registry.ids, defaultProviders: registry.defaultIDs, sectionNames: registry.sectionNames)
         var options = AuthServer.Options(dataFolder: folder, host: "127.0.0.1", port: 0, config: parsed, logger: logs.logger())
         options.clock = clock
         let faults = StoreFaults()
@@ -68,6 +68,26 @@ public struct TestHarness: Sendable {
         options.decoyRecords = decoyRecords
         let server = try await AuthServer.make(options, registry: registry)
         return TestHarness(server: server, clock: clock, folder: folder, logs: logs, faults: faults)
+    }
+
+    /// `config` with `mail.transport` set to `outbox` when it names none: a test reads the mail sent.
+    static func capturingMail(_ config: String) -> String {
+        guard var object = (try? JSONSerialization.jsonObject(with: Data(config.utf8))) as? [String: Any] else { return config }
+        var mail = object["mail"] as? [String: Any] ?? [:]
+        guard mail["transport"] == nil else { return config }
+        mail["transport"] = "outbox"
+        object["mail"] = mail
+        guard let data = try? JSONSerialization.data(withJSONObject: object) else { return config }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// The lines of `DATA/audit.jsonl` so far, those of `event` when given: what a test checks a
+    /// provider audited (and that a sign-in is audited once, by the kernel).
+    public func audit(event: String? = nil) throws -> [[String: Any]] {
+        guard let data = FileManager.default.contents(atPath: folder + "/audit.jsonl") else { return [] }
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }.filter { event == nil || $0["event"] as? String == event }
     }
 
     /// Runs `body` with a client of the router (no sockets; the client's address is "unknown"), or,

@@ -69,8 +69,8 @@ public struct InviteCodeProvider: AuthProvider {
             if user.displayName == nil, let displayName {
                 user = try await kernel.users.update(user.id) { $0.displayName = displayName }
             }
-            await kernel.audit.record("sign_in", provider: Self.id, user: user.id, device: device.name)
-            // The kernel's sign-in hooks run here: a policy may still refuse or ask for a second factor.
+            // The kernel audits the sign-in (and counts it in authd_sign_ins_total) when it starts the
+            // session; its sign-in hooks run here too: a policy may still refuse or ask for a second factor.
             return try await kernel.sessions.signIn(user, amr: [Self.id], device: device)
         }
         return routes

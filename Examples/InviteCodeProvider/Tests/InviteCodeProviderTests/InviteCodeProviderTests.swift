@@ -30,6 +30,8 @@ struct InviteCodeProviderTests {
             let bob = try await client.send(.post, "/api/v1/auth/invite/redeem", json: ["code": "bob-e0c6-55d1-9f3a"]).decode(SessionResponse.self)
             #expect(bob.user.id != session.user.id, "each code is its own account")
         }
+        // Three sign-ins, three lines: the kernel audits each once (a provider records only its refusals).
+        #expect(try h.audit(event: "sign_in").count == 3)
     }
 
     @Test func onlyAHashOfTheCodeIsStored() async throws {
