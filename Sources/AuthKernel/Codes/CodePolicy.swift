@@ -11,14 +11,15 @@ public struct CodePolicy: Sendable {
     /// Window for ``maxFailures``, seconds.
     public var failureWindow: Int
     /// Number of digits.
-    public var digits: Int = 6
+    public var digits: Int
 
     /// Creates a policy.
-    public init(ttl: Int, resendInterval: Int, maxAttempts: Int, maxFailures: Int, failureWindow: Int) {
+    public init(ttl: Int, resendInterval: Int, maxAttempts: Int, maxFailures: Int, failureWindow: Int, digits: Int = 6) {
         self.ttl = ttl
         self.resendInterval = resendInterval
         self.maxAttempts = maxAttempts
         self.maxFailures = maxFailures
         self.failureWindow = failureWindow
+        self.digits = digits
     }
 }

@@ -25,6 +25,22 @@ public struct AuthError: Error, HTTPResponseError, Sendable, Equatable {
         self.details = details
     }
 
+    /// Whether `value` is an `AuthError` with `pattern`'s contract code, whatever its message and
+    /// details: `catch AuthError.invalidCode { … }` and `case AuthError.invalidChallenge:` match by code.
+    ///
+    /// ```swift
+    /// do { try await kernel.codes.verify(purpose: "magic", key: email, code: code, policy: policy) }
+    /// catch AuthError.invalidCode { return false }
+    /// ```
+    public static func ~= (pattern: AuthError, value: any Error) -> Bool {
+        (value as? AuthError)?.code == pattern.code
+    }
+
+    /// Whether `value` has `pattern`'s contract code (`switch error { case .invalidCode: … }`).
+    public static func ~= (pattern: AuthError, value: AuthError) -> Bool {
+        value.code == pattern.code
+    }
+
     /// Seconds to wait, for 429s.
     public var retryAfter: Int? {
         if case .number(let n) = details?["retry_after"] { return Int(n) }

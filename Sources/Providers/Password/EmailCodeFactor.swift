@@ -33,7 +33,7 @@ extension PasswordProvider {
                 try await kernel.codes.verify(
                     purpose: PasswordProvider.secondFactorPurpose, key: challenge.key, code: code, policy: PasswordProvider.secondFactorCodes)
                 return true
-            } catch let error as AuthError where error.code == AuthError.invalidCode.code {
+            } catch AuthError.invalidCode {
                 return false
             }
         }

@@ -75,7 +75,7 @@ public struct NewNetworkConfirmation: AuthProvider {
             guard case .string(let code) = answer, (1...16).contains(code.utf8.count) else { return false }
             do {
                 try await kernel.codes.verify(purpose: NewNetworkConfirmation.id, key: challenge.key, code: code, policy: NewNetworkConfirmation.codes)
-            } catch let error as AuthError where error.code == AuthError.invalidCode.code {
+            } catch AuthError.invalidCode {
                 return false
             }
             if let network = networks.hash(of: challenge.clientIP) { try await networks.remember(network, for: user.id) }
