@@ -99,6 +99,18 @@ struct OpenAPISpecTests {
         #expect(declared.isSuperset(of: ["email", "pin", "anonymous", "password", "apple"]))
     }
 
+    @Test func aFragmentThatRefersToAComponentNoPartDefinesIsRefused() throws {
+        let base = "openapi: 3.1.0\npaths:\n  /a:\n    get: {}\ncomponents:\n  schemas:\n    A: { type: string }\n"
+        let dangling = "paths:\n  /b:\n    get: { responses: { \"200\": { $ref: \"#/components/responses/Missing\" } } }\n"
+        let error = #expect(throws: OpenAPIFragmentError.self) {
+            try OpenAPIDocument.assemble(base: base, fragments: [.init(name: "magic", yaml: dangling)])
+        }
+        #expect(error?.description == #"the OpenAPI fragment "magic" refers to #/components/responses/Missing, which no part of the document defines"#)
+        // A reference to the kernel's component, or to one the fragment adds, is fine.
+        let fine = "paths:\n  /b:\n    get: { responses: { \"200\": { $ref: \"#/components/schemas/A\" }, \"201\": { $ref: \"#/components/schemas/B\" } } }\ncomponents:\n  schemas:\n    B: { type: string }\n"
+        #expect(throws: Never.self) { try OpenAPIDocument.assemble(base: base, fragments: [.init(name: "magic", yaml: fine)]) }
+    }
+
     @Test func aFragmentThatWouldRedefineSomethingIsRefused() throws {
         let base = "openapi: 3.1.0\npaths:\n  /a:\n    get: {}\ncomponents:\n  schemas:\n    A: { type: string }\n"
         #expect(throws: OpenAPIFragmentError.self) {

@@ -13,12 +13,32 @@ package enum OpenAPIDocument {
 
     /// Appends each fragment's `tags`, `paths` and `components` entries to the base document's
     /// sections of those names.
+    /// - Throws: ``OpenAPIFragmentError`` for a fragment that cannot be merged, or one that refers
+    ///   (`$ref: "#/components/KIND/NAME"`) to a component no part defines: a client generated from
+    ///   the document would fail on it, so start-up does.
     package static func assemble(base: String, fragments: [OpenAPIFragment]) throws(OpenAPIFragmentError) -> String {
         var document = try Sections(parsing: base, name: "kernel", allowOtherKeys: true)
         for fragment in fragments {
             try document.append(Sections(parsing: fragment.yaml, name: fragment.name, allowOtherKeys: false), from: fragment.name)
         }
+        let defined = document.componentNames
+        for (name, yaml) in [("kernel", base)] + fragments.map({ ($0.name, $0.yaml) }) {
+            if let dangling = references(in: yaml).first(where: { !defined.contains($0) }) {
+                throw .init(fragment: name, problem: "refers to #/components/\(dangling), which no part of the document defines")
+            }
+        }
         return document.text
+    }
+
+    /// `KIND/NAME` of every `$ref: "#/components/KIND/NAME"` in `yaml`.
+    static func references(in yaml: String) -> [String] {
+        var found: [String] = []
+        var rest = yaml[...]
+        while let range = rest.range(of: "#/components/") {
+            rest = rest[range.upperBound...]
+            found.append(String(rest.prefix { $0 != "\"" && $0 != "'" && $0 != " " && $0 != "}" && $0 != "," && $0 != "\n" }))
+        }
+        return found
     }
 
     /// A YAML document cut at its top-level keys, and `components` at its second-level keys.
@@ -101,6 +121,11 @@ package enum OpenAPIDocument {
                 if components[child] == nil { componentOrder.append(child); components[child] = ["  \(child):"] }
                 components[child] = components[child]!.trimmingTrailingBlankLines + added.trimmingTrailingBlankLines
             }
+        }
+
+        /// `KIND/NAME` of every component defined (`components:` → two spaces `KIND:` → four spaces `NAME:`).
+        var componentNames: Set<String> {
+            Set(componentOrder.flatMap { kind in Self.names(in: components[kind]!.dropFirst(), prefix: "    ").map { "\(kind)/\($0)" } })
         }
 
         var text: String {
