@@ -2,10 +2,13 @@
 import PackageDescription
 
 // The same upcoming features Hummingbird turns on: explicit `any`, imports that say what they expose.
+// Every warning in authd's own targets is an error, so a provider author who builds against authd
+// sees their own warnings and none of ours (the setting does not reach dependencies).
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
     .enableUpcomingFeature("InternalImportsByDefault"),
+    .treatAllWarnings(as: .error),
 ]
 
 let package = Package(

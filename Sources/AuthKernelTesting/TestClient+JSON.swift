@@ -1,8 +1,8 @@
 import Foundation
 public import HTTPTypes
-public import Hummingbird
+import Hummingbird
 public import HummingbirdTesting
-public import NIOCore
+import NIOCore
 
 extension TestClientProtocol {
     /// Sends a request with an optional JSON body (a dictionary, or raw text), Bearer token and

@@ -1,9 +1,9 @@
 package import AuthdServer
 package import FileStore
-public import AuthStorage
+import AuthStorage
 public import AuthKernel
-public import Foundation
-public import Hummingbird
+import Foundation
+import Hummingbird
 public import HummingbirdTesting
 import Logging
 import Synchronization

@@ -86,7 +86,7 @@ struct ConfigTests {
 
     func temporaryFile(contents: String) -> String {
         let path = NSTemporaryDirectory() + "authd-config-\(UUID().uuidString)"
-        FileManager.default.createFile(atPath: path, contents: Data(contents.utf8))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(contents.utf8))
         return path
     }
 

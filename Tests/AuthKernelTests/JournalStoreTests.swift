@@ -66,13 +66,13 @@ struct JournalStoreTests {
         let reopened = try await JournalStore.open(folder: crashed, logger: logs.logger())
         #expect(reopened.loadReport.droppedTornLine)
         #expect(logs.contains(warning))
-        #expect(await reopened.read { $0.users.count } == 3)
+        #expect(reopened.read { $0.users.count } == 3)
         let u = user(9)
         try await reopened.write { $0.put(u) }
         let again = try crashCopy(crashed)
         await reopened.close()
         let third = try await JournalStore.open(folder: again, logger: logger)
-        #expect(await third.read { $0.users.count } == 4)
+        #expect(third.read { $0.users.count } == 4)
         #expect(!third.loadReport.droppedTornLine)
         await third.close()
     }
@@ -86,12 +86,12 @@ struct JournalStoreTests {
         await store.close()
 
         let afterCrash = try await JournalStore.open(folder: crashed, logger: logger)
-        #expect(await afterCrash.read { $0.user(email: "u1@example.com") } == u)
+        #expect(afterCrash.read { $0.user(email: "u1@example.com") } == u)
         #expect(afterCrash.loadReport.replayedLines == 1)
         await afterCrash.close()
 
         let afterClose = try await JournalStore.open(folder: folder, logger: logger)
-        #expect(await afterClose.read { $0.user(id: u.id) } == u)
+        #expect(afterClose.read { $0.user(id: u.id) } == u)
         #expect(afterClose.loadReport.replayedLines == 0)  // all in the snapshot
         await afterClose.close()
     }
@@ -122,7 +122,7 @@ struct JournalStoreTests {
         #expect(try snapshotInode(folder) != written)
         let reopened = try await JournalStore.open(folder: folder, logger: logger)
         #expect(reopened.loadReport.replayedLines == 0)
-        #expect(await reopened.read { $0.users.count } == 2)
+        #expect(reopened.read { $0.users.count } == 2)
         await reopened.close()
     }
 
@@ -151,7 +151,7 @@ struct JournalStoreTests {
         let bytes = try await backup.value
         #expect(try SnapshotFile.decode(bytes, path: "backup").changes.count >= 1)
         try await written.value
-        #expect(await store.read { $0.users.count } == 2)
+        #expect(store.read { $0.users.count } == 2)
         await store.close()
     }
 
@@ -166,7 +166,7 @@ struct JournalStoreTests {
         await store.close()
         for copy in [crashed, folder] {
             let reopened = try await JournalStore.open(folder: copy, logger: logger)
-            let secrets = await reopened.read { $0.user(id: u.id)?.secrets }
+            let secrets = reopened.read { $0.user(id: u.id)?.secrets }
             #expect(secrets == ["inf": .null, "nan": .null, "list": .array([.null, .number(1.5)])])
             await reopened.close()
         }
@@ -181,7 +181,7 @@ struct JournalStoreTests {
         await store.close()  // the snapshot of compact() already holds everything
         #expect(try snapshotInode(folder) == compacted)
         let reopened = try await JournalStore.open(folder: folder, logger: logger)
-        #expect(await reopened.read { $0.users.count } == 3)
+        #expect(reopened.read { $0.users.count } == 3)
         await reopened.close()
     }
 
@@ -200,7 +200,7 @@ struct JournalStoreTests {
         let crashed = try crashCopy(folder)
         await store.close()
         let reopened = try await JournalStore.open(folder: crashed, logger: logger)
-        #expect(await reopened.read { $0.users.count } == 200)
+        #expect(reopened.read { $0.users.count } == 200)
         await reopened.close()
     }
 
@@ -225,12 +225,12 @@ struct JournalStoreTests {
             }
             try await group.waitForAll()
         }
-        #expect(await store.read { $0.user(id: start.id)?.displayName } == "300")
+        #expect(store.read { $0.user(id: start.id)?.displayName } == "300")
         let crashed = try crashCopy(folder)
         await store.close()
         let reopened = try await JournalStore.open(folder: crashed, logger: logger)
         #expect(reopened.loadReport.replayedLines == 301)
-        #expect(await reopened.read { $0.user(id: start.id)?.displayName } == "300")
+        #expect(reopened.read { $0.user(id: start.id)?.displayName } == "300")
         await reopened.close()
     }
 
@@ -275,7 +275,7 @@ struct JournalStoreTests {
         let reopened = try await JournalStore.open(folder: crashed, logger: logs.logger())
         #expect(!reopened.loadReport.droppedTornLine)
         #expect(!logs.contains("torn"))
-        #expect(await reopened.read { $0.users.count } == 3)
+        #expect(reopened.read { $0.users.count } == 3)
         // New lines go right after the old ones, not after the reserved space.
         let u = user(9)
         try await reopened.write { $0.put(u) }
@@ -284,7 +284,7 @@ struct JournalStoreTests {
         let lines = try Data(contentsOf: URL(fileURLWithPath: again + "/" + (try segments(again).last!)))
         #expect(lines.prefix { $0 != 0 }.filter { $0 == 0x0A }.count == 4)
         let third = try await JournalStore.open(folder: again, logger: logger)
-        #expect(await third.read { $0.users.count } == 4)
+        #expect(third.read { $0.users.count } == 4)
         await third.close()
     }
 
@@ -321,7 +321,7 @@ struct JournalStoreTests {
         let crashed = try crashCopy(folder)
         await store.close()
         let reopened = try await JournalStore.open(folder: crashed, logger: logger)
-        #expect(await reopened.read { $0.users.count } == 4001)
+        #expect(reopened.read { $0.users.count } == 4001)
         await reopened.close()
     }
 
@@ -340,7 +340,7 @@ struct JournalStoreTests {
         let reopened = try await JournalStore.open(folder: crashed, logger: logs.logger())
         #expect(reopened.loadReport.replayedLines == 4)
         #expect(logs.contains("rotates a session that does not exist") && logs.contains(unknown.uuidString))
-        #expect(await reopened.read { ($0.users.count, $0.sessions.count) } == (3, 0))
+        #expect(reopened.read { ($0.users.count, $0.sessions.count) } == (3, 0))
         await reopened.close()
     }
 
@@ -375,7 +375,7 @@ struct JournalStoreTests {
         try await store.write { $0.put(a) }
         try await store.write { $0.put(b) }
         // The snapshot is written as of seq 2 but the journal was not yet cut: a crash here...
-        let stateAt2 = await store.read { $0 }
+        let stateAt2 = store.read { $0 }
         try JournalStore.writeSnapshot(stateAt2, seq: 2, folder: folder)
         // ...with one more acknowledged write after it, and a delete replayed on top.
         try await store.write { $0.put(c) }
@@ -386,7 +386,7 @@ struct JournalStoreTests {
 
         let reopened = try await JournalStore.open(folder: crashed, logger: logger)
         #expect(reopened.loadReport.replayedLines == 2)
-        #expect(await reopened.read { Set($0.users.keys) } == [b.id, c.id])
+        #expect(reopened.read { Set($0.users.keys) } == [b.id, c.id])
         await reopened.close()
     }
 
@@ -415,7 +415,7 @@ struct JournalStoreTests {
         let crashed = try crashCopy(folder)
         await store.close()
         let reopened = try await JournalStore.open(folder: crashed, logger: logger)
-        #expect(await reopened.read { Set($0.users.keys) } == Set(acknowledged))
+        #expect(reopened.read { Set($0.users.keys) } == Set(acknowledged))
         await reopened.close()
     }
 
@@ -431,7 +431,7 @@ struct JournalStoreTests {
         let crashed = try crashCopy(folder)
         await store.close()
         let reopened = try await JournalStore.open(folder: crashed, logger: logger)
-        #expect(await reopened.read { $0.users.count } == 101)
+        #expect(reopened.read { $0.users.count } == 101)
         await reopened.close()
     }
 
@@ -444,7 +444,7 @@ struct JournalStoreTests {
         let lines = text.split(separator: "\n")
         #expect(lines.first?.contains("\"format\":2") == true && lines.count == 2501)
         let reopened = try await JournalStore.open(folder: folder, logger: logger)
-        #expect(await reopened.read { $0.users.count } == 2500)
+        #expect(reopened.read { $0.users.count } == 2500)
         await reopened.close()
 
         // A damaged record names its line.
@@ -464,7 +464,7 @@ struct JournalStoreTests {
         let json = String(decoding: try StoreCoding.encoder().encode(Snapshot(format: 1, seq: 3, users: [u], sessions: [], codes: [])), as: UTF8.self)
         try json.write(toFile: old + "/snapshot.json", atomically: true, encoding: .utf8)
         let legacy = try await JournalStore.open(folder: old, logger: logger)
-        #expect(await legacy.read { $0.user(id: u.id) } == u)
+        #expect(legacy.read { $0.user(id: u.id) } == u)
         await legacy.close()
     }
 
@@ -511,7 +511,7 @@ struct JournalStoreTests {
         // The failed batch's writers are answered from the flush thread; the store logs on its actor.
         #expect(await logs.eventuallyContains("refusing writes (503) until the disk accepts them again"))
         await #expect(throws: StoreError.self) { try await store.write { $0.put(refused) } }
-        #expect(await store.read { $0.user(id: kept.id) } == kept)
+        #expect(store.read { $0.user(id: kept.id) } == kept)
         // The recovery probe runs, fails and says so: waited for as an event, not after a fixed pause.
         #expect(await logs.eventuallyContains("the disk still refuses writes"))
         #expect(await store.isWritable == false)
@@ -522,14 +522,14 @@ struct JournalStoreTests {
         #expect(await store.isWritable)
         #expect(logs.contains("writes resumed"))
         // Memory was rebuilt from disk: exactly the acknowledged changes, none answered with an error.
-        #expect(await store.read { Set($0.users.keys) } == acknowledged.union([kept.id]))
+        #expect(store.read { Set($0.users.keys) } == acknowledged.union([kept.id]))
         try await store.write { $0.put(later) }
 
         // The torn half line was cut away, so the journal reads back cleanly after a crash.
         let crashed = try crashCopy(folder)
         await store.close()
         let reopened = try await JournalStore.open(folder: crashed, logger: logger)
-        #expect(await reopened.read { Set($0.users.keys) } == acknowledged.union([kept.id, later.id]))
+        #expect(reopened.read { Set($0.users.keys) } == acknowledged.union([kept.id, later.id]))
         #expect(reopened.loadReport.droppedTornLine == false)
         await reopened.close()
     }
@@ -562,11 +562,11 @@ struct JournalStoreTests {
         let deadline = ContinuousClock.now + .seconds(120)  // recovery waited for; generous for a loaded machine
         while await !store.isWritable, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         #expect(acknowledged.count < 480)  // some writes were refused
-        #expect(await store.read { Set($0.users.keys) } == acknowledged)
+        #expect(store.read { Set($0.users.keys) } == acknowledged)
         let crashed = try crashCopy(folder)
         await store.close()
         let reopened = try await JournalStore.open(folder: crashed, logger: logger)
-        #expect(await reopened.read { Set($0.users.keys) } == acknowledged)
+        #expect(reopened.read { Set($0.users.keys) } == acknowledged)
         await reopened.close()
     }
 
@@ -576,11 +576,11 @@ struct JournalStoreTests {
         let store = try await JournalStore.open(folder: folder, faults: faults, recoveryInterval: .seconds(60), logger: logger)
         let counted = user(1)
         try await store.write(durability: .eventual) { $0.put(counted) }
-        #expect(await store.read { $0.user(id: counted.id) } == counted)  // in memory at once
+        #expect(store.read { $0.user(id: counted.id) } == counted)  // in memory at once
         try await store.waitUntilDurable()
         let crashed = try crashCopy(folder)
         let reopened = try await JournalStore.open(folder: crashed, logger: logger)
-        #expect(await reopened.read { $0.user(id: counted.id) } == counted)
+        #expect(reopened.read { $0.user(id: counted.id) } == counted)
         await reopened.close()
 
         // When the batch cannot be written, the barrier says so.
@@ -611,7 +611,7 @@ struct JournalStoreTests {
             $0.put(c)
         }
         try await store.write { $0.deleteUser(id: u.id) }
-        #expect(await store.read { $0.sessions.isEmpty && $0.codes.isEmpty && $0.session(refreshHash: "h") == nil && $0.user(email: "u1@example.com") == nil })
+        #expect(store.read { $0.sessions.isEmpty && $0.codes.isEmpty && $0.session(refreshHash: "h") == nil && $0.user(email: "u1@example.com") == nil })
         await store.close()
     }
 }

@@ -154,7 +154,7 @@ struct MailQueueTests {
         #expect(journal.contains("mail.send") && !journal.contains("135790"))
         await first.server.close()
 
-        FileManager.default.createFile(atPath: flag, contents: Data())
+        _ = FileManager.default.createFile(atPath: flag, contents: Data())
         clock.advance(by: 60)
         let second = try await TestHarness.make(config: config, folder: folder + "/data", clock: clock)
         #expect(await second.kernel.jobs.runDue() == 1)

@@ -37,7 +37,7 @@ struct OneTimeCodeTests {
         try await withCodes { codes, _, store in
             let code = try await codes.issue(purpose: "p", key: "a@b.c", policy: policy)
             #expect(code.count == 6 && code.allSatisfy(\.isNumber))
-            let record = await store.read { $0.code(purpose: "p", key: "a@b.c") }
+            let record = store.read { $0.code(purpose: "p", key: "a@b.c") }
             #expect(record?.digest.contains(code) == false)
             #expect(record?.digest != Hex.encode(SHA256.hash(code)))  // keyed: not a plain hash either
             try await codes.verify(purpose: "p", key: "a@b.c", code: code, policy: policy)
@@ -110,7 +110,7 @@ struct OneTimeCodeTests {
             #expect(try await codes.purgeExpired() == 0)
             clock.advance(by: 301)
             #expect(try await codes.purgeExpired() == 1)
-            #expect(await store.read { $0.codes.isEmpty })
+            #expect(store.read { $0.codes.isEmpty })
         }
     }
 }

@@ -136,10 +136,10 @@ struct SessionRotationTests {
         await store.close()
         for reopened in [copy, folder] {
             let again = try await JournalStore.open(folder: reopened, logger: logger)
-            #expect(await again.read { $0.session(id: s.id) } == s)
-            #expect(await again.read { $0.session(refreshHash: "h25")?.id } == s.id)
-            #expect(await again.read { $0.session(refreshHash: "h9")?.id } == s.id)
-            #expect(await again.read { $0.session(refreshHash: "h8") } == nil)  // fell off the retired list
+            #expect(again.read { $0.session(id: s.id) } == s)
+            #expect(again.read { $0.session(refreshHash: "h25")?.id } == s.id)
+            #expect(again.read { $0.session(refreshHash: "h9")?.id } == s.id)
+            #expect(again.read { $0.session(refreshHash: "h8") } == nil)  // fell off the retired list
             await again.close()
         }
     }

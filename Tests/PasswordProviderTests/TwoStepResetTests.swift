@@ -40,7 +40,8 @@ struct TwoStepResetTests {
             #expect(weak.errorCode == "WEAK_PASSWORD", "checked against the account's email, and the token survives it")
             let done = try await client.send(.post, complete, json: ["resetToken": token, "newPassword": Self.newPassword, "signIn": true, "deviceName": "Phone"])
             #expect(done.status == .ok && done.accessToken != nil)
-            #expect(try await client.send(.get, "/api/v1/auth/me", bearer: try #require(done.accessToken)).status == .ok)
+            let accessToken = try #require(done.accessToken)
+            #expect(try await client.send(.get, "/api/v1/auth/me", bearer: accessToken).status == .ok)
             #expect(try await client.send(.get, "/api/v1/auth/me", bearer: old.accessToken).status == .unauthorized, "every older session ended")
             #expect(try await T.login(client, "t@x.io", Self.newPassword).status == .ok)
 

@@ -10,7 +10,7 @@ struct KeyEncryptionKeyTests {
         let hex = String(repeating: "ab", count: 32)
         #expect(try KeyEncryptionKey.load(settings, environment: ["AUTHD_KEY_ENCRYPTION_KEY": hex]) == [UInt8](repeating: 0xab, count: 32))
         let path = NSTemporaryDirectory() + "kek-\(UUID().uuidString)"
-        FileManager.default.createFile(atPath: path, contents: Data((String(repeating: "01", count: 32) + "\n").utf8))
+        _ = FileManager.default.createFile(atPath: path, contents: Data((String(repeating: "01", count: 32) + "\n").utf8))
         var fromFile = settings
         fromFile.keyEncryptionKeyFile = path
         // The file wins over the environment.

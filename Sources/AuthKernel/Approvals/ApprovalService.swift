@@ -1,6 +1,6 @@
 public import AuthStorage
 public import Foundation
-public import Logging
+package import Logging
 import Synchronization
 
 /// Requests that another signed-in device of the same user must approve, with a match code that the

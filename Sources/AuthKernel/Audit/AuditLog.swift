@@ -1,11 +1,11 @@
-public import AuthStorage
+import AuthStorage
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
 public import Foundation
-public import Logging
+package import Logging
 import Metrics
 import NIOPosix
 

@@ -1,5 +1,5 @@
 public import AuthStorage
-public import Foundation
+import Foundation
 
 /// Issues and checks one-time codes: random digits, stored only as a keyed hash, with expiry,
 /// single use, per-code attempt limit, per-key failure window and resend interval.

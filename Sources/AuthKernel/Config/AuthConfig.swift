@@ -1,4 +1,4 @@
-package import AuthStorage
+import AuthStorage
 package import Foundation
 
 /// The kernel's settings, read from the configuration file with safe defaults for every key.

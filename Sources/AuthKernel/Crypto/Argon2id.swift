@@ -1,4 +1,4 @@
-public import AuthStorage
+import AuthStorage
 internal import CSodium
 package import NIOPosix
 

@@ -1,4 +1,4 @@
-public import AuthStorage
+import AuthStorage
 internal import CSodium
 
 /// Comparisons whose running time does not depend on where the inputs differ.

@@ -1,4 +1,4 @@
-package import AuthStorage
+import AuthStorage
 internal import CSodium
 
 /// Ed25519 signatures (RFC 8032) from libsodium.

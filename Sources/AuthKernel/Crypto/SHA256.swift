@@ -1,4 +1,4 @@
-public import AuthStorage
+import AuthStorage
 internal import CSodium
 
 /// SHA-256 and HMAC-SHA-256 from libsodium.

@@ -1,4 +1,4 @@
-public import AuthStorage
+import AuthStorage
 internal import CSodium
 
 /// Authenticated symmetric encryption (libsodium `crypto_secretbox`: XSalsa20-Poly1305) for secrets

@@ -1,6 +1,6 @@
 public import Hummingbird
-public import Logging
-public import NIOCore
+import Logging
+import NIOCore
 
 /// The request context of every authd route: the core context, the client's address, and the
 /// signed-in principal once `BearerAuthenticator` has run.

@@ -1,4 +1,4 @@
-public import AuthStorage
+import AuthStorage
 import Foundation
 public import Hummingbird
 import NIOCore

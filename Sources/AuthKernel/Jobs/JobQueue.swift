@@ -1,6 +1,6 @@
 public import AuthStorage
-public import Foundation
-public import Logging
+import Foundation
+package import Logging
 import Metrics
 import Synchronization
 

@@ -1,4 +1,4 @@
-package import AuthStorage
+import AuthStorage
 package import Foundation
 
 /// Writes a ``MailMessage`` as an RFC 5322 message: `Date`, `Message-ID`, `From`, `To`, `Subject`

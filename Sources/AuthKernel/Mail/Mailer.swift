@@ -1,6 +1,6 @@
 import Foundation
 import Synchronization
-public import Logging
+package import Logging
 
 /// Sends mail through a durable queue: a message is sealed (it may carry a code) and stored as a
 /// job, then delivered at once; the HTTP answer waits for that first attempt at most

@@ -1,4 +1,4 @@
-package import AuthStorage
+import AuthStorage
 import Foundation
 import NIOCore
 import NIOPosix

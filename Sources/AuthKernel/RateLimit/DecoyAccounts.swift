@@ -1,4 +1,4 @@
-public import AuthStorage
+import AuthStorage
 public import Foundation
 import Synchronization
 

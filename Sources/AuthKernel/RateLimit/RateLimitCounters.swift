@@ -1,4 +1,4 @@
-package import AuthStorage
+import AuthStorage
 import Synchronization
 
 /// Where a ``RateLimiter`` keeps its GCRA state: one theoretical arrival time (TAT) per key.

@@ -1,4 +1,4 @@
-public import AuthStorage
+import AuthStorage
 import Metrics
 import Foundation
 import Synchronization

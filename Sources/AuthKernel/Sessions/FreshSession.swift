@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// The rule that adding or changing a way to sign in needs a fresh session (contract 5): one whose
 /// interactive sign-in (the access token's `auth_time`) is at most `auth.fresh_auth` seconds old, so

@@ -1,4 +1,4 @@
-package import AuthStorage
+import AuthStorage
 /// Opaque refresh tokens: 32 random bytes (256 bits), base64url; stored only as their SHA-256.
 package enum RefreshToken {
     /// A new token.

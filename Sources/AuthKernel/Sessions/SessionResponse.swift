@@ -1,4 +1,4 @@
-public import AuthStorage
+import AuthStorage
 public import Hummingbird
 
 /// The answer to every successful sign-in and refresh (contract §2).

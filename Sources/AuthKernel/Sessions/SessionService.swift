@@ -1,6 +1,6 @@
 public import AuthStorage
 public import Foundation
-public import Logging
+package import Logging
 import Metrics
 
 /// Sessions and their tokens: sign-in, refresh rotation with reuse detection, authentication of

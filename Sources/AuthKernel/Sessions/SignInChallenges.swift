@@ -1,6 +1,6 @@
 import Logging
 public import AuthStorage
-package import Foundation
+import Foundation
 
 /// Sign-ins waiting for a second factor (contract §10): a random token, of which only the SHA-256
 /// is stored (as a code record), single use, 5 minutes, dead after 5 wrong answers.

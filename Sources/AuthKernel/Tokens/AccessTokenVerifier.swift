@@ -1,4 +1,4 @@
-package import AuthStorage
+import AuthStorage
 package import Foundation
 
 /// Verifies access tokens and says exactly why one is refused (for logs; clients only see 401).

@@ -1,4 +1,4 @@
-package import AuthStorage
+import AuthStorage
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -46,5 +46,5 @@ public struct EmailAddress: Sendable, Hashable, CustomStringConvertible {
     public var description: String { value }
 }
 
-public import AuthStorage
+import AuthStorage
 import Foundation

@@ -1,5 +1,5 @@
-package import AuthStorage
-package import Foundation
+import AuthStorage
+import Foundation
 package import Logging
 
 /// Mails a user when a way to sign in is added to their account (a PIN, a password, a linked

@@ -1,6 +1,6 @@
 public import AuthStorage
 public import Foundation
-public import Logging
+package import Logging
 
 /// Users and their linked identities: find-or-create by identity, linking, profile changes, deletion.
 public struct UserService: Sendable {

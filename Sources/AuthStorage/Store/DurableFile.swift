@@ -3,7 +3,7 @@ package import Glibc
 #elseif canImport(Darwin)
 package import Darwin
 #endif
-package import Foundation
+import Foundation
 
 /// The POSIX calls behind durable writes: full writes, fsync of files and of directories,
 /// and replacing a file so that a crash leaves either the old or the new one.

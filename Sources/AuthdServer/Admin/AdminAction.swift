@@ -1,4 +1,4 @@
-package import AuthKernel
+import AuthKernel
 /// One operator command. The CLI parses it, then sends it to a running server over the admin socket
 /// or, with no server running, runs it on the data folder itself: the same ``AdminOperations`` run
 /// it either way, so the output is the same.

@@ -1,12 +1,12 @@
-package import AuthKernel
-package import FileStore
-package import AuthStorage
+import AuthKernel
+import FileStore
+import AuthStorage
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-package import Foundation
+import Foundation
 import Logging
 
 /// `authd backup` and `authd restore`: one file (mode 0600) holding a consistent snapshot of the

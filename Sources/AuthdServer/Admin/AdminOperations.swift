@@ -1,7 +1,7 @@
-package import AuthKernel
-package import FileStore
-package import AuthStorage
-package import Foundation
+import AuthKernel
+import FileStore
+import AuthStorage
+import Foundation
 import Logging
 
 /// Runs ``AdminAction``s on a server's kernel, store and keys: inside a running `authd serve`

@@ -1,4 +1,4 @@
-package import AuthKernel
+import AuthKernel
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

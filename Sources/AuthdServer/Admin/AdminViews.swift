@@ -1,5 +1,5 @@
-package import AuthKernel
-package import AuthStorage
+import AuthKernel
+import AuthStorage
 import Foundation
 
 /// A user as the admin commands show it: the API's user object (never a secret) plus its number of

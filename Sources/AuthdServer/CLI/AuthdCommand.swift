@@ -1,4 +1,4 @@
-package import AuthKernel
+import AuthKernel
 import ArgumentParser
 
 /// `authd`: the server and its admin commands (see ``Authd/main(providers:)``).

@@ -1,4 +1,4 @@
-package import AuthKernel
+import AuthKernel
 /// The version `authd --version` prints.
 enum AuthdVersion {
     static let current = "0.1.0"

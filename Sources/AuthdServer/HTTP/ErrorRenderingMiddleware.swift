@@ -1,5 +1,5 @@
 package import AuthKernel
-package import AuthStorage
+import AuthStorage
 package import Hummingbird
 import Logging
 import NIOCore

@@ -1,4 +1,4 @@
-package import AuthKernel
+import AuthKernel
 import HTTPTypes
 import Hummingbird
 import NIOCore

@@ -1,4 +1,4 @@
-public import AuthKernel
+package import AuthKernel
 import Foundation
 
 /// The OpenAPI document a server serves at `GET /openapi.yaml`: the kernel's part

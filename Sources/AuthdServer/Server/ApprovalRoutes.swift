@@ -1,5 +1,5 @@
 package import AuthKernel
-package import AuthStorage
+import AuthStorage
 import Foundation
 package import Hummingbird
 import NIOCore

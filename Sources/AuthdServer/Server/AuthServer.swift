@@ -1,7 +1,7 @@
 package import AuthKernel
 package import FileStore
 package import AuthStorage
-package import Foundation
+import Foundation
 import PasswordProvider
 #if canImport(Glibc)
 import Glibc
@@ -10,7 +10,7 @@ package import Hummingbird
 import HummingbirdCore
 import HummingbirdHTTP2
 package import Logging
-package import NIOCore
+import NIOCore
 package import ServiceLifecycle
 import UnixSignals
 

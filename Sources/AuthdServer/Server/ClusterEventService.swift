@@ -1,4 +1,4 @@
-package import AuthKernel
+import AuthKernel
 import Foundation
 import Logging
 import ServiceLifecycle

@@ -1,4 +1,4 @@
-package import AuthKernel
+import AuthKernel
 import AuthStorage
 import Metrics
 import Foundation

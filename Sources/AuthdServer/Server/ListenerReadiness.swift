@@ -1,4 +1,4 @@
-package import AuthKernel
+import AuthKernel
 import Synchronization
 
 /// Announces the server once every listener it opens accepts connections: the API, and the metrics

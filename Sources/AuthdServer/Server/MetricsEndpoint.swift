@@ -1,4 +1,4 @@
-package import AuthKernel
+import AuthKernel
 import Hummingbird
 import Logging
 import NIOCore

@@ -1,6 +1,6 @@
 import PostgresStore
-package import AuthKernel
-package import Logging
+import AuthKernel
+import Logging
 
 /// Sets a server up on PostgreSQL (`storage.backend = postgres`): the store, rate-limit counters,
 /// decoy accounts, sealed keys and cluster events, all on one connection pool.

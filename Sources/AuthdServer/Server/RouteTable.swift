@@ -1,4 +1,4 @@
-package import AuthKernel
+import AuthKernel
 import Synchronization
 
 /// The methods each mounted path pattern serves, so that a known path asked with another method is

@@ -1,4 +1,4 @@
-public import AuthKernel
+import AuthKernel
 
 /// The email provider's mail.
 enum EmailMail {

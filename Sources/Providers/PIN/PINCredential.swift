@@ -1,4 +1,4 @@
-public import AuthKernel
+import AuthKernel
 public import Foundation
 
 /// A user's PIN as stored in `secrets["pin"]`, with its failure counter and lock.

@@ -1,4 +1,4 @@
-public import AnonymousProvider
+import AnonymousProvider
 public import AuthKernel
 
 extension PINProvider {

@@ -1,4 +1,4 @@
-public import AnonymousProvider
+import AnonymousProvider
 public import AuthKernel
 import Foundation
 public import Hummingbird

@@ -1,4 +1,4 @@
-public import AuthKernel
+import AuthKernel
 import Hummingbird
 
 /// The WebAuthn JSON the ceremonies exchange (Level 3's `…JSON` types, unwrapped), camelCase as

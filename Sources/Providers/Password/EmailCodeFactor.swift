@@ -1,4 +1,4 @@
-public import AuthKernel
+import AuthKernel
 import Foundation
 import Hummingbird
 import Logging

@@ -1,5 +1,5 @@
 public import AuthKernel
-public import NIOPosix
+import NIOPosix
 import Synchronization
 
 /// Argon2id on a thread pool of its own, `max_concurrent_hashes` wide: hashing never runs on an event

@@ -1,4 +1,4 @@
-public import AuthKernel
+import AuthKernel
 
 /// The password provider's mail.
 enum PasswordMail {

@@ -1,4 +1,4 @@
-package import AuthStorage
+import AuthStorage
 import Foundation
 
 /// One line of the journal: the changes of one write, applied together or not at all.

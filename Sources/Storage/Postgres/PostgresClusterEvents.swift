@@ -1,4 +1,4 @@
-package import AuthKernel
+import AuthKernel
 package import Foundation
 import Logging
 import PostgresNIO

@@ -1,5 +1,5 @@
 import AuthStorage
-package import AuthKernel
+import AuthKernel
 package import Foundation
 import Logging
 import PostgresNIO

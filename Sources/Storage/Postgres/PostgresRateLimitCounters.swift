@@ -1,5 +1,5 @@
 import AuthStorage
-package import AuthKernel
+import AuthKernel
 import Logging
 import PostgresNIO
 

@@ -1,5 +1,5 @@
-package import AuthStorage
-package import AuthKernel
+import AuthStorage
+import AuthKernel
 import ArgumentParser
 import Foundation
 
