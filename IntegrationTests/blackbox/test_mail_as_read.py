@@ -109,13 +109,18 @@ def test_the_password_reset_mail_shows_its_code_and_the_notice_after_it_is_fille
     every_mail_is_readable(server)
 
 
-def test_the_password_changed_notice_is_filled(server):
-    email = "changer@example.com"
+def password_changed_notice(server, email):
+    """Registers `email`, changes its password, and returns the notice that follows (mailed after the answer)."""
     session = register(server, email)
     sent = len(server.outbox())
     assert server.call("POST", "/api/v1/auth/password/change", {"current_password": PASSWORD, "new_password": "another good secret"},
                        token=session["access_token"])[0] == 204
-    notice = server.mailed(email, after=sent)
+    return server.mailed(email, after=sent)
+
+
+def test_the_password_changed_notice_is_filled(server):
+    email = "changer@example.com"
+    notice = password_changed_notice(server, email)
     check_filled(notice)
     links_in(notice)
     assert "password" in notice["subject"].lower() and "changed" in everything(notice).lower(), notice
@@ -194,10 +199,6 @@ def test_the_device_page_mail_shows_its_code_and_the_approval_notice_is_filled(s
 def test_every_mail_carries_its_html(server):
     # A code mail and a notice: the outbox line holds what the person's mail program shows.
     email = "html@example.com"
-    session = register(server, email)
-    sent = len(server.outbox())
-    assert server.call("POST", "/api/v1/auth/password/change", {"current_password": PASSWORD, "new_password": "another good secret"},
-                       token=session["access_token"])[0] == 204
-    server.mailed(email, after=sent)  # the notice goes out after the answer: waits for it
+    password_changed_notice(server, email)
     for mail in server.mails(email):
         assert (mail.get("html") or "").strip(), f"the outbox line of {mail['subject']!r} has no html"
