@@ -1,4 +1,7 @@
+import AuthdCore
 import AuthdServer
+import Logging
+import PostgresStore
 import AuthStorage
 import AuthKernel
 import AuthKernelTesting
@@ -375,5 +378,46 @@ struct StoreContractTests {
         #expect(await a + b == 1)
         #expect(runs.withLock { $0 } == 1)
         #expect(try await h.kernel.jobs.pending().isEmpty)
+    }
+
+    @Test("Two rules are consumed together or not at all, exactly under concurrency", arguments: StoreBackend.all)
+    func chargesAllOrNothing(_ backend: StoreBackend) async throws {
+        let clock = ManualClock()
+        let counters: any RateLimitCounters
+        var shared: PostgresStore?
+        switch backend {
+        case .file: counters = MemoryRateLimitCounters()
+        case .postgres:
+            let store = try await PostgresStore.open(try await StoreBackend.freshDatabase(), logger: Logger(label: "store-test"))
+            shared = store
+            counters = PostgresRateLimitCounters(store: store)
+        }
+        defer { if let shared { Task { await shared.close() } } }
+        let limiter = RateLimiter(clock: clock, counters: counters)
+        let network = RateLimitRule(limit: 10, window: 60), address = RateLimitRule(limit: 1, window: 60)
+        func both(_ who: String) -> [RateLimitCharge] {
+            [RateLimitCharge(network, key: "net"), RateLimitCharge(address, key: "addr:\(who)")]
+        }
+        #expect(try await limiter.attempt(both("a")) == nil)
+        // The narrow rule refuses twice (the wait is the longest refusal's); the network spends nothing.
+        #expect(try await limiter.attempt(both("a")) == 60)
+        #expect(try await limiter.attempt(both("a")) == 60)
+        await #expect(throws: AuthError.rateLimited(retryAfter: 60)) { try await limiter.consume(both("a")) }
+        var left = 0
+        while try await limiter.attempt(network, key: "net") == nil { left += 1 }
+        #expect(left == 9)
+        // Now the wide rule refuses, and the narrow one for a new address is not spent either.
+        #expect(try await limiter.attempt(both("b")) == 6)
+        clock.advance(by: 6)
+        #expect(try await limiter.attempt(both("b")) == nil)
+
+        // Concurrent: 40 requests over 8 addresses against a network budget of 5 let exactly 5 through.
+        await limiter.reset(key: "net")
+        clock.advance(by: 120)
+        let allowed = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for i in 0..<40 { group.addTask { try await limiter.attempt([RateLimitCharge(RateLimitRule(limit: 5, window: 60), key: "net2"), RateLimitCharge(address, key: "addr2:\(i % 8)")]) == nil } }
+            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(allowed == 5)
     }
 }

@@ -10,6 +10,11 @@ package protocol RateLimitCounters: Sendable {
     /// `max(tat, now) + interval`. Times are seconds since 1970.
     /// - Returns: nil when allowed, otherwise the whole seconds to wait (at least 1).
     func take(key: String, now: Double, interval: Double, tolerance: Double) async throws -> Int?
+    /// Records one event under every take, or under none: when one refuses, nothing moves, so a
+    /// refusal by a narrow rule does not spend a wide one. Atomic like ``take(key:now:interval:tolerance:)``;
+    /// a key named twice counts twice.
+    /// - Returns: nil when all allowed, otherwise the longest wait among the refusals.
+    func takeAll(_ takes: [CounterTake], now: Double) async throws -> Int?
     /// Forgets one key.
     func remove(key: String) async throws
     /// Forgets every key (a reload: a count under one rule means nothing under another).
@@ -18,7 +23,51 @@ package protocol RateLimitCounters: Sendable {
     func purge(before now: Double) async throws
 }
 
+/// What ``RateLimitCounters/apply(_:to:now:)`` decided.
+package enum TakeOutcome: Sendable, Equatable {
+    /// Every take allowed: the keys' new TATs.
+    case allowed([String: Double])
+    /// At least one refused: the longest wait, in whole seconds.
+    case refused(wait: Int)
+}
+
+/// One rule's event for ``RateLimitCounters/takeAll(_:now:)``.
+package struct CounterTake: Sendable, Equatable {
+    /// The counter's key.
+    package var key: String
+    /// Seconds between events (`window / limit`).
+    package var interval: Double
+    /// How far ahead the TAT may run (`window - interval`): the burst.
+    package var tolerance: Double
+
+    /// A take of one event.
+    package init(key: String, interval: Double, tolerance: Double) {
+        self.key = key
+        self.interval = interval
+        self.tolerance = tolerance
+    }
+}
+
 extension RateLimitCounters {
+    /// Applies `takes` to the TATs in `arrivals` (missing keys are fresh) all or nothing: the new
+    /// TATs when every take is allowed, otherwise the longest wait. What both backends compute
+    /// once they hold the keys.
+    package static func apply(_ takes: [CounterTake], to arrivals: [String: Double], now: Double) -> TakeOutcome {
+        var next = arrivals
+        var wait: Int?
+        for take in takes {
+            let tat = max(next[take.key] ?? now, now)
+            let allowAt = tat - take.tolerance
+            if allowAt > now {
+                wait = max(wait ?? 0, Self.wait(until: allowAt, now: now))
+            } else {
+                next[take.key] = tat + take.interval
+            }
+        }
+        if let wait { return .refused(wait: wait) }
+        return .allowed(next)
+    }
+
     /// The answer for a refused take: whole seconds until `allowAt`, at least 1.
     package static func wait(until allowAt: Double, now: Double) -> Int { max(1, Int((allowAt - now).rounded(.up))) }
 }
@@ -56,9 +105,7 @@ package final class MemoryRateLimitCounters: RateLimitCounters {
         perShard = max(16, capacity / max(1, shards))
     }
 
-    private func lock(for key: String) -> Lock {
-        shards[Int(UInt(bitPattern: key.hashValue) % UInt(shards.count))]
-    }
+    private func lock(for key: String) -> Lock { shards[shardIndex(for: key)] }
 
     static func stored(_ key: String) -> String {
         key.utf8.count <= maxKeyBytes ? key : "sha256:" + Hex.encode(SHA256.hash(key))
@@ -74,6 +121,45 @@ package final class MemoryRateLimitCounters: RateLimitCounters {
             if shard.arrivals[key] == nil, shard.arrivals.count >= shard.pruneAt { Self.prune(&shard, now: now, limit: perShard) }
             shard.arrivals[key] = tat + interval
             return nil
+        }
+    }
+
+    package func takeAll(_ takes: [CounterTake], now: Double) -> Int? {
+        let perShard = self.perShard
+        let takes = takes.map { CounterTake(key: Self.stored($0.key), interval: $0.interval, tolerance: $0.tolerance) }
+        // Shards locked in index order, so two multi-takes never wait for each other in a cycle.
+        let indexes = Array(Set(takes.map { shardIndex(for: $0.key) })).sorted()
+        return locked(indexes[...], held: [:]) { held -> Int? in
+            var arrivals: [String: Double] = [:]
+            for take in takes { arrivals[take.key] = held[shardIndex(for: take.key)]!.pointee.arrivals[take.key] }
+            switch Self.apply(takes, to: arrivals, now: now) {
+            case .refused(let wait): return wait
+            case .allowed(let next):
+                for (key, tat) in next {
+                    let shard = held[shardIndex(for: key)]!
+                    if shard.pointee.arrivals[key] == nil, shard.pointee.arrivals.count >= shard.pointee.pruneAt {
+                        Self.prune(&shard.pointee, now: now, limit: perShard)
+                    }
+                    shard.pointee.arrivals[key] = tat
+                }
+                return nil
+            }
+        }
+    }
+
+    private func shardIndex(for key: String) -> Int { Int(UInt(bitPattern: key.hashValue) % UInt(shards.count)) }
+
+    /// Holds the shards at `indexes` (and those already `held`) while `body` runs.
+    private func locked(
+        _ indexes: ArraySlice<Int>, held: [Int: UnsafeMutablePointer<Shard>], _ body: ([Int: UnsafeMutablePointer<Shard>]) -> Int?
+    ) -> Int? {
+        guard let first = indexes.first else { return body(held) }
+        return shards[first].shard.withLock { shard -> Int? in
+            withUnsafeMutablePointer(to: &shard) { pointer -> Int? in
+                var held = held
+                held[first] = pointer
+                return locked(indexes.dropFirst(), held: held, body)
+            }
         }
     }
 

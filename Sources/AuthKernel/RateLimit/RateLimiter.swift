@@ -76,6 +76,37 @@ public final class RateLimiter: Sendable {
         }
     }
 
+    /// Records one event under each of `charges`, or under none when one of them refuses: a request
+    /// that a narrow rule (one address from one network) refuses does not spend a wide one (the network).
+    /// - Returns: nil when allowed, otherwise the longest wait among the refusals, in whole seconds.
+    /// - Throws: `StoreError/unavailable` when shared counters cannot be reached.
+    public func attempt(_ charges: [RateLimitCharge]) async throws -> Int? {
+        let takes = charges.map { charge -> CounterTake in
+            let rule = effective(charge.rule)
+            let interval = Double(rule.window) / Double(rule.limit)
+            return CounterTake(key: charge.key, interval: interval, tolerance: Double(rule.window) - interval)
+        }
+        return try await counters.takeAll(takes, now: clock.now().timeIntervalSince1970)
+    }
+
+    /// Records one event under every charge or throws 429 `RATE_LIMIT_EXCEEDED` with the longest
+    /// `retry_after`, having spent none of them (503 when shared counters cannot be reached).
+    ///
+    /// ```swift
+    /// try await kernel.rateLimiter.consume([
+    ///     RateLimitCharge(settings.verifiesPerIP, key: "invite.verify.ip:\(context.clientKey)"),
+    ///     RateLimitCharge(settings.attemptsPerCode, key: "invite.verify.code:\(code)"),
+    /// ])
+    /// ```
+    public func consume(_ charges: [RateLimitCharge], message: String = "Too many requests. Try again later.") async throws(AuthError) {
+        let wait: Int?
+        do { wait = try await attempt(charges) } catch { throw AuthError.unavailable }
+        if let wait {
+            Self.rejections.increment()
+            throw AuthError.rateLimited(retryAfter: wait, message: message)
+        }
+    }
+
     /// `authd_rate_limit_rejections_total`.
     static let rejections = Counter(label: "authd_rate_limit_rejections_total")
 

@@ -54,8 +54,10 @@ public struct EmailProvider: AuthProvider {
             let device = try DeviceInfo(name: body.deviceName, platform: body.platform)
             // A request refused by the per-IP limit is not an attempt worth an audit line (each is an
             // fsync, and a flood of them would rotate real events out).
-            try await kernel.rateLimiter.consume(settings.verifiesPerIP, key: "email.verify.ip:\(context.clientKey)")
-            try await kernel.rateLimiter.consume(settings.attemptsPerClient, key: "email.verify.client:\(context.clientKey):\(email.value)")
+            try await kernel.rateLimiter.consume([
+                RateLimitCharge(settings.verifiesPerIP, key: "email.verify.ip:\(context.clientKey)"),
+                RateLimitCharge(settings.attemptsPerClient, key: "email.verify.client:\(context.clientKey):\(email.value)"),
+            ])
             do {
                 try await kernel.codes.verify(purpose: Self.purpose, key: email.value, code: body.code, policy: settings.codes)
             } catch let error as AuthError {

@@ -254,8 +254,10 @@ public struct PasswordProvider: AuthProvider {
         let body = try await request.decodeJSON(as: CodeBody.self, context: context)
         let email = try email(body.email)
         let device = try DeviceInfo(name: body.deviceName, platform: body.platform)
-        try await kernel.rateLimiter.consume(settings.verifiesPerIP, key: "password.verify.ip:\(context.clientKey)")
-        try await kernel.rateLimiter.consume(settings.attemptsPerClient, key: "password.verify.client:\(context.clientKey):\(email)")
+        try await kernel.rateLimiter.consume([
+            RateLimitCharge(settings.verifiesPerIP, key: "password.verify.ip:\(context.clientKey)"),
+            RateLimitCharge(settings.attemptsPerClient, key: "password.verify.client:\(context.clientKey):\(email)"),
+        ])
         do {
             return try await completeRegistration(body, email: email, device: device, context)
         } catch let error as AuthError {
@@ -380,8 +382,10 @@ public struct PasswordProvider: AuthProvider {
         let email = try email(rawEmail)
         // Refused by a rate limit before anything is checked: not a sign-in attempt worth an audit line
         // (an audit line is an fsync, and a flood of them would rotate real events out).
-        try await kernel.rateLimiter.consume(settings.loginPerIP, key: "password.login.ip:\(context.clientKey)")
-        try await kernel.rateLimiter.consume(settings.loginPerEmail, key: "password.login.email:\(email)")
+        try await kernel.rateLimiter.consume([
+            RateLimitCharge(settings.loginPerIP, key: "password.login.ip:\(context.clientKey)"),
+            RateLimitCharge(settings.loginPerEmail, key: "password.login.email:\(email)"),
+        ])
         do {
             return try await checkPassword(password, email: email, context)
         } catch let error as AuthError {
@@ -589,8 +593,10 @@ public struct PasswordProvider: AuthProvider {
     /// email and of this email from everyone: a stranger who spends their own budget leaves the
     /// owner's, and device resets (which mail nothing) never use up email resets.
     func consumeResetBudget(kind: String, email: String, _ context: AuthRequestContext) async throws {
-        try await kernel.rateLimiter.consume(settings.resetsPerIP, key: "password.reset.ip:\(context.clientKey)")
-        try await kernel.rateLimiter.consume(settings.resetsPerEmailAndIP, key: "password.reset.\(kind).client:\(context.clientKey):\(email)")
+        try await kernel.rateLimiter.consume([
+            RateLimitCharge(settings.resetsPerIP, key: "password.reset.ip:\(context.clientKey)"),
+            RateLimitCharge(settings.resetsPerEmailAndIP, key: "password.reset.\(kind).client:\(context.clientKey):\(email)"),
+        ])
         // A client's first request for an email in the window always counts as its own, so the
         // owner's first ask gets through however many networks a stranger spends the ceiling
         // from (mail stays bounded by the codes' resend interval); further asks meet the ceiling.
@@ -633,8 +639,10 @@ public struct PasswordProvider: AuthProvider {
         let body = try await request.decodeJSON(as: ResetVerifyBody.self, context: context)
         let email = try email(body.email)
         let password = try body.newPassword.map { try policy.check($0, email: email) }
-        try await kernel.rateLimiter.consume(settings.verifiesPerIP, key: "password.verify.ip:\(context.clientKey)")
-        try await kernel.rateLimiter.consume(settings.attemptsPerClient, key: "password.reset.verify.client:\(context.clientKey):\(email)")
+        try await kernel.rateLimiter.consume([
+            RateLimitCharge(settings.verifiesPerIP, key: "password.verify.ip:\(context.clientKey)"),
+            RateLimitCharge(settings.attemptsPerClient, key: "password.reset.verify.client:\(context.clientKey):\(email)"),
+        ])
         try await kernel.codes.verify(purpose: Self.resetPurpose, key: email, code: body.code, policy: settings.codes)
         guard let user = try await kernel.users.user(email: email) else { throw AuthError.invalidCode(attemptsRemaining: 0) }
         guard let password else {

@@ -1,5 +1,5 @@
 import AuthStorage
-import AuthKernel
+package import AuthKernel
 import Logging
 import PostgresNIO
 
@@ -34,6 +34,37 @@ package struct PostgresRateLimitCounters: RateLimitCounters {
         let rows = try await store.client.query("SELECT tat FROM rate_limits WHERE key = \(key)", logger: store.logger)
         for try await tat in rows.decode(Double.self) { return Self.wait(until: max(tat, now) - tolerance, now: now) }
         return 1
+    }
+
+    package func takeAll(_ takes: [CounterTake], now: Double) async throws -> Int? {
+        let takes = takes.map { CounterTake(key: Self.storable($0.key), interval: $0.interval, tolerance: $0.tolerance) }
+        let keys = Array(Set(takes.map(\.key))).sorted()
+        let logger = store.logger
+        do {
+            return try await store.client.withTransaction(logger: logger) { connection -> Int? in
+                // Rows exist before they are locked, and are locked in key order: two multi-takes
+                // sharing keys serialise instead of deadlocking.
+                for key in keys {
+                    try await connection.query("INSERT INTO rate_limits (key, tat) VALUES (\(key), 0) ON CONFLICT (key) DO NOTHING", logger: logger)
+                }
+                var arrivals: [String: Double] = [:]
+                for try await (key, tat) in try await connection.query(
+                    "SELECT key, tat FROM rate_limits WHERE key = ANY(\(keys)) ORDER BY key FOR UPDATE", logger: logger
+                ).decode((String, Double).self) {
+                    arrivals[key] = tat
+                }
+                switch Self.apply(takes, to: arrivals, now: now) {
+                case .refused(let wait): return wait
+                case .allowed(let next):
+                    for (key, tat) in next where tat != arrivals[key] {
+                        try await connection.query("UPDATE rate_limits SET tat = \(tat) WHERE key = \(key)", logger: logger)
+                    }
+                    return nil
+                }
+            }
+        } catch {
+            throw store.unavailable(error)
+        }
     }
 
     package func remove(key: String) async throws {
