@@ -63,12 +63,14 @@ checks:
 	AUTHD_BINARY=$$($(SWIFT) build --show-bin-path)/authd IntegrationTests/crash/run --kills 50
 
 # The example providers are packages of their own that depend on this one by path; they share
-# its build folder, so only their own code compiles. The invite example's server is run for real.
+# its build folder, so only their own code compiles. The invite example's server (a package of its
+# own, as a deployment is) is built and run for real.
 examples:
 	for p in Examples/*/; do \
 		$(SWIFT) build --package-path $$p --scratch-path $(CURDIR)/.build --build-tests && \
 		$(SWIFT) test --package-path $$p --scratch-path $(CURDIR)/.build --skip-build || exit 1; \
 	done
+	$(SWIFT) build --package-path Examples/InviteCodeProvider/Server --scratch-path $(CURDIR)/.build
 	Examples/InviteCodeProvider/smoke-test $(CURDIR)/.build/debug/invite-authd
 
 # The full benchmark (release build, about five minutes): see bench/README.md.

@@ -108,6 +108,7 @@ let package = Package(
             name: "EmailProvider",
             dependencies: ["AuthKernel", .product(name: "Logging", package: "swift-log")],
             path: "Sources/Providers/Email",
+            resources: [.embedInCode("openapi.yaml")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -117,6 +118,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Sources/Providers/Anonymous",
+            resources: [.embedInCode("openapi.yaml")],
             swiftSettings: swiftSettings
         ),
         // PIN brings anonymous sign-in along, as it did before that was a provider of its own.
@@ -127,6 +129,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Sources/Providers/PIN",
+            resources: [.embedInCode("openapi.yaml")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -139,6 +142,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Sources/Providers/Password",
+            resources: [.embedInCode("openapi.yaml")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -146,13 +150,11 @@ let package = Package(
             dependencies: [
                 "AuthKernel",
                 .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Sources/Providers/Apple",
+            resources: [.embedInCode("openapi.yaml")],
             swiftSettings: swiftSettings
         ),
         // Second factors on the public SDK: a TOTP app (HMAC-SHA-1 from swift-crypto) and recovery codes.
@@ -165,6 +167,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/Providers/TOTP",
+            resources: [.embedInCode("openapi.yaml")],
             swiftSettings: swiftSettings
         ),
         // Passkeys on the public SDK: WebAuthn ceremonies with a small bounded CBOR reader, ES256 from swift-crypto, EdDSA from the SDK (libsodium).
@@ -177,6 +180,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/Providers/Passkey",
+            resources: [.embedInCode("openapi.yaml")],
             swiftSettings: swiftSettings
         ),
         // The PostgreSQL store: the same records and rules as the file store, rows and row locks instead of a journal.
@@ -194,9 +198,39 @@ let package = Package(
             path: "Sources/Storage/Postgres",
             swiftSettings: swiftSettings
         ),
+        // The server without what only a production binary needs: routes, pages, the admin socket,
+        // webhooks, on the file store. The test kit builds on it, so a provider's tests compile no
+        // PostgreSQL driver, no command line, no TLS server, no APNs.
+        .target(
+            name: "AuthdCore",
+            dependencies: [
+                "AuthKernel",
+                "AuthStorage",
+                "FileStore",
+                "PINProvider",
+                "PasswordProvider",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                // Outbound HTTP (`kernel.http`, webhooks); the test kit's HummingbirdTesting brings it anyway.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            resources: [.embedInCode("OpenAPI/kernel.yaml")],
+            swiftSettings: swiftSettings
+        ),
+        // The whole server: the core, every built-in provider, the command line, PostgreSQL, HTTPS with
+        // HTTP/2, APNs and Prometheus.
         .target(
             name: "AuthdServer",
             dependencies: [
+                "AuthdCore",
                 "AuthKernel",
                 "AuthStorage",
                 "FileStore",
@@ -220,9 +254,8 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
-                // Webhook deliveries and APNs pushes (an ES256 provider token).
+                // APNs pushes (HTTP/2, an ES256 provider token).
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -250,7 +283,7 @@ let package = Package(
         .target(
             name: "AuthKernelTesting",
             dependencies: [
-                "AuthdServer",
+                "AuthdCore",
                 "AuthStorage",
                 "FileStore",
                 "AuthKernel",
@@ -263,7 +296,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AuthKernelTests",
-            dependencies: ["AuthdServer", 
+            dependencies: ["AuthdServer", "AuthdCore",
                 "AuthStorage",
                 "FileStore",
                 "AuthKernel",
@@ -275,7 +308,7 @@ let package = Package(
         // One suite, both backends: the file store always, PostgreSQL when AUTHD_TEST_POSTGRES_URL names a server.
         .testTarget(
             name: "StoreTests",
-            dependencies: ["AuthdServer", 
+            dependencies: ["AuthdServer", "AuthdCore",
                 "AuthStorage",
                 "AuthKernel",
                 "PostgresStore",
@@ -373,7 +406,7 @@ let package = Package(
         .testTarget(
             name: "SpecTests",
             dependencies: [
-                "AuthdServer", "AuthKernel", "EmailProvider", "AnonymousProvider", "PINProvider", "PasswordProvider", "AppleProvider", "TOTPProvider",
+                "AuthdServer", "AuthdCore", "AuthKernel", "EmailProvider", "AnonymousProvider", "PINProvider", "PasswordProvider", "AppleProvider", "TOTPProvider",
                 "PasskeyProvider", "AuthKernelTesting", .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings

@@ -2,13 +2,13 @@
 import PackageDescription
 
 // A sign-in method written the way a third party would: its own package, depending on authd by
-// path (a real one would name authd's repository and a version), building its own server.
+// path (a real one would name authd's repository and a version). Its tests need the SDK and the test
+// kit only; the server that runs it is the package in Server/.
 let package = Package(
     name: "InviteCodeProvider",
     platforms: [.macOS(.v14)],
     products: [
         .library(name: "InviteCodeProvider", targets: ["InviteCodeProvider"]),
-        .executable(name: "invite-authd", targets: ["invite-authd"]),
     ],
     dependencies: [
         .package(name: "authd", path: "../.."),
@@ -21,11 +21,9 @@ let package = Package(
             dependencies: [
                 .product(name: "AuthKernel", package: "authd"),
                 .product(name: "Hummingbird", package: "hummingbird"),
-            ]
-        ),
-        .executableTarget(
-            name: "invite-authd",
-            dependencies: ["InviteCodeProvider", .product(name: "AuthdServer", package: "authd")]
+            ],
+            // The OpenAPI part beside the code, embedded in the binary.
+            resources: [.embedInCode("openapi.yaml")]
         ),
         .testTarget(
             name: "InviteCodeProviderTests",

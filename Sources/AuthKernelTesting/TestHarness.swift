@@ -1,4 +1,4 @@
-package import AuthdServer
+package import AuthdCore
 package import FileStore
 import AuthStorage
 public import AuthKernel
@@ -51,7 +51,8 @@ public struct TestHarness: Sendable {
     package static func make(
         providers: [any AuthProvider.Type] = [], config: String = #"{"mail":{"transport":"outbox"}}"#, folder: String? = nil,
         clock: ManualClock = ManualClock(), store: (any AuthStore)? = nil, rateLimitCounters: (any RateLimitCounters)? = nil,
-        keys: (any ServerKeys)? = nil, cluster: (any ClusterEvents)? = nil, decoyRecords: (any DecoyRecordStore)? = nil
+        keys: (any ServerKeys)? = nil, cluster: (any ClusterEvents)? = nil, decoyRecords: (any DecoyRecordStore)? = nil,
+        configure: (inout AuthServer.Options) -> Void = { _ in }
     ) async throws -> TestHarness {
         let folder = folder ?? temporaryFolder()
         let logs = LogCapture()
@@ -66,6 +67,7 @@ public struct TestHarness: Sendable {
         options.keys = keys
         options.cluster = cluster
         options.decoyRecords = decoyRecords
+        configure(&options)
         let server = try await AuthServer.make(options, registry: registry)
         return TestHarness(server: server, clock: clock, folder: folder, logs: logs, faults: faults)
     }

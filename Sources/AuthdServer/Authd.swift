@@ -1,3 +1,4 @@
+import AuthdCore
 public import AuthKernel
 import AnonymousProvider
 import AppleProvider

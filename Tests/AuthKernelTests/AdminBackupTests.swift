@@ -1,3 +1,4 @@
+@testable import AuthdCore
 @testable import AuthdServer
 @testable import FileStore
 @testable import AuthStorage

@@ -1,3 +1,4 @@
+@testable import AuthdCore
 @testable import AuthdServer
 @testable import AuthKernel
 import FileStore

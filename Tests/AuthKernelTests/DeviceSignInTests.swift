@@ -1,3 +1,4 @@
+import AuthdCore
 import AuthdServer
 import AuthKernel
 import AuthKernelTesting

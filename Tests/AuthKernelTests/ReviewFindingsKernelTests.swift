@@ -1,3 +1,4 @@
+import AuthdCore
 import AuthdServer
 @testable import AuthStorage
 @testable import AuthKernel

@@ -1,6 +1,7 @@
 import AuthKernel
 import AuthKernelTesting
 import AuthStorage
+import AuthdCore
 import AuthdServer
 import Foundation
 import HTTPTypes

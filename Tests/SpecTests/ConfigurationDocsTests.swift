@@ -1,5 +1,6 @@
 @testable import AuthKernel
 import AuthKernelTesting
+import AuthdCore
 import AuthdServer
 import Crypto
 import Foundation
@@ -60,7 +61,8 @@ struct ConfigurationDocsTests {
             _ = try AuthConfig.parse(
                 Data(config.utf8), host: "127.0.0.1", port: 0, availableProviders: registry.ids, defaultProviders: registry.defaultIDs,
                 sectionNames: registry.sectionNames)
-            let h = try await TestHarness.make(providers: Authd.builtInProviders, config: config, folder: folder + "/data")
+            let h = try await TestHarness.make(
+                providers: Authd.builtInProviders, config: config, folder: folder + "/data", configure: { $0.addFullServerParts() })
             await h.server.close()
         }
         // Keys read only when present: TLS files, the PostgreSQL settings.

@@ -2,6 +2,7 @@ import AnonymousProvider
 import AppleProvider
 import AuthKernel
 import AuthKernelTesting
+@testable import AuthdCore
 import AuthdServer
 import EmailProvider
 import Foundation
@@ -109,6 +110,29 @@ struct OpenAPISpecTests {
         // A reference to the kernel's component, or to one the fragment adds, is fine.
         let fine = "paths:\n  /b:\n    get: { responses: { \"200\": { $ref: \"#/components/schemas/A\" }, \"201\": { $ref: \"#/components/schemas/B\" } } }\ncomponents:\n  schemas:\n    B: { type: string }\n"
         #expect(throws: Never.self) { try OpenAPIDocument.assemble(base: base, fragments: [.init(name: "magic", yaml: fine)]) }
+    }
+
+    /// The DocC catalog lists the components a provider's fragment may refer to: exactly the kernel's.
+    @Test func theCatalogListsEveryKernelComponent() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let article = try String(contentsOf: root.appendingPathComponent("Sources/AuthKernel/AuthKernel.docc/OpenAPIComponents.md"), encoding: .utf8)
+        let listed = Set(article.split(separator: "\n").filter { $0.hasPrefix("- `") }.map { String($0.dropFirst(3).prefix { $0 != "`" }) })
+        let kernel = try OpenAPIDocument.Sections(parsing: KernelOpenAPI.yaml, name: "kernel", allowOtherKeys: true).componentNames
+        #expect(kernel.count > 40)
+        #expect(listed.subtracting(kernel).sorted() == [], "listed but not the kernel's")
+        #expect(kernel.subtracting(listed).sorted() == [], "the kernel's but not listed")
+    }
+
+    /// Each provider's part is the YAML file beside its code, embedded whole.
+    @Test func eachProvidersFragmentIsTheYAMLFileBesideItsCode() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let providers: [(String, any AuthProvider.Type)] = [
+            ("Email", EmailProvider.self), ("Anonymous", AnonymousProvider.self), ("Password", PasswordProvider.self), ("Apple", AppleProvider.self),
+        ]
+        for (folder, provider) in providers {
+            let file = try String(contentsOf: root.appendingPathComponent("Sources/Providers/\(folder)/openapi.yaml"), encoding: .utf8)
+            #expect(provider.openAPI.first?.yaml == file, "\(folder)")
+        }
     }
 
     @Test func aFragmentThatWouldRedefineSomethingIsRefused() throws {

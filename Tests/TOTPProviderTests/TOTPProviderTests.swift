@@ -1,4 +1,5 @@
 @testable import TOTPProvider
+import AuthdCore
 import AuthdServer
 import AuthKernel
 import AuthKernelTesting

@@ -33,6 +33,10 @@ public struct Kernel: Sendable {
     /// ``AuditLog/record(_:provider:user:account:device:reason:)``.
     public let audit: AuditLog
 
+    /// Outbound HTTP (discovery documents, key sets, token endpoints): the server's client, which
+    /// never follows a redirect. A provider's tests can hand the test kit their own.
+    public let http: any OutboundHTTP
+
     /// The ids of the providers this server starts, as the configuration's `providers` lists them.
     public var providerIDs: [String] { config.providers }
 
@@ -53,8 +57,9 @@ public struct Kernel: Sendable {
     package init(
         config: AuthConfig, users: UserService, sessions: SessionService, codes: OneTimeCodeService, approvals: ApprovalService,
         jobs: JobQueue, accountDeletion: AccountDeletionHooks, rateLimiter: RateLimiter, mailer: Mailer, clock: any AuthClock,
-        logger: Logger, audit: AuditLog, decoyRecords: (any DecoyRecordStore)?, keys: any ServerKeys
+        logger: Logger, audit: AuditLog, decoyRecords: (any DecoyRecordStore)?, keys: any ServerKeys, http: any OutboundHTTP = NoOutboundHTTP()
     ) {
+        self.http = http
         self.config = config
         self.users = users
         self.sessions = sessions

@@ -7,17 +7,16 @@
 /// kernel's components (`#/components/responses/Session`, `RateLimited`, `InvalidRequest`, ...).
 /// A path or component name that is already defined stops the server at start-up.
 ///
+/// Keep the YAML in a file beside the provider's code, embedded in the binary by SwiftPM (so the
+/// server stays one file), and name it here:
+///
 /// ```swift
-/// static let openAPI = [OpenAPIFragment(name: "invite", yaml: """
-///     tags:
-///       - { name: invite, description: Sign in with an invitation code }
-///     paths:
-///       /api/v1/auth/invite/redeem:
-///         post:
-///           operationId: redeemInvite
-///           ...
-///     """)]
+/// // Package.swift: .target(name: "InviteCodeProvider", …, resources: [.embedInCode("openapi.yaml")])
+/// public static let openAPI = [OpenAPIFragment(name: "invite", yaml: PackageResources.openapi_yaml)]
 /// ```
+///
+/// A `$ref` to a component that neither the kernel nor a fragment defines stops the server at
+/// start-up. The kernel's components are listed in <doc:OpenAPIComponents>.
 public struct OpenAPIFragment: Sendable, Hashable {
     /// Unique among the fragments of a server; a fragment listed by two providers is included once.
     public let name: String
@@ -28,5 +27,11 @@ public struct OpenAPIFragment: Sendable, Hashable {
     public init(name: String, yaml: String) {
         self.name = name
         self.yaml = yaml
+    }
+
+    /// Creates a fragment from a YAML file's bytes (`PackageResources.openapi_yaml` for a file
+    /// embedded with `.embedInCode("openapi.yaml")`).
+    public init(name: String, yaml: [UInt8]) {
+        self.init(name: name, yaml: String(decoding: yaml, as: UTF8.self))
     }
 }

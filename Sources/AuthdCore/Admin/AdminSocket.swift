@@ -14,19 +14,19 @@ import ServiceLifecycle
 /// the 0700 data folder, never on TCP). `POST /run` takes an ``AdminAction`` and answers its
 /// ``AdminOutput``; asked with `Accept: application/x-ndjson`, it first streams the command's
 /// ``AdminProgress`` reports, one JSON line each.
-enum AdminSocket {
+package enum AdminSocket {
     /// Sockets paths longer than this do not fit `sockaddr_un`.
-    static let maxPathLength = 100
+    package static let maxPathLength = 100
 
-    static func path(dataFolder: String) -> String { dataFolder + "/admin.sock" }
+    package static func path(dataFolder: String) -> String { dataFolder + "/admin.sock" }
 
     /// The answer's type when the client asks for progress (`Accept`): one JSON object per line.
-    static let streamedType = "application/x-ndjson"
+    package static let streamedType = "application/x-ndjson"
 
     /// One line of a streamed answer: `{"progress":{…}}` as the command works, `{"output":{…}}` last.
-    struct StreamedLine: Codable, Sendable {
-        var progress: AdminProgress?
-        var output: AdminOutput?
+    package struct StreamedLine: Codable, Sendable {
+        package var progress: AdminProgress?
+        package var output: AdminOutput?
     }
 
     /// The socket's server, or nil (with a warning) when the path is too long for a Unix socket.

@@ -7,7 +7,7 @@ import Logging
 /// registered an APNs token, at most once a minute per user. The text is generic: never the email,
 /// the match code or an address; the app fetches the request itself.
 struct ApprovalPushes: Sendable {
-    let apns: APNsClient
+    let apns: any PushDelivery
     let registrations: PushRegistrations
     let rateLimiter: RateLimiter
     let clock: any AuthClock

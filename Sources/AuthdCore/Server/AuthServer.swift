@@ -8,7 +8,6 @@ import Glibc
 #endif
 package import Hummingbird
 import HummingbirdCore
-import HummingbirdHTTP2
 package import Logging
 import NIOCore
 package import ServiceLifecycle
@@ -55,6 +54,14 @@ package final class AuthServer: Sendable {
         /// Renders the metrics in Prometheus text format, served at `metrics.listen`; the executable
         /// sets it after bootstrapping swift-metrics with a Prometheus backend.
         package var metricsExposition: (@Sendable () -> [UInt8])?
+        /// Serves `http.tls`; nil in a server built without TLS (the core, the test kit), which then
+        /// refuses a configuration that sets it. `AuthdServer` provides NIOSSL with HTTP/2.
+        package var tls: (@Sendable (AuthConfig.TLSFiles) throws -> any TLSTermination)?
+        /// Delivers `push.apns`; nil in a server built without it, which then refuses a configuration
+        /// that sets it. `AuthdServer` provides APNs over HTTP/2.
+        package var push: (@Sendable (PushSettings.APNs) async throws -> any PushDelivery)?
+        /// Outbound HTTP for providers (`kernel.http`) and webhook deliveries.
+        package var http: any OutboundHTTP = AsyncHTTPClientOutbound.shared
         /// Called once the server listens, with the API's bound address as a URL (`http://127.0.0.1:8080`):
         /// after every listener (the API, and the metrics listener and admin socket when on) accepts connections.
         package var onServerRunning: @Sendable (_ url: String) async -> Void = { _ in }
@@ -84,11 +91,11 @@ package final class AuthServer: Sendable {
     /// The providers started, in `providers` order (tests count the work they do).
     package let providers: [any AuthProvider]
     /// The HTTPS certificate, when authd serves TLS itself.
-    let certificates: TLSCertificates?
+    let certificates: (any TLSTermination)?
 
     private init(
         kernel: Kernel, store: any AuthStore, keyRing: SigningKeyRing, cluster: (any ClusterEvents)?, application: Application<RouterResponder<AuthRequestContext>>, routes: [String],
-        providers: [any AuthProvider], certificates: TLSCertificates?
+        providers: [any AuthProvider], certificates: (any TLSTermination)?
     ) {
         self.certificates = certificates
         self.kernel = kernel
@@ -156,10 +163,10 @@ package final class AuthServer: Sendable {
                 approvals: ApprovalService(store: store, secret: codeSecret, clock: clock, logger: logger, cluster: options.cluster, events: events),
                 jobs: jobs, accountDeletion: AccountDeletionHooks(), rateLimiter: rateLimiter,
                 mailer: mailer, clock: clock, logger: logger,
-                audit: audit, decoyRecords: options.decoyRecords, keys: keys
+                audit: audit, decoyRecords: options.decoyRecords, keys: keys, http: options.http
             )
             if !config.webhooks.endpoints.isEmpty {
-                let webhooks = WebhookDispatcher(settings: config.webhooks, jobs: jobs, clock: clock, logger: logger)
+                let webhooks = WebhookDispatcher(settings: config.webhooks, jobs: jobs, clock: clock, logger: logger, http: options.http)
                 events.onEvent { type, data in await webhooks.enqueue(type, data) }
             }
             let providers = try registry.instantiate(kernel: kernel)
@@ -202,10 +209,11 @@ package final class AuthServer: Sendable {
             let pushRegistrations = PushRegistrations(store: store, clock: clock)
             PushRoutes(registrations: pushRegistrations, topics: config.push.apns?.topics ?? []).add(to: api)
             kernel.accountDeletion.register { user in try? await pushRegistrations.removeAll(userID: user.id) }
-            var apnsClient: APNsClient?
+            var apnsClient: (any PushDelivery)?
             if let apns = config.push.apns {
-                let client: APNsClient
-                do { client = try await APNsClient(settings: apns) } catch { throw ConfigError("push.apns: \(error)") }
+                guard let push = options.push else { throw ConfigError("push.apns: this server is built without push delivery (AuthdServer has it)") }
+                let client: any PushDelivery
+                do { client = try await push(apns) } catch { throw ConfigError("push.apns: \(error)") }
                 apnsClient = client
                 let pushes = ApprovalPushes(
                     apns: client, registrations: pushRegistrations, rateLimiter: rateLimiter, clock: clock, logger: logger, defaultTopic: apns.topics[0])
@@ -246,7 +254,13 @@ package final class AuthServer: Sendable {
                 }
             }
             let connectionsPerClient = ConnectionsPerClient(limit: config.maxConnectionsPerClient, proxies: config.trustedProxies)
-            let certificates = try config.tls.map(TLSCertificates.init)
+            let certificates: (any TLSTermination)?
+            if let files = config.tls {
+                guard let tls = options.tls else { throw ConfigError("http.tls: this server is built without TLS (AuthdServer has it)") }
+                certificates = try tls(files)
+            } else {
+                certificates = nil
+            }
             let scheme = certificates == nil ? "http" : "https"
             // Without these an idle, half-sent or trickled request would hold its connection forever (slow-loris).
             let http1 = HTTP1Channel.Configuration(
@@ -256,10 +270,7 @@ package final class AuthServer: Sendable {
                 idleTimeout: .seconds(Int64(config.idleTimeout)))
             let server: HTTPServerBuilder
             if let certificates {
-                // HTTPS, HTTP/2 by ALPN; HTTP/1.1 connections get the same handlers, HTTP/2 streams each get them.
-                server = try .http2Upgrade(
-                    tlsConfiguration: certificates.serverConfiguration(),
-                    configuration: .init(idleTimeout: .seconds(Int64(config.idleTimeout)), streamConfiguration: http1))
+                server = try certificates.server(idleTimeout: config.idleTimeout, http1: http1)
             } else {
                 server = .http1(configuration: http1)
             }

@@ -23,8 +23,11 @@ struct DeviceRoutes: Sendable {
         @Sendable func lookup(_ context: AuthRequestContext) async throws -> (Principal, String) {
             let principal = try context.requirePrincipal()
             let message = "Too many device codes tried. Wait before trying again."
-            try await kernel.rateLimiter.consume(devices.settings.lookupsPerSession, key: "device.lookup:\(principal.session.id.lowercased)", message: message)
-            try await kernel.rateLimiter.consume(devices.settings.lookupsPerIP, key: "device.lookup.ip:\(context.clientKey)", message: message)
+            try await kernel.rateLimiter.consume(
+                [
+                    RateLimitCharge(devices.settings.lookupsPerSession, key: "device.lookup:\(principal.session.id.lowercased)"),
+                    RateLimitCharge(devices.settings.lookupsPerIP, key: "device.lookup.ip:\(context.clientKey)"),
+                ], message: message)
             return (principal, context.parameters.get("user_code") ?? "")
         }
 

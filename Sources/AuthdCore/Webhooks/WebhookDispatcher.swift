@@ -1,10 +1,8 @@
-import AsyncHTTPClient
 import AuthKernel
 import AuthStorage
 import Foundation
+import HTTPTypes
 import Logging
-import NIOCore
-import NIOHTTP1
 
 /// Webhooks (contract §9): every event an endpoint subscribed to becomes a durable job before the
 /// request that caused it is answered, and is delivered per the Standard Webhooks specification
@@ -18,28 +16,22 @@ final class WebhookDispatcher: Sendable {
     let jobs: JobQueue
     let clock: any AuthClock
     let logger: Logger
+    let http: any OutboundHTTP
 
     struct DeliveryFailed: Error, CustomStringConvertible {
         var description: String
     }
 
-    /// The client every delivery goes through: the shared one's settings, but a `Location` is never
-    /// followed (the shared client follows up to twenty, to any address). One for the process, as the
-    /// shared client is, so never shut down.
-    static let client: HTTPClient = {
-        var configuration = HTTPClient.Configuration.singletonConfiguration
-        configuration.redirectConfiguration = .disallow
-        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-    }()
-
-    init(settings: WebhookSettings, jobs: JobQueue, clock: any AuthClock, logger: Logger) {
+    /// - Parameter http: the client deliveries go through; it never follows a redirect (``OutboundHTTP``).
+    init(settings: WebhookSettings, jobs: JobQueue, clock: any AuthClock, logger: Logger, http: any OutboundHTTP) {
+        self.http = http
         self.settings = settings
         self.jobs = jobs
         self.clock = clock
         self.logger = logger
         let settings = self.settings, logger = self.logger
         jobs.register(kind: Self.jobKind, policy: .init(maxAttempts: settings.maxAttempts, baseDelay: settings.retryDelay)) { job in
-            try await Self.deliver(job, settings: settings, logger: logger)
+            try await Self.deliver(job, settings: settings, logger: logger, http: http)
         }
     }
 
@@ -76,7 +68,7 @@ final class WebhookDispatcher: Sendable {
         "v1," + Data(SHA256.hmac(key: secret, message: Array("\(id).\(timestamp).\(body)".utf8))).base64EncodedString()
     }
 
-    static func deliver(_ job: JobRecord, settings: WebhookSettings, logger: Logger) async throws {
+    static func deliver(_ job: JobRecord, settings: WebhookSettings, logger: Logger, http: any OutboundHTTP) async throws {
         guard case .string(let url) = job.payload["url"], case .string(let id) = job.payload["id"],
             case .number(let ts) = job.payload["timestamp"], case .string(let body) = job.payload["body"]
         else { throw JobQueue.PermanentFailure("a webhook job without its message") }
@@ -84,23 +76,21 @@ final class WebhookDispatcher: Sendable {
             throw JobQueue.PermanentFailure("the endpoint \(url) is no longer configured")
         }
         let timestamp = Int(ts)
-        var request = HTTPClientRequest(url: url)
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.headers.add(name: "User-Agent", value: "authd-webhooks")
-        request.headers.add(name: "webhook-id", value: id)
-        request.headers.add(name: "webhook-timestamp", value: String(timestamp))
-        request.headers.add(name: "webhook-signature", value: signature(secret: endpoint.secret, id: id, timestamp: timestamp, body: body))
-        request.body = .bytes(ByteBuffer(string: body))
-        let response: HTTPClientResponse
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        headers[.userAgent] = "authd-webhooks"
+        headers[HTTPField.Name("webhook-id")!] = id
+        headers[HTTPField.Name("webhook-timestamp")!] = String(timestamp)
+        headers[HTTPField.Name("webhook-signature")!] = signature(secret: endpoint.secret, id: id, timestamp: timestamp, body: body)
+        // A receiver's answer does not matter, its status does; the body read is bounded all the same.
+        let request = OutboundRequest(method: .post, url: url, headers: headers, body: Array(body.utf8), timeout: .seconds(settings.timeout))
+        let response: OutboundResponse
         do {
-            response = try await client.execute(request, timeout: .seconds(Int64(settings.timeout)))
+            response = try await http.send(request)
         } catch {
             logger.warning("webhook delivery failed", metadata: ["webhook.id": "\(id)", "url": "\(url)", "error": "\(error)"])
             throw DeliveryFailed(description: "\(error)")
         }
-        // The body is not read beyond a little: a receiver's answer does not matter, its status does.
-        _ = try? await response.body.collect(upTo: 4096)
         guard (200..<300).contains(response.status.code) else {
             logger.warning("webhook refused", metadata: ["webhook.id": "\(id)", "url": "\(url)", "status": "\(response.status.code)"])
             let redirect = (300..<400).contains(response.status.code) ? " (a redirect, which is never followed)" : ""

@@ -1,3 +1,4 @@
+import AuthdCore
 import AuthKernel
 import ArgumentParser
 

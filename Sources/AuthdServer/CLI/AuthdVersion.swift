@@ -1,3 +1,4 @@
+import AuthdCore
 import AuthKernel
 /// The version `authd --version` prints.
 enum AuthdVersion {

@@ -1,3 +1,4 @@
+import AuthdCore
 import AuthStorage
 import ArgumentParser
 import AuthKernel
@@ -74,6 +75,7 @@ struct ServeCommand: AsyncParsableCommand {
         let logger = Logger(label: "authd")
 
         var options = AuthServer.Options(dataFolder: dataFolder, host: host, port: port, config: authConfig, logger: logger)
+        options.addFullServerParts()
         if authConfig.metricsListen != nil {
             let registry = PrometheusCollectorRegistry()
             MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))

@@ -1,4 +1,7 @@
 import AuthKernel
+import AuthdCore
+import HummingbirdCore
+import HummingbirdHTTP2
 import NIOCore
 import NIOSSL
 import Synchronization
@@ -6,7 +9,7 @@ import Synchronization
 /// `http.tls`: the certificate and key authd serves HTTPS with (TLS 1.2 and later, HTTP/2 offered by
 /// ALPN). SIGHUP reads the files again: each new handshake gets the newest certificate and key through
 /// NIOSSL's per-hello callback, while connections already open keep theirs.
-final class TLSCertificates: Sendable {
+final class TLSCertificates: TLSTermination {
     let files: AuthConfig.TLSFiles
     private let current: Mutex<NIOSSLContextConfigurationOverride>
 
@@ -42,6 +45,12 @@ final class TLSCertificates: Sendable {
         configuration.minimumTLSVersion = .tlsv12
         configuration.sslContextCallback = { [self] _, promise in promise.succeed(self.current.withLock { $0 }) }
         return configuration
+    }
+
+    func server(idleTimeout: Int, http1: HTTP1Channel.Configuration) throws -> HTTPServerBuilder {
+        // HTTP/1.1 connections get the same handlers, HTTP/2 streams each get them.
+        try .http2Upgrade(
+            tlsConfiguration: serverConfiguration(), configuration: .init(idleTimeout: .seconds(Int64(idleTimeout)), streamConfiguration: http1))
     }
 
     /// Reads the files again (SIGHUP); on any error the old certificate stays.

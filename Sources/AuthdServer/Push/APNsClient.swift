@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import AuthKernel
+import AuthdCore
 import Foundation
 import JWTKit
 import NIOCore
@@ -8,19 +9,11 @@ import NIOSSL
 
 /// Sends alerts to APNs over HTTP/2 with token-based authentication: an ES256 provider token
 /// (`iss` the team id, `kid` the key id), made again every 40 minutes as Apple asks (between 20 and 60).
-actor APNsClient {
+actor APNsClient: PushDelivery {
     let settings: PushSettings.APNs
     private let keys: JWTKeyCollection
     private let client: HTTPClient
     private var token: (value: String, madeAt: Date)?
-
-    /// What APNs answered.
-    enum Outcome: Equatable {
-        case sent
-        /// 410 (or 400 `BadDeviceToken`): the token is no longer valid; forget it.
-        case gone
-        case failed(String)
-    }
 
     struct ProviderClaims: JWTPayload {
         var iss: String
@@ -55,7 +48,7 @@ actor APNsClient {
     }
 
     /// Sends `payload` (JSON) to `deviceToken` for `topic`, expiring at `expiration`.
-    func send(deviceToken: String, environment: String, topic: String, payload: [UInt8], expiration: Date, now: Date) async -> Outcome {
+    func send(deviceToken: String, environment: String, topic: String, payload: [UInt8], expiration: Date, now: Date) async -> PushOutcome {
         let host = settings.endpoint ?? (environment == "sandbox" ? "https://api.sandbox.push.apple.com" : "https://api.push.apple.com")
         var request = HTTPClientRequest(url: host + "/3/device/" + deviceToken)
         request.method = .POST

@@ -1,3 +1,4 @@
+package import AuthdCore
 import PostgresStore
 import AuthKernel
 import Logging

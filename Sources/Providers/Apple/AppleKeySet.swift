@@ -1,10 +1,8 @@
-import AsyncHTTPClient
 import AuthKernel
 import Foundation
+import HTTPTypes
 import JWTKit
 import Logging
-import NIOCore
-import NIOHTTP1
 
 /// Apple's public keys, fetched from `apple.jwks_url` and cached.
 ///
@@ -16,6 +14,7 @@ actor AppleKeySet {
     let refetchInterval: TimeInterval
     let clock: any AuthClock
     let logger: Logger
+    let http: any OutboundHTTP
     private var keys = JWTKeyCollection()
     private var kids: Set<String> = []
     private var expiresAt: Date?
@@ -24,7 +23,8 @@ actor AppleKeySet {
     /// Completed fetches (for tests and logs).
     private(set) var fetches = 0
 
-    init(url: String, refetchInterval: Int, clock: any AuthClock, logger: Logger) {
+    init(url: String, refetchInterval: Int, clock: any AuthClock, logger: Logger, http: any OutboundHTTP) {
+        self.http = http
         self.url = url
         self.refetchInterval = TimeInterval(refetchInterval)
         self.clock = clock
@@ -68,12 +68,9 @@ actor AppleKeySet {
 
     private func fetch() async {
         do {
-            var request = HTTPClientRequest(url: url)
-            request.headers.add(name: "Accept", value: "application/json")
-            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+            let response = try await http.send(OutboundRequest(url: url, headers: [.accept: "application/json"]))
             guard response.status == .ok else { throw HTTPStatusError(status: response.status.code) }
-            let body = try await response.body.collect(upTo: 1 << 20)
-            let json = String(buffer: body)
+            let json = String(decoding: response.body, as: UTF8.self)
             let collection = JWTKeyCollection()
             try await collection.add(jwksJSON: json)
             let jwks = try JSONDecoder().decode(JWKSKids.self, from: Data(json.utf8))
@@ -87,8 +84,8 @@ actor AppleKeySet {
         }
     }
 
-    static func maxAge(_ headers: HTTPHeaders) -> TimeInterval? {
-        for value in headers["Cache-Control"] {
+    static func maxAge(_ headers: HTTPFields) -> TimeInterval? {
+        for value in headers[values: .cacheControl] {
             for directive in value.split(separator: ",") {
                 let parts = directive.trimmingCharacters(in: .whitespaces).split(separator: "=", maxSplits: 1)
                 if parts.count == 2, parts[0].lowercased() == "max-age", let seconds = Int(parts[1]), seconds >= 0 {
@@ -106,6 +103,6 @@ actor AppleKeySet {
 }
 
 struct HTTPStatusError: Error, CustomStringConvertible {
-    let status: UInt
+    let status: Int
     var description: String { "HTTP status \(status)" }
 }

@@ -28,7 +28,7 @@ public struct AppleProvider: AuthProvider {
     public init(kernel: Kernel, config: inout ConfigSection) throws {
         self.kernel = kernel
         settings = try AppleSettings(&config)
-        keySet = AppleKeySet(url: settings.jwksURL, refetchInterval: settings.jwksRefetchInterval, clock: kernel.clock, logger: kernel.logger)
+        keySet = AppleKeySet(url: settings.jwksURL, refetchInterval: settings.jwksRefetchInterval, clock: kernel.clock, logger: kernel.logger, http: kernel.http)
         verifier = AppleTokenVerifier(keySet: keySet, settings: settings)
         box = try SecretBox(key: try kernel.secret(named: "apple-secretbox"))
         if let revocation = settings.revocation {
@@ -36,7 +36,7 @@ public struct AppleProvider: AuthProvider {
             do { secret = try AppleClientSecret(revocation) } catch {
                 throw ConfigError("apple.private_key_path does not hold an EC P-256 (.p8) private key")
             }
-            let client = AppleTokenClient(settings: revocation, secret: secret, clock: kernel.clock)
+            let client = AppleTokenClient(settings: revocation, secret: secret, clock: kernel.clock, http: kernel.http)
             tokenClient = client
             let box = self.box, logger = kernel.logger
             kernel.jobs.register(kind: Self.revokeJob) { job in

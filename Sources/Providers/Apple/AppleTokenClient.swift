@@ -1,14 +1,13 @@
-import AsyncHTTPClient
 import AuthKernel
 import Foundation
-import NIOCore
-import NIOHTTP1
+import HTTPTypes
 
 /// Talks to Apple's token and revoke endpoints with a fresh client secret each time.
 struct AppleTokenClient: Sendable {
     let settings: AppleSettings.Revocation
     let secret: AppleClientSecret
     let clock: any AuthClock
+    let http: any OutboundHTTP
 
     struct TokenResponse: Decodable {
         var refreshToken: String?
@@ -21,7 +20,7 @@ struct AppleTokenClient: Sendable {
             "client_id": settings.clientID, "client_secret": try await secret.make(now: clock.now()),
             "code": code, "grant_type": "authorization_code",
         ])
-        let token = try JSONDecoder().decode(TokenResponse.self, from: Data(body.readableBytesView)).refreshToken
+        let token = try JSONDecoder().decode(TokenResponse.self, from: Data(body)).refreshToken
         // Apple's are a few hundred bytes; a larger one is not kept in the store.
         guard let token, token.utf8.count <= 4096 else { return nil }
         return token
@@ -35,15 +34,11 @@ struct AppleTokenClient: Sendable {
         ])
     }
 
-    private func post(_ url: String, _ form: [String: String]) async throws -> ByteBuffer {
-        var request = HTTPClientRequest(url: url)
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
-        request.body = .bytes(ByteBuffer(string: Self.formEncode(form)))
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
-        let body = try await response.body.collect(upTo: 1 << 20)
-        guard response.status == .ok else { throw AppleEndpointError(url: url, status: response.status.code, body: String(buffer: body)) }
-        return body
+    private func post(_ url: String, _ form: [String: String]) async throws -> [UInt8] {
+        let response = try await http.send(
+            OutboundRequest(method: .post, url: url, headers: [.contentType: "application/x-www-form-urlencoded"], body: Array(Self.formEncode(form).utf8)))
+        guard response.status == .ok else { throw AppleEndpointError(url: url, status: response.status.code, body: String(decoding: response.body, as: UTF8.self)) }
+        return response.body
     }
 
     static func formEncode(_ form: [String: String]) -> String {
@@ -58,7 +53,7 @@ struct AppleTokenClient: Sendable {
 /// Apple answered with something other than 200 (its body says why, e.g. `invalid_grant`).
 struct AppleEndpointError: Error, CustomStringConvertible {
     let url: String
-    let status: UInt
+    let status: Int
     let body: String
     var description: String { "\(url) answered \(status): \(LogSafe.text(body, maxLength: 200))" }
 }

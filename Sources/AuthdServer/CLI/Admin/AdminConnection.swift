@@ -1,3 +1,4 @@
+import AuthdCore
 import AuthStorage
 #if canImport(Glibc)
 import Glibc
@@ -142,6 +143,7 @@ enum AdminConnection {
             let config = try ConfigLoading.load(path: target.config, dataFolder: target.folder)
             var options = AuthServer.Options(dataFolder: target.folder, config: config, logger: logger)
             options.adminSocket = false
+            options.addFullServerParts()
             try await PostgresBackend.configure(&options)
             return try await AuthServer.make(options, registry: Authd.providers)
         } catch StoreError.locked {

@@ -1,3 +1,4 @@
+import AuthdCore
 import AuthStorage
 import ArgumentParser
 import AuthKernel
