@@ -79,13 +79,12 @@ let package = Package(
         ),
         // libxcrypt's crypt_r, for bcrypt hashes imported from another system (Debian: libcrypt-dev).
         .systemLibrary(name: "CCrypt", path: "Sources/CCrypt", providers: [.apt(["libcrypt-dev"])]),
+        // The SDK: libsodium for its cryptography, Hummingbird for its routes. Nothing that needs
+        // BoringSSL (swift-crypto, NIOSSL): a provider's tests should not compile it twice.
         .target(
             name: "AuthKernel",
             dependencies: [
                 "CSodium",
-                "CCrypt",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "CryptoExtras", package: "swift-crypto"),
                 "AuthStorage",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -93,7 +92,6 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -136,6 +134,11 @@ let package = Package(
             name: "PasswordProvider",
             dependencies: [
                 "AuthKernel",
+                // Hashes imported from other systems: bcrypt through libxcrypt, Django's PBKDF2 from swift-crypto.
+                "CCrypt",
+                "CSodium",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -200,15 +203,13 @@ let package = Package(
         ),
         // The server without what only a production binary needs: routes, pages, the admin socket,
         // webhooks, on the file store. The test kit builds on it, so a provider's tests compile no
-        // PostgreSQL driver, no command line, no TLS server, no APNs.
+        // PostgreSQL driver, no command line, no TLS, no HTTP client, no SMTP, no APNs.
         .target(
             name: "AuthdCore",
             dependencies: [
                 "AuthKernel",
                 "AuthStorage",
                 "FileStore",
-                "PINProvider",
-                "PasswordProvider",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -218,9 +219,6 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-                // Outbound HTTP (`kernel.http`, webhooks); the test kit's HummingbirdTesting brings it anyway.
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             resources: [.embedInCode("OpenAPI/kernel.yaml")],
             swiftSettings: swiftSettings
@@ -245,7 +243,6 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -255,7 +252,9 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
-                // APNs pushes (HTTP/2, an ES256 provider token).
+                // HTTPS, and SMTP with STARTTLS or TLS.
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                // Outbound HTTP (`kernel.http`, webhooks) and APNs pushes (HTTP/2, an ES256 provider token).
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -288,9 +287,14 @@ let package = Package(
                 "FileStore",
                 "AuthKernel",
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
+                // Its own client of the router or the socket: no HTTP client library to build.
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -301,7 +305,6 @@ let package = Package(
                 "FileStore",
                 "AuthKernel",
                 "AuthKernelTesting",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -324,7 +327,6 @@ let package = Package(
                 "AuthKernel",
                 "EmailProvider",
                 "AuthKernelTesting",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -335,31 +337,30 @@ let package = Package(
                 "PINProvider",
                 "AuthKernel",
                 "AuthKernelTesting",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "PINProviderTests",
             dependencies: [
+                "AuthdCore",
                 "AuthKernel",
                 "EmailProvider",
                 "PINProvider",
                 "AuthKernelTesting",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "PasswordProviderTests",
             dependencies: [
+                "AuthdCore",
                 "AuthKernel",
                 "EmailProvider",
                 "PINProvider",
                 "PasswordProvider",
                 "AuthKernelTesting",
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -367,26 +368,27 @@ let package = Package(
             name: "AppleProviderTests",
             dependencies: [
                 "AuthKernel",
+                // Its outbound HTTP, to a stand-in for Apple.
+                "AuthdServer",
                 "AppleProvider",
                 "AuthKernelTesting",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "TOTPProviderTests",
             dependencies: [
+                "AuthdCore",
                 "AuthKernel",
                 "EmailProvider",
                 "PasswordProvider",
                 "TOTPProvider",
                 "AuthKernelTesting",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -399,7 +401,6 @@ let package = Package(
                 "PasskeyProvider",
                 "AuthKernelTesting",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings
         ),

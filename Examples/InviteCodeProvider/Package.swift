@@ -31,7 +31,6 @@ let package = Package(
                 "InviteCodeProvider",
                 .product(name: "AuthKernelTesting", package: "authd"),
                 .product(name: "EmailProvider", package: "authd"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),
     ]

@@ -27,7 +27,6 @@ let package = Package(
             dependencies: [
                 "MagicLinkProvider",
                 .product(name: "AuthKernelTesting", package: "authd"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),
     ]

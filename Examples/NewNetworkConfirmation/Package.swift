@@ -22,7 +22,6 @@ let package = Package(
                 "NewNetworkConfirmation",
                 .product(name: "AuthKernelTesting", package: "authd"),
                 .product(name: "EmailProvider", package: "authd"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),
     ]

@@ -4,7 +4,8 @@ import AuthStorage
 public import AuthKernel
 import Foundation
 import Hummingbird
-public import HummingbirdTesting
+import NIOEmbedded
+import ServiceLifecycle
 import Logging
 import Synchronization
 
@@ -31,6 +32,8 @@ public struct TestHarness: Sendable {
     public let logs: LogCapture
     /// Disk fault injection.
     package let faults: StoreFaults
+    /// The port the server binds when a test runs it over sockets.
+    let listening: ListeningPort
 
     /// The kernel services, as the providers see them.
     public var kernel: Kernel { server.kernel }
@@ -41,10 +44,13 @@ public struct TestHarness: Sendable {
     /// Builds a server with `providers` available and `config` (the JSON configuration file's text;
     /// its `providers` list chooses which start, by default those that start by default). Mail goes
     /// to ``outbox()`` unless `config` names another `mail.transport`, so ``mail(to:)`` reads it.
+    /// - Parameter http: what ``Kernel/http`` sends through: a stand-in answering as the identity
+    ///   provider would; by default none (every request fails).
     public static func make(
-        providers: [any AuthProvider.Type], config: String = #"{"mail":{"transport":"outbox"}}"#, clock: ManualClock = ManualClock()
+        providers: [any AuthProvider.Type], config: String = #"{"mail":{"transport":"outbox"}}"#, clock: ManualClock = ManualClock(),
+        http: any OutboundHTTP = NoOutboundHTTP()
     ) async throws -> TestHarness {
-        try await make(providers: providers, config: config, folder: nil, clock: clock)
+        try await make(providers: providers, config: config, folder: nil, clock: clock, configure: { $0.http = http })
     }
 
     /// Builds a server with the store, keys, counters or cluster given (the repository's own tests).
@@ -67,9 +73,11 @@ public struct TestHarness: Sendable {
         options.keys = keys
         options.cluster = cluster
         options.decoyRecords = decoyRecords
+        let listening = ListeningPort()
+        options.onServerRunning = { url in listening.set(url) }
         configure(&options)
         let server = try await AuthServer.make(options, registry: registry)
-        return TestHarness(server: server, clock: clock, folder: folder, logs: logs, faults: faults)
+        return TestHarness(server: server, clock: clock, folder: folder, logs: logs, faults: faults, listening: listening)
     }
 
     /// `config` with `mail.transport` set to `outbox` when it names none: a test reads the mail sent.
@@ -95,14 +103,69 @@ public struct TestHarness: Sendable {
     /// Runs `body` with a client of the router (no sockets; the client's address is "unknown"), or,
     /// with `overSockets`, of the server listening on 127.0.0.1 (so `http.trusted_proxies` and
     /// `X-Forwarded-For` can stand in for other addresses); then closes the server's store.
-    public func test<R: Sendable>(overSockets: Bool = false, _ body: @Sendable (any TestClientProtocol) async throws -> R) async throws -> R {
+    public func test<R: Sendable>(overSockets: Bool = false, _ body: @Sendable (HarnessClient) async throws -> R) async throws -> R {
         do {
-            let result = try await server.application.test(overSockets ? .live : .router, body)
+            let result = try await overSockets ? overSocket(body) : throughRouter(body)
             await server.close()
             return result
         } catch {
             await server.close()
             throw error
+        }
+    }
+
+    /// The application runs as `authd serve` does; the client connects to the port it bound.
+    private func overSocket<R: Sendable>(_ body: @Sendable (HarnessClient) async throws -> R) async throws -> R {
+        let application = server.application
+        let listening = self.listening
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            let services = ServiceGroup(configuration: .init(services: [application], logger: application.logger))
+            group.addTask { try await services.run() }
+            do {
+                let value = try await body(HarnessClient(target: .socket(port: await listening.port())))
+                await services.triggerGracefulShutdown()
+                return value
+            } catch {
+                await services.triggerGracefulShutdown()
+                throw error
+            }
+        }
+    }
+
+    /// Requests go straight to the router; the server's services (job runner, purges) run meanwhile.
+    private func throughRouter<R: Sendable>(_ body: @Sendable (HarnessClient) async throws -> R) async throws -> R {
+        let application = server.application
+        let responder = application.responder
+        let logger = application.logger
+        let client = HarnessClient(
+            target: .router { request in
+                var logger = logger
+                // What Hummingbird's server puts there, and `context.id` reads.
+                logger[metadataKey: "hb.request.id"] = .stringConvertible(RequestID())
+                let context = AuthRequestContext(source: .init(channel: NIOAsyncTestingChannel(), logger: logger))
+                do {
+                    return try await responder.respond(to: request, context: context)
+                } catch let error as any HTTPResponseError {
+                    return try error.response(from: request, context: context)
+                } catch {
+                    return Response(status: .internalServerError)
+                }
+            })
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            let (started, didStart) = AsyncStream.makeStream(of: Void.self)
+            let services = ServiceGroup(
+                configuration: .init(services: application.services + [StartedSignal(continuation: didStart)], logger: logger))
+            group.addTask { try await services.run() }
+            do {
+                // Until the group runs, a shutdown triggered by a quick test would be lost.
+                await started.first { _ in true }
+                let value = try await body(client)
+                await services.triggerGracefulShutdown()
+                return value
+            } catch {
+                await services.triggerGracefulShutdown()
+                throw error
+            }
         }
     }
 

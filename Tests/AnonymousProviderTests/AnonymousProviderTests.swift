@@ -3,7 +3,6 @@ import AuthKernel
 import AuthKernelTesting
 import Foundation
 import HTTPTypes
-import HummingbirdTesting
 import PINProvider
 import Testing
 
@@ -11,7 +10,7 @@ import Testing
 struct AnonymousProviderTests {
     static let providers: [any AuthProvider.Type] = [PINProvider.self, AnonymousProvider.self]
 
-    func anonymous(_ client: any TestClientProtocol) async throws -> SessionResponse {
+    func anonymous(_ client: HarnessClient) async throws -> SessionResponse {
         let r = try await client.send(.post, "/api/v1/auth/anonymous")
         #expect(r.status == .ok)
         return try r.decode(SessionResponse.self)

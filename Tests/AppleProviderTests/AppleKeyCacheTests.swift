@@ -1,14 +1,14 @@
 import AppleProvider
 import AuthKernel
+import AuthdServer
 import AuthKernelTesting
 import Foundation
 import Synchronization
 import HTTPTypes
-import HummingbirdTesting
 import Testing
 
 struct AppleKeyCacheTests {
-    func signIn(_ client: any TestClientProtocol, _ token: String) async throws -> TestResponse {
+    func signIn(_ client: HarnessClient, _ token: String) async throws -> HarnessResponse {
         try await client.send(.post, "/api/v1/auth/apple", json: ["identity_token": token])
     }
 
@@ -83,7 +83,8 @@ struct AppleKeyCacheTests {
         try await apple.start()
         defer { apple.stop() }
         let h = try await TestHarness.make(
-            providers: [AppleProvider.self], config: #"{"providers":["apple"],"apple":{"audiences":["a"],"jwks_url":"\#(apple.baseURL)/auth/held-keys"}}"#
+            providers: [AppleProvider.self], config: #"{"providers":["apple"],"apple":{"audiences":["a"],"jwks_url":"\#(apple.baseURL)/auth/held-keys"}}"#,
+            http: AsyncHTTPClientOutbound.shared
         )
         try await h.test { client async throws in
             // The start-up fetch has reached Apple (an event: waited for, not timed)…

@@ -4,7 +4,6 @@ import AuthKernelTesting
 import Foundation
 import Synchronization
 import HTTPTypes
-import HummingbirdTesting
 import Testing
 
 struct AppleRevocationTests {

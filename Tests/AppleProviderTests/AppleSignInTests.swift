@@ -6,12 +6,11 @@ import AuthKernelTesting
 import Foundation
 import Synchronization
 import HTTPTypes
-import HummingbirdTesting
 import JWTKit
 import Testing
 
 struct AppleSignInTests {
-    func signIn(_ client: any TestClientProtocol, _ body: [String: Any], bearer: String? = nil) async throws -> TestResponse {
+    func signIn(_ client: HarnessClient, _ body: [String: Any], bearer: String? = nil) async throws -> HarnessResponse {
         try await client.send(.post, "/api/v1/auth/apple", json: body, bearer: bearer)
     }
 

@@ -1,5 +1,6 @@
 import AppleProvider
 import AuthKernel
+import AuthdServer
 import AuthKernelTesting
 import Foundation
 import Synchronization
@@ -23,7 +24,7 @@ struct AppleTest {
             section += #""private_key_path":"\#(try apple.writeAppKey())","token_url":"\#(apple.baseURL)/auth/\#(tokenURL ?? "token")","revoke_url":"\#(apple.baseURL)/auth/revoke""#
         }
         let config = #"{"providers":["apple"],"apple":{\#(section)}}"#
-        let h = try await TestHarness.make(providers: [AppleProvider.self], config: config)
+        let h = try await TestHarness.make(providers: [AppleProvider.self], config: config, http: AsyncHTTPClientOutbound.shared)
         return AppleTest(apple: apple, key: key, h: h)
     }
 

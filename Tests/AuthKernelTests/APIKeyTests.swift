@@ -4,7 +4,6 @@ import AuthKernel
 import AuthKernelTesting
 import Foundation
 import HTTPTypes
-import HummingbirdTesting
 import Testing
 
 /// API keys (contract §6) and the limited sessions they make (§5).
@@ -15,15 +14,15 @@ struct APIKeyTests {
         return (try? JSONSerialization.jsonObject(with: Data(base64Encoded: part)!)) as? [String: Any] ?? [:]
     }
 
-    static func create(_ client: some TestClientProtocol, _ bearer: String, _ body: [String: Any] = ["name": "Photo frame"]) async throws -> TestResponse {
+    static func create(_ client: HarnessClient, _ bearer: String, _ body: [String: Any] = ["name": "Photo frame"]) async throws -> HarnessResponse {
         try await client.send(.post, "/api/v1/auth/api-keys", json: body, bearer: bearer)
     }
 
-    static func exchange(_ client: some TestClientProtocol, _ key: String) async throws -> TestResponse {
+    static func exchange(_ client: HarnessClient, _ key: String) async throws -> HarnessResponse {
         try await client.send(.post, "/api/v1/auth/api-keys/exchange", json: ["api_key": key])
     }
 
-    static func reason(_ r: TestResponse) -> String? {
+    static func reason(_ r: HarnessResponse) -> String? {
         ((r.json["error"] as? [String: Any])?["details"] as? [String: Any])?["reason"] as? String
     }
 

@@ -4,19 +4,18 @@ import AuthKernel
 import AuthKernelTesting
 import Foundation
 import HTTPTypes
-import HummingbirdTesting
 import NIOCore
 import Testing
 
 /// The admin API (contract §8), called by the app's backend with a service key.
 struct AdminAPITests {
     static func admin(
-        _ client: some TestClientProtocol, _ method: HTTPRequest.Method, _ path: String, key: String?, json: [String: Any]? = nil, raw: String? = nil
-    ) async throws -> TestResponse {
+        _ client: HarnessClient, _ method: HTTPRequest.Method, _ path: String, key: String?, json: [String: Any]? = nil, raw: String? = nil
+    ) async throws -> HarnessResponse {
         try await client.send(method, "/api/v1/admin/" + path, json: json, raw: raw, bearer: key)
     }
 
-    static func field(_ r: TestResponse) -> String? { ((r.json["error"] as? [String: Any])?["details"] as? [String: Any])?["field"] as? String }
+    static func field(_ r: HarnessResponse) -> String? { ((r.json["error"] as? [String: Any])?["details"] as? [String: Any])?["field"] as? String }
 
     @Test func aServiceKeySetsAppMetadataAndTheNextRefreshCarriesIt() async throws {
         let h = try await TestHarness.make()

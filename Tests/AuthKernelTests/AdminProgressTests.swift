@@ -27,7 +27,7 @@ struct AdminProgressTests {
     }
 
     @Test func importUsersReportsLinesAndThePartOfTheFileRead() async throws {
-        let h = try await TestHarness.make()
+        let h = try await TestHarness.make(configure: { $0.addFullServerParts() })
         let file = h.folder + "/users.jsonl"
         let lines = (0..<1_234).map { #"{"email":"user\#($0)@example.com"}"# }
         try (lines.joined(separator: "\n") + "\n").write(toFile: file, atomically: true, encoding: .utf8)
@@ -47,7 +47,7 @@ struct AdminProgressTests {
     }
 
     @Test func backupExportAndImportReportRecordsWrittenAndStored() async throws {
-        let h = try await TestHarness.make()
+        let h = try await TestHarness.make(configure: { $0.addFullServerParts() })
         for i in 0..<300 { _ = try await h.signIn("p\(i)", email: "p\(i)@example.com") }
         let records = try await h.server.store.read([.allUsers, .allSessions, .allCodes, .allApprovals, .allJobs]) { state -> Int in
             SnapshotFile.recordCount(state)

@@ -4,7 +4,6 @@ import AuthKernel
 import AuthKernelTesting
 import Foundation
 import HTTPTypes
-import HummingbirdTesting
 import NIOCore
 import Testing
 
@@ -13,12 +12,12 @@ import Testing
 struct DeviceSignInTests {
     static let grant = "urn:ietf:params:oauth:grant-type:device_code"
 
-    static func form(_ client: some TestClientProtocol, _ path: String, _ body: String, type: String = "application/x-www-form-urlencoded") async throws -> TestResponse {
+    static func form(_ client: HarnessClient, _ path: String, _ body: String, type: String = "application/x-www-form-urlencoded") async throws -> HarnessResponse {
         try await client.execute(uri: path, method: .post, headers: [.contentType: type], body: ByteBuffer(string: body))
     }
 
     static func start(
-        _ client: some TestClientProtocol, _ body: String = "client_id=frame&device_name=Living%20room+frame&platform=linux",
+        _ client: HarnessClient, _ body: String = "client_id=frame&device_name=Living%20room+frame&platform=linux",
         type: String = "application/x-www-form-urlencoded"
     ) async throws -> [String: Any] {
         let r = try await form(client, "/oauth/device_authorization", body, type: type)
@@ -26,13 +25,13 @@ struct DeviceSignInTests {
         return r.json
     }
 
-    static func poll(_ client: some TestClientProtocol, _ deviceCode: String, clientID: String? = "frame") async throws -> TestResponse {
+    static func poll(_ client: HarnessClient, _ deviceCode: String, clientID: String? = "frame") async throws -> HarnessResponse {
         var body = "grant_type=\(grant.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)&device_code=\(deviceCode)"
         if let clientID { body += "&client_id=\(clientID)" }
         return try await form(client, "/oauth/token", body)
     }
 
-    static func oauthError(_ r: TestResponse) -> String? {
+    static func oauthError(_ r: HarnessResponse) -> String? {
         #expect(r.headers[.cacheControl] == "no-store")
         #expect(r.json["error_description"] is String)
         return r.json["error"] as? String

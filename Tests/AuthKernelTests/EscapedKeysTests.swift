@@ -2,7 +2,6 @@ import AuthKernel
 import AuthKernelTesting
 import Foundation
 import HTTPTypes
-import HummingbirdTesting
 import Testing
 
 /// Contract §12 "Both spellings, exactly": keys are compared after JSON unescaping, so an escaped

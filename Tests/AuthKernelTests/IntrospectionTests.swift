@@ -4,13 +4,12 @@ import AuthKernel
 import AuthKernelTesting
 import Foundation
 import HTTPTypes
-import HummingbirdTesting
 import NIOCore
 import Testing
 
 /// `POST /oauth/introspect` (RFC 7662) for resource servers holding a service key (contract §7, §8).
 struct IntrospectionTests {
-    static func introspect(_ client: some TestClientProtocol, _ token: String, serviceKey: String?) async throws -> TestResponse {
+    static func introspect(_ client: HarnessClient, _ token: String, serviceKey: String?) async throws -> HarnessResponse {
         var headers: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
         if let serviceKey { headers[.authorization] = "Bearer \(serviceKey)" }
         let body = "token=" + (token.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")

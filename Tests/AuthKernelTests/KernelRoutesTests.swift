@@ -6,7 +6,6 @@ import FileStore
 import AuthKernelTesting
 import Foundation
 import HTTPTypes
-import HummingbirdTesting
 import Testing
 
 struct KernelRoutesTests {

@@ -1,5 +1,5 @@
 import AuthdCore
-import AuthdServer
+@testable import AuthdServer
 @testable import AuthKernel
 import AuthKernelTesting
 import Foundation

@@ -5,7 +5,6 @@ import AuthKernelTesting
 import AuthStorage
 import Foundation
 import HTTPTypes
-import HummingbirdTesting
 import Testing
 
 /// `user_metadata` and `app_metadata` (contract §8): who may set which, their bounds, the token claim.

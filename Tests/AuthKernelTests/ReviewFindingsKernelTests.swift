@@ -5,7 +5,6 @@ import AuthdServer
 import AuthKernelTesting
 import Foundation
 import HTTPTypes
-import HummingbirdTesting
 import Testing
 
 /// The second pass over the request surface after the review (issue #24): every value a client

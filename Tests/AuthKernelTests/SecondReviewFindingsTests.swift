@@ -7,7 +7,6 @@ import FileStore
 import Foundation
 import HTTPTypes
 import Hummingbird
-import HummingbirdTesting
 import Logging
 import NIOCore
 import Testing
@@ -227,7 +226,7 @@ struct SecondReviewFindingsTests {
         return String(html[range.upperBound...].prefix { $0 != "\"" })
     }
 
-    static func postStart(_ client: some TestClientProtocol, cookie: String, csrf: String, code: String, email: String) async throws -> TestResponse {
+    static func postStart(_ client: HarnessClient, cookie: String, csrf: String, code: String, email: String) async throws -> HarnessResponse {
         try await client.execute(
             uri: "/device/start", method: .post,
             headers: [.contentType: "application/x-www-form-urlencoded", .origin: "https://auth.example.com", .cookie: cookie],

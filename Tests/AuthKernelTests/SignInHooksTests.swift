@@ -3,7 +3,6 @@ import AuthKernelTesting
 import Foundation
 import HTTPTypes
 import Hummingbird
-import HummingbirdTesting
 import Synchronization
 import Testing
 
@@ -79,7 +78,7 @@ struct SignInHooksTests {
         return try await TestHarness.make(providers: [HookedProvider.self], config: #"{"providers":["hooked"],"hooked":{"hooks":[\#(list)]}}"#, clock: clock)
     }
 
-    static func signIn(_ client: any TestClientProtocol, _ subject: String) async throws -> TestResponse {
+    static func signIn(_ client: HarnessClient, _ subject: String) async throws -> HarnessResponse {
         try await client.send(.post, "/api/v1/auth/hooked/sign-in", json: ["subject": subject])
     }
 
@@ -163,7 +162,7 @@ struct SignInHooksTests {
     @Test func wrongSecondFactorsAreLimitedPerUser() async throws {
         let h = try await Self.harness(["factor"])
         try await h.test { client async throws in
-            var last: TestResponse?
+            var last: HarnessResponse?
             for _ in 0..<3 {
                 let challenge = try #require(try await Self.signIn(client, "2fa-bob").json["challenge"] as? String)
                 for _ in 0..<4 { last = try await client.send(.post, "/api/v1/auth/mfa/verify", json: ["challenge": challenge, "word": "no"]) }

@@ -11,7 +11,7 @@ struct UserImportTests {
     /// Finding 3 of the second review: `t=4294967295` was imported, and one sign-in then held a
     /// hashing thread for hours.
     @Test func argon2HashesWithTooManyPassesOrLanesAreRefusedPerLine() async throws {
-        let h = try await TestHarness.make()
+        let h = try await TestHarness.make(configure: { $0.addFullServerParts() })
         let phc = "$argon2id$v=19$m=8192,PARAMS$SaOKujm2vQReHXB55+DFUQ$EsOtIwpyde/wpniJQPh5+dkqboHqyz5sptrQGUYhvfc"
         let lines = [
             #"{"email":"fine@example.com","password_hash":"\#(phc.replacingOccurrences(of: "PARAMS", with: "t=3,p=4"))"}"#,

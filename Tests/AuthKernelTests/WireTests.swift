@@ -4,7 +4,6 @@ import AuthKernel
 import AuthKernelTesting
 import Foundation
 import HTTPTypes
-import HummingbirdTesting
 import Testing
 
 /// Contract §5's friendlier wire: camelCase spellings, logout by refresh token.

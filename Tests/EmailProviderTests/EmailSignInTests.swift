@@ -3,7 +3,6 @@ import AuthKernelTesting
 import EmailProvider
 import Foundation
 import HTTPTypes
-import HummingbirdTesting
 import Testing
 
 struct EmailSignInTests {

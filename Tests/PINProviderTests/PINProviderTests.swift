@@ -1,11 +1,9 @@
-import AuthdCore
-import AuthdServer
 import AuthKernel
+import AuthdCore
 import AuthKernelTesting
 import EmailProvider
 import Foundation
 import HTTPTypes
-import HummingbirdTesting
 import PINProvider
 import Synchronization
 import Testing
@@ -17,19 +15,19 @@ struct PINProviderTests {
         try await TestHarness.make(providers: [EmailProvider.self, PINProvider.self], config: config, folder: folder, clock: clock)
     }
 
-    func anonymous(_ client: any TestClientProtocol, device: String? = nil) async throws -> SessionResponse {
+    func anonymous(_ client: HarnessClient, device: String? = nil) async throws -> SessionResponse {
         let r = try await client.send(.post, "/api/v1/auth/anonymous", json: device.map { ["device_name": $0] })
         #expect(r.status == .ok)
         return try r.decode(SessionResponse.self)
     }
 
-    func setPIN(_ client: any TestClientProtocol, _ s: SessionResponse, _ pin: String, current: String? = nil) async throws -> TestResponse {
+    func setPIN(_ client: HarnessClient, _ s: SessionResponse, _ pin: String, current: String? = nil) async throws -> HarnessResponse {
         var body = ["pin": pin]
         body["current_pin"] = current
         return try await client.send(.put, "/api/v1/auth/pin", json: body, bearer: s.accessToken)
     }
 
-    func verify(_ client: any TestClientProtocol, username: String? = nil, userID: String? = nil, pin: String) async throws -> TestResponse {
+    func verify(_ client: HarnessClient, username: String? = nil, userID: String? = nil, pin: String) async throws -> HarnessResponse {
         var body = ["pin": pin]
         body["username"] = username
         body["user_id"] = userID

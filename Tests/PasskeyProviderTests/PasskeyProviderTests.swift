@@ -3,7 +3,6 @@ import AuthKernel
 import AuthKernelTesting
 import Foundation
 import HTTPTypes
-import HummingbirdTesting
 import PasswordProvider
 import TOTPProvider
 import Testing
@@ -18,7 +17,7 @@ struct PasskeyProviderTests {
         try await TestHarness.make(providers: [PasswordProvider.self, TOTPProvider.self, PasskeyProvider.self], config: config)
     }
 
-    func registered(_ client: any TestClientProtocol, _ h: TestHarness, email: String = "ada@example.com") async throws -> SessionResponse {
+    func registered(_ client: HarnessClient, _ h: TestHarness, email: String = "ada@example.com") async throws -> SessionResponse {
         #expect(try await client.send(.post, "/api/v1/auth/password/register", json: ["email": email, "password": Self.password]).status == .accepted)
         let code = try h.mail(to: email).last { $0.code != nil }?.code ?? ""
         return try await client.send(.post, "/api/v1/auth/password/verify-email", json: ["email": email, "code": code, "password": Self.password])
@@ -26,7 +25,7 @@ struct PasskeyProviderTests {
     }
 
     /// Registers `authenticator` for the session; returns the answer.
-    func addPasskey(_ client: any TestClientProtocol, _ s: SessionResponse, _ authenticator: SoftAuthenticator, name: String? = "iPhone", format: String = "none") async throws -> TestResponse {
+    func addPasskey(_ client: HarnessClient, _ s: SessionResponse, _ authenticator: SoftAuthenticator, name: String? = "iPhone", format: String = "none") async throws -> HarnessResponse {
         let options = try await client.send(.post, "/api/v1/auth/passkeys/register/options", bearer: s.accessToken)
         #expect(options.status == .ok)
         var body: [String: Any] = ["credential": try authenticator.register(options.json, format: format)]
@@ -34,7 +33,7 @@ struct PasskeyProviderTests {
         return try await client.send(.post, "/api/v1/auth/passkeys/register", json: body, bearer: s.accessToken)
     }
 
-    func loginOptions(_ client: any TestClientProtocol) async throws -> [String: Any] {
+    func loginOptions(_ client: HarnessClient) async throws -> [String: Any] {
         let r = try await client.send(.post, "/api/v1/auth/passkeys/login/options")
         #expect(r.status == .ok)
         return r.json

@@ -2,7 +2,6 @@ import AuthKernel
 import AuthKernelTesting
 import Foundation
 import HTTPTypes
-import HummingbirdTesting
 import PasswordProvider
 import Testing
 
@@ -10,11 +9,11 @@ struct DeviceResetTests {
     typealias T = PasswordTest
     static let newPassword = "approved elsewhere"
 
-    func initiate(_ client: any TestClientProtocol, _ email: String, device: String = "new laptop") async throws -> TestResponse {
+    func initiate(_ client: HarnessClient, _ email: String, device: String = "new laptop") async throws -> HarnessResponse {
         try await client.send(.post, "/api/v1/auth/password/reset/device/initiate", json: ["email": email, "new_password": Self.newPassword, "device_name": device])
     }
 
-    func status(_ client: any TestClientProtocol, _ id: String) async throws -> String? {
+    func status(_ client: HarnessClient, _ id: String) async throws -> String? {
         try await client.send(.get, "/api/v1/auth/password/reset/device/\(id)").json["status"] as? String
     }
 

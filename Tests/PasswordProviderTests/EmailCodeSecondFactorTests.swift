@@ -2,7 +2,6 @@ import AuthKernel
 import AuthKernelTesting
 import Foundation
 import HTTPTypes
-import HummingbirdTesting
 import PasswordProvider
 import Testing
 

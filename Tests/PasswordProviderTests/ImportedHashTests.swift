@@ -3,7 +3,6 @@ import AuthKernelTesting
 import AuthStorage
 import Foundation
 import HTTPTypes
-import HummingbirdTesting
 import PasswordProvider
 import Testing
 

@@ -2,7 +2,6 @@ import AuthKernel
 import AuthKernelTesting
 import Foundation
 import HTTPTypes
-import HummingbirdTesting
 import PasswordProvider
 
 enum PasswordTest {
@@ -28,14 +27,14 @@ enum PasswordTest {
     }
 
     /// Registers and verifies, returning the session.
-    static func registered(_ client: any TestClientProtocol, _ h: TestHarness, email: String, password: String = password) async throws -> SessionResponse {
+    static func registered(_ client: HarnessClient, _ h: TestHarness, email: String, password: String = password) async throws -> SessionResponse {
         let r = try await client.send(.post, "/api/v1/auth/password/register", json: ["email": email, "password": password])
         guard r.status == .accepted else { throw TestFailure("register answered \(r.status)") }
         let code = try lastCode(h, to: email) ?? ""
         return try await client.send(.post, "/api/v1/auth/password/verify-email", json: ["email": email, "code": code, "password": password]).decode(SessionResponse.self)
     }
 
-    static func login(_ client: any TestClientProtocol, _ email: String, _ password: String) async throws -> TestResponse {
+    static func login(_ client: HarnessClient, _ email: String, _ password: String) async throws -> HarnessResponse {
         try await client.send(.post, "/api/v1/auth/password/login", json: ["email": email, "password": password])
     }
 }

@@ -1,11 +1,9 @@
-import AuthdCore
-import AuthdServer
 import AuthKernel
+import AuthdCore
 import AuthKernelTesting
 import Foundation
 import HTTPTypes
 import Hummingbird
-import HummingbirdTesting
 @testable import PasswordProvider
 import Testing
 
@@ -29,7 +27,7 @@ struct RefusalFloorTests {
         var hashes: Int
     }
 
-    static func cost(_ h: TestHarness, _ request: () async throws -> TestResponse) async throws -> (TestResponse, Cost) {
+    static func cost(_ h: TestHarness, _ request: () async throws -> HarnessResponse) async throws -> (HarnessResponse, Cost) {
         let start = h.clock.now(), slept = h.clock.sleeps.count, hashes = try hasher(h).hashesStarted
         let response = try await request()
         let sleeps = h.clock.sleeps.dropFirst(slept).map { $0.timeIntervalSince(start) }

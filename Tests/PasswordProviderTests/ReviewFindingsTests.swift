@@ -3,7 +3,6 @@ import AuthKernelTesting
 import EmailProvider
 import Foundation
 import HTTPTypes
-import HummingbirdTesting
 import PINProvider
 @testable import PasswordProvider
 import Testing
@@ -20,13 +19,13 @@ struct ReviewFindingsPasswordTests {
         try await TestHarness.make(providers: [EmailProvider.self, PINProvider.self, PasswordProvider.self], config: config)
     }
 
-    func register(_ client: any TestClientProtocol, _ password: String, name: String, bearer: String? = nil) async throws {
+    func register(_ client: HarnessClient, _ password: String, name: String, bearer: String? = nil) async throws {
         let r = try await client.send(
             .post, "/api/v1/auth/password/register", json: ["email": Self.owner, "password": password, "display_name": name], bearer: bearer)
         #expect(r.status == .accepted)
     }
 
-    func verify(_ client: any TestClientProtocol, _ h: TestHarness, _ password: String, bearer: String? = nil) async throws -> TestResponse {
+    func verify(_ client: HarnessClient, _ h: TestHarness, _ password: String, bearer: String? = nil) async throws -> HarnessResponse {
         let code = try #require(try T.lastCode(h, to: Self.owner))
         return try await client.send(
             .post, "/api/v1/auth/password/verify-email", json: ["email": Self.owner, "code": code, "password": password], bearer: bearer)
@@ -34,7 +33,7 @@ struct ReviewFindingsPasswordTests {
 
     /// The mailbox's owner completes their registration with their password and name, and the
     /// attacker's password opens nothing.
-    func expectOwnersAccount(_ client: any TestClientProtocol, _ verified: TestResponse, notUser: String? = nil) async throws {
+    func expectOwnersAccount(_ client: HarnessClient, _ verified: HarnessResponse, notUser: String? = nil) async throws {
         #expect(verified.status == .ok)
         let user = try verified.decode(SessionResponse.self).user
         #expect(user.displayName == "Owner" && user.emailVerified && user.id != notUser)

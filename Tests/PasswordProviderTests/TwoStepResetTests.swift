@@ -1,11 +1,9 @@
 import AuthKernel
+import AuthdCore
 import AuthKernelTesting
 import AuthStorage
-import AuthdCore
-import AuthdServer
 import Foundation
 import HTTPTypes
-import HummingbirdTesting
 import PasswordProvider
 import Testing
 
@@ -15,11 +13,11 @@ struct TwoStepResetTests {
     typealias T = PasswordTest
     static let newPassword = "a brand new secret"
 
-    static func remaining(_ r: TestResponse) -> Int? {
+    static func remaining(_ r: HarnessResponse) -> Int? {
         ((r.json["error"] as? [String: Any])?["details"] as? [String: Any])?["attempts_remaining"] as? Int
     }
 
-    static func resetCode(_ client: any TestClientProtocol, _ h: TestHarness, _ email: String) async throws -> String {
+    static func resetCode(_ client: HarnessClient, _ h: TestHarness, _ email: String) async throws -> String {
         let before = try h.mail().count
         _ = try await client.send(.post, "/api/v1/auth/password/reset/email/initiate", json: ["email": email])
         let mail = try await T.waitForMail(h, count: before + 1)

@@ -4,7 +4,6 @@ import AuthKernelTesting
 import EmailProvider
 import Foundation
 import HTTPTypes
-import HummingbirdTesting
 import PINProvider
 import PasskeyProvider
 import PasswordProvider

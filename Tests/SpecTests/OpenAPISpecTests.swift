@@ -157,5 +157,4 @@ struct OpenAPISpecTests {
 }
 
 import HTTPTypes
-import HummingbirdTesting
 import NIOCore

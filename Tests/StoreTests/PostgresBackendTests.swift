@@ -5,7 +5,6 @@ import AuthKernel
 import AuthKernelTesting
 import Foundation
 import HTTPTypes
-import HummingbirdTesting
 import Logging
 import PostgresNIO
 import PostgresStore

@@ -1,12 +1,10 @@
 @testable import TOTPProvider
-import AuthdCore
-import AuthdServer
 import AuthKernel
+import AuthdCore
 import AuthKernelTesting
 import EmailProvider
 import Foundation
 import HTTPTypes
-import HummingbirdTesting
 import PasswordProvider
 import Testing
 
@@ -22,7 +20,7 @@ struct TOTPProviderTests {
     }
 
     /// A registered, verified password user's session (fresh).
-    func registered(_ client: any TestClientProtocol, _ h: TestHarness, email: String = "ada@example.com") async throws -> SessionResponse {
+    func registered(_ client: HarnessClient, _ h: TestHarness, email: String = "ada@example.com") async throws -> SessionResponse {
         let r = try await client.send(.post, "/api/v1/auth/password/register", json: ["email": email, "password": Self.password])
         #expect(r.status == .accepted)
         let code = try h.mail(to: email).last { $0.code != nil }?.code ?? ""
@@ -31,7 +29,7 @@ struct TOTPProviderTests {
     }
 
     /// Enrols and confirms TOTP: the secret and the recovery codes.
-    func enrolled(_ client: any TestClientProtocol, _ h: TestHarness, _ s: SessionResponse) async throws -> (secret: [UInt8], codes: [String]) {
+    func enrolled(_ client: HarnessClient, _ h: TestHarness, _ s: SessionResponse) async throws -> (secret: [UInt8], codes: [String]) {
         let enroll = try await client.send(.post, "/api/v1/auth/mfa/totp/enroll", bearer: s.accessToken)
         #expect(enroll.status == .ok)
         let secretText = try #require(enroll.json["secret"] as? String)
@@ -54,11 +52,11 @@ struct TOTPProviderTests {
         return false
     }
 
-    func login(_ client: any TestClientProtocol, _ email: String = "ada@example.com") async throws -> TestResponse {
+    func login(_ client: HarnessClient, _ email: String = "ada@example.com") async throws -> HarnessResponse {
         try await client.send(.post, "/api/v1/auth/password/login", json: ["email": email, "password": Self.password])
     }
 
-    func verify(_ client: any TestClientProtocol, _ challenge: String, _ field: String, _ answer: String) async throws -> TestResponse {
+    func verify(_ client: HarnessClient, _ challenge: String, _ field: String, _ answer: String) async throws -> HarnessResponse {
         try await client.send(.post, "/api/v1/auth/mfa/verify", json: ["challenge": challenge, field: answer])
     }
 
@@ -379,7 +377,7 @@ struct TOTPProviderTests {
         try await h.test(overSockets: true) { client async throws in
             let s = try await registered(client, h)
             let (_, codes) = try await enrolled(client, h, s)
-            func answer(from address: String, _ recoveryCode: String) async throws -> TestResponse {
+            func answer(from address: String, _ recoveryCode: String) async throws -> HarnessResponse {
                 let from: HTTPFields = [HTTPField.Name("X-Forwarded-For")!: address]
                 let login = try await client.send(.post, "/api/v1/auth/password/login", json: ["email": "ada@example.com", "password": Self.password], headers: from)
                 let challenge = try #require(login.json["challenge"] as? String)

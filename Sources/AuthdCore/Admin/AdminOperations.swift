@@ -14,14 +14,21 @@ package struct AdminOperations: Sendable {
     let dataFolder: String
     /// Who runs the command, for the log: "admin socket" or "admin cli".
     let via: String
+    /// Imports users, when this server can.
+    let importUsers: UserImporter?
 
     /// Creates the operations over a built server (the CLI's direct mode).
     package init(server: AuthServer, dataFolder: String) throws {
         try self.init(
-            kernel: server.kernel, store: server.store, keyRing: server.keyRing, cluster: server.cluster, dataFolder: dataFolder, via: "admin cli")
+            kernel: server.kernel, store: server.store, keyRing: server.keyRing, cluster: server.cluster, dataFolder: dataFolder, via: "admin cli",
+            importUsers: server.importUsers)
     }
 
-    init(kernel: Kernel, store: any AuthStore, keyRing: SigningKeyRing, cluster: (any ClusterEvents)?, dataFolder: String, via: String) throws {
+    init(
+        kernel: Kernel, store: any AuthStore, keyRing: SigningKeyRing, cluster: (any ClusterEvents)?, dataFolder: String, via: String,
+        importUsers: UserImporter?
+    ) throws {
+        self.importUsers = importUsers
         self.cluster = cluster
         self.kernel = kernel
         self.store = store
@@ -154,12 +161,13 @@ package struct AdminOperations: Sendable {
             return AdminOutput(text: summary + "\n")
 
         case .importUsers(let path, let dryRun):
-            let report = try await UserImport(store: store, clock: kernel.clock).run(path: path, dryRun: dryRun, progress: progress)
+            guard let importUsers else { throw AdminError("this server is built without user imports (AuthdServer has them)") }
+            let report = try await importUsers(path, dryRun, store, kernel.clock, progress)
             if !dryRun {
                 kernel.logger.notice("users imported", metadata: ["file": "\(path)", "users": "\(report.imported)", "via": "\(via)"])
                 await kernel.audit.record("admin", reason: "import-users: \(report.imported) imported")
             }
-            return AdminOutput(text: report.text(dryRun: dryRun), exitCode: report.refused == 0 ? 0 : 1)
+            return AdminOutput(text: report.text, exitCode: report.refused == 0 ? 0 : 1)
 
         case .check:
             let counts = try await store.counts()
@@ -199,7 +207,7 @@ package struct AdminOperations: Sendable {
 }
 
 /// A command that cannot be done, with a sentence saying why.
-struct AdminError: Error {
+package struct AdminError: Error {
     let message: String
-    init(_ message: String) { self.message = message }
+    package init(_ message: String) { self.message = message }
 }

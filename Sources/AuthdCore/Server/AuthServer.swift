@@ -2,7 +2,6 @@ package import AuthKernel
 package import FileStore
 package import AuthStorage
 import Foundation
-import PasswordProvider
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -60,8 +59,14 @@ package final class AuthServer: Sendable {
         /// Delivers `push.apns`; nil in a server built without it, which then refuses a configuration
         /// that sets it. `AuthdServer` provides APNs over HTTP/2.
         package var push: (@Sendable (PushSettings.APNs) async throws -> any PushDelivery)?
-        /// Outbound HTTP for providers (`kernel.http`) and webhook deliveries.
-        package var http: any OutboundHTTP = AsyncHTTPClientOutbound.shared
+        /// Sends `mail.transport = smtp`; nil in a server built without it, which then refuses a
+        /// configuration that asks for it. `AuthdServer` provides SMTP with STARTTLS or TLS (NIOSSL).
+        package var smtp: (@Sendable (SMTPSettings) -> any MailTransport)?
+        /// `authd import-users`; nil in a server built without it. `AuthdServer` provides it.
+        package var importUsers: UserImporter?
+        /// Outbound HTTP for providers (`kernel.http`) and webhook deliveries; none by default (every
+        /// request fails). `AuthdServer` provides AsyncHTTPClient.
+        package var http: any OutboundHTTP = NoOutboundHTTP()
         /// Called once the server listens, with the API's bound address as a URL (`http://127.0.0.1:8080`):
         /// after every listener (the API, and the metrics listener and admin socket when on) accepts connections.
         package var onServerRunning: @Sendable (_ url: String) async -> Void = { _ in }
@@ -92,12 +97,19 @@ package final class AuthServer: Sendable {
     package let providers: [any AuthProvider]
     /// The HTTPS certificate, when authd serves TLS itself.
     let certificates: (any TLSTermination)?
+    /// Makes the SMTP transport, when this server has one (a reload may switch to it).
+    let smtp: (@Sendable (SMTPSettings) -> any MailTransport)?
+    /// Imports users, when this server can.
+    package let importUsers: UserImporter?
 
     private init(
         kernel: Kernel, store: any AuthStore, keyRing: SigningKeyRing, cluster: (any ClusterEvents)?, application: Application<RouterResponder<AuthRequestContext>>, routes: [String],
-        providers: [any AuthProvider], certificates: (any TLSTermination)?
+        providers: [any AuthProvider], certificates: (any TLSTermination)?, smtp: (@Sendable (SMTPSettings) -> any MailTransport)?,
+        importUsers: UserImporter?
     ) {
         self.certificates = certificates
+        self.smtp = smtp
+        self.importUsers = importUsers
         self.kernel = kernel
         self.store = store
         self.keyRing = keyRing
@@ -137,7 +149,7 @@ package final class AuthServer: Sendable {
             let codeSecret = try keys.loadOrCreateSecret(named: "code-secret", logger: logger)
 
             let rateLimiter = RateLimiter(clock: clock, counters: options.rateLimitCounters ?? MemoryRateLimitCounters())
-            let transport = Self.transport(config.mail, dataFolder: options.dataFolder, logger: logger)
+            let transport = try Self.transport(config.mail, dataFolder: options.dataFolder, smtp: options.smtp, logger: logger)
             let jobs = JobQueue(store: store, clock: clock, logger: logger)
             let mailer = Mailer(
                 transport: transport, from: config.mail.from,
@@ -193,9 +205,9 @@ package final class AuthServer: Sendable {
             OAuthRoutes(kernel: kernel, devices: devices, issuer: issuerName, serviceKeys: serviceKeys).add(to: router)
             AdminAPIRoutes(kernel: kernel, serviceKeys: serviceKeys).add(to: router)
             try DevicePageRoutes.registerMail(on: mailer)
-            let passwordCheck = providers.lazy.compactMap { $0 as? PasswordProvider }.first.map { provider in
+            let passwordCheck = providers.lazy.compactMap { $0 as? any PasswordVerifying }.first.map { provider in
                 { @Sendable (email: String, password: String, context: AuthRequestContext) async throws -> UserRecord in
-                    try await provider.verifiedUser(email: email, password: password, context)
+                    try await provider.verifiedUser(email: email, password: password, device: .none, arrived: nil, context)
                 }
             }
             DevicePageRoutes(
@@ -244,7 +256,8 @@ package final class AuthServer: Sendable {
             }
             if options.adminSocket {
                 let operations = try AdminOperations(
-                    kernel: kernel, store: store, keyRing: keyRing, cluster: options.cluster, dataFolder: options.dataFolder, via: "admin socket")
+                    kernel: kernel, store: store, keyRing: keyRing, cluster: options.cluster, dataFolder: options.dataFolder, via: "admin socket",
+                    importUsers: options.importUsers)
                 // Last, so it stops first, before the store closes.
                 if let admin = AdminSocket.service(
                     dataFolder: options.dataFolder, operations: operations, logger: logger, onRunning: { await readiness.listening() })
@@ -312,7 +325,7 @@ package final class AuthServer: Sendable {
             let routes = router.routes.map { "\($0.method.rawValue) \($0.path)" }.sorted()
             return AuthServer(
                 kernel: kernel, store: store, keyRing: keyRing, cluster: options.cluster, application: application, routes: routes,
-                providers: providers, certificates: certificates)
+                providers: providers, certificates: certificates, smtp: options.smtp, importUsers: options.importUsers)
         } catch {
             await store.close()
             throw error
@@ -367,12 +380,16 @@ package final class AuthServer: Sendable {
     }
 
     /// The mail transport `settings` name.
-    static func transport(_ settings: AuthConfig.MailSettings, dataFolder: String, logger: Logger) -> any MailTransport {
+    static func transport(
+        _ settings: AuthConfig.MailSettings, dataFolder: String, smtp: (@Sendable (SMTPSettings) -> any MailTransport)?, logger: Logger
+    ) throws(ConfigError) -> any MailTransport {
         switch settings.transport {
-        case "outbox": OutboxMailTransport(path: dataFolder + "/outbox.jsonl")
-        case "smtp": SMTPTransport(settings: settings.smtp!)
-        case "sendmail": SendmailTransport(path: settings.sendmailPath)
-        default: LogMailTransport(logger: logger)
+        case "outbox": return OutboxMailTransport(path: dataFolder + "/outbox.jsonl")
+        case "smtp":
+            guard let smtp else { throw ConfigError("mail.transport smtp: this server is built without SMTP (AuthdServer has it)") }
+            return smtp(settings.smtp!)
+        case "sendmail": return SendmailTransport(path: settings.sendmailPath)
+        default: return LogMailTransport(logger: logger)
         }
     }
 
@@ -392,12 +409,16 @@ package final class AuthServer: Sendable {
     package func reload(config: AuthConfig, root: [String: JSONValue], previous: [String: JSONValue], dataFolder: String) async -> ReloadReport {
         var reloaded: [String] = []
         if root["mail"] != previous["mail"] {
-            kernel.mailer.reconfigure(
-                transport: Self.transport(config.mail, dataFolder: dataFolder, logger: kernel.logger), from: config.mail.from,
-                retry: .init(maxAttempts: config.mail.maxAttempts, baseDelay: config.mail.retryDelay),
-                waitForDelivery: .milliseconds(Int64(config.mail.waitForDelivery * 1000))
-            )
-            reloaded.append("mail")
+            do {
+                kernel.mailer.reconfigure(
+                    transport: try Self.transport(config.mail, dataFolder: dataFolder, smtp: smtp, logger: kernel.logger), from: config.mail.from,
+                    retry: .init(maxAttempts: config.mail.maxAttempts, baseDelay: config.mail.retryDelay),
+                    waitForDelivery: .milliseconds(Int64(config.mail.waitForDelivery * 1000))
+                )
+                reloaded.append("mail")
+            } catch {
+                kernel.logger.error("SIGHUP: the mail settings were not applied; the old ones stay", metadata: ["error": "\(error)"])
+            }
         }
         if let certificates {
             // The files again, whatever the configuration says: a renewed certificate keeps its paths.

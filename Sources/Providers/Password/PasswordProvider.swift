@@ -6,7 +6,7 @@ public import ServiceLifecycle
 
 /// Email and password sign-in with verification by mailed code, and password resets by mailed code
 /// or by approval from another signed-in device (contract §4 "password").
-public struct PasswordProvider: AuthProvider {
+public struct PasswordProvider: AuthProvider, PasswordVerifying {
     /// `password`: its name in `providers`, its configuration section, `auth_providers` and `amr`.
     public static let id = "password"
     /// How the notice of a newly added sign-in method names it.

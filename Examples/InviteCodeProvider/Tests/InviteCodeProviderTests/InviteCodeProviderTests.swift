@@ -2,7 +2,6 @@ import AuthKernel
 import AuthKernelTesting
 import EmailProvider
 import Foundation
-import HummingbirdTesting
 import InviteCodeProvider
 import Testing
 

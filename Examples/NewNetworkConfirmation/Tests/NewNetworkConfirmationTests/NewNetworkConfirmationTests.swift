@@ -3,7 +3,6 @@ import AuthKernelTesting
 import EmailProvider
 import Foundation
 import HTTPTypes
-import HummingbirdTesting
 import NewNetworkConfirmation
 import Testing
 
@@ -20,7 +19,7 @@ struct NewNetworkConfirmationTests {
     }
 
     /// Signs `email` in with an emailed code from `ip`: the session (200) or the challenge (202).
-    static func signIn(_ h: TestHarness, _ client: some TestClientProtocol, _ email: String, from ip: String) async throws -> TestResponse {
+    static func signIn(_ h: TestHarness, _ client: HarnessClient, _ email: String, from ip: String) async throws -> HarnessResponse {
         h.clock.advance(by: 61)  // past the email provider's resend interval
         let from: HTTPFields = [HTTPField.Name("X-Forwarded-For")!: ip]
         #expect(try await client.send(.post, "/api/v1/auth/email/send-code", json: ["email": email], headers: from).status == .ok)
@@ -29,14 +28,14 @@ struct NewNetworkConfirmationTests {
     }
 
     /// Answers a challenge with the code mailed for it.
-    static func confirm(_ h: TestHarness, _ client: some TestClientProtocol, _ held: TestResponse, _ email: String, code: String? = nil) async throws -> TestResponse {
+    static func confirm(_ h: TestHarness, _ client: HarnessClient, _ held: HarnessResponse, _ email: String, code: String? = nil) async throws -> HarnessResponse {
         let challenge = try #require(held.json["challenge"] as? String)
         let mail = try #require(try h.mail(to: email).last)
         #expect(mail.subject.hasPrefix("Your authd sign-in code") && mail.text.contains("a network it has not used before"))
         return try await client.send(.post, "/api/v1/auth/mfa/verify", json: ["challenge": challenge, "network_code": code ?? mail.code!])
     }
 
-    static func amr(_ response: TestResponse) throws -> [String] {
+    static func amr(_ response: HarnessResponse) throws -> [String] {
         let part = try #require(response.accessToken?.split(separator: ".").dropFirst().first)
         let data = try #require(Data(base64URL: String(part)))
         return (try JSONSerialization.jsonObject(with: data) as? [String: Any])?["amr"] as? [String] ?? []

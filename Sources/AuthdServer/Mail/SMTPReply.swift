@@ -1,3 +1,4 @@
+import AuthKernel
 /// One SMTP reply: a three-digit code and its lines (several for `250-…` continuations).
 struct SMTPReply: Sendable, CustomStringConvertible {
     var code: Int

@@ -1,3 +1,4 @@
+import AuthKernel
 import Foundation
 import NIOCore
 

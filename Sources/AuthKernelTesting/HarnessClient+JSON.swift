@@ -1,10 +1,8 @@
 import Foundation
 public import HTTPTypes
-import Hummingbird
-public import HummingbirdTesting
 import NIOCore
 
-extension TestClientProtocol {
+extension HarnessClient {
     /// Sends a request with an optional JSON body (a dictionary, or raw text), Bearer token and
     /// further header fields (e.g. `X-Forwarded-For` through a trusted proxy, over sockets).
     ///
@@ -16,7 +14,7 @@ extension TestClientProtocol {
     public func send(
         _ method: HTTPRequest.Method, _ uri: String, json: [String: Any]? = nil, raw: String? = nil, bearer: String? = nil,
         headers extra: HTTPFields = [:]
-    ) async throws -> TestResponse {
+    ) async throws -> HarnessResponse {
         var headers = extra
         if let bearer { headers[.authorization] = "Bearer \(bearer)" }
         var body: ByteBuffer?
@@ -31,7 +29,7 @@ extension TestClientProtocol {
     }
 }
 
-extension TestResponse {
+extension HarnessResponse {
     /// The body as a JSON object (empty when it is not one).
     public var json: [String: Any] {
         (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView))) as? [String: Any] ?? [:]

@@ -2,6 +2,7 @@ import CCrypt
 import CSodium
 import Crypto
 import CryptoExtras
+import AuthKernel
 import Foundation
 
 /// Password hashes made by another system (contract §11), checked once at the user's first sign-in

@@ -1,3 +1,4 @@
+import AuthKernel
 import AuthStorage
 import Foundation
 import NIOCore

@@ -1,4 +1,5 @@
 import AuthKernel
+import AuthdCore
 import AuthStorage
 import Foundation
 import PINProvider

@@ -1,4 +1,5 @@
 import AuthKernel
+import PasswordProvider
 import Foundation
 import Testing
 

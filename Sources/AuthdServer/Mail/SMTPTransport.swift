@@ -1,11 +1,12 @@
+import AuthKernel
 /// The `smtp` transport.
-package struct SMTPTransport: MailTransport {
+struct SMTPTransport: MailTransport {
     let client: SMTPClient
 
     /// Creates the transport.
-    package init(settings: SMTPSettings) { client = SMTPClient(settings: settings) }
+    init(settings: SMTPSettings) { client = SMTPClient(settings: settings) }
 
-    package func send(_ message: MailMessage, from: String) async throws {
+    func send(_ message: MailMessage, from: String) async throws {
         let composed = try MailComposer.compose(message, from: from)
         let sender = try MailAddress(parsing: from, field: "From")
         let recipient = try MailAddress(parsing: message.to, field: "To")
