@@ -1,5 +1,5 @@
 public import AuthKernel
-package import Foundation
+public import Foundation
 public import Hummingbird
 import Logging
 public import ServiceLifecycle
@@ -375,7 +375,7 @@ public struct PasswordProvider: AuthProvider, PasswordVerifying {
     /// `arrived` (see ``holdRefusal(since:)``).
     /// - Parameter arrived: when the request arrived; now when not given.
     /// - Throws: 400 `INVALID_EMAIL`, 401 `INVALID_CREDENTIALS`, 403 `EMAIL_NOT_VERIFIED`, 429.
-    package func verifiedUser(
+    public func verifiedUser(
         email rawEmail: String, password: String, device: DeviceInfo = .none, arrived: Date? = nil, _ context: AuthRequestContext
     ) async throws -> UserRecord {
         let arrived = arrived ?? kernel.clock.now()
