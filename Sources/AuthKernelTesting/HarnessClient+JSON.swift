@@ -7,8 +7,8 @@ extension HarnessClient {
     /// further header fields (e.g. `X-Forwarded-For` through a trusted proxy, over sockets).
     ///
     /// ```swift
-    /// let r = try await client.send(.post, "/api/v1/auth/invite/redeem", json: ["code": "ada-7d2f-93ac-41b8"])
-    /// #expect(r.status == .ok)
+    /// let first = try await client.send(.post, "/api/v1/auth/invite/redeem", json: ["code": "ada-7d2f-93ac-41b8", "display_name": "Ada", "device_name": "Ada's phone"])
+    /// #expect(first.status == .ok)
     /// ```
     @discardableResult
     public func send(

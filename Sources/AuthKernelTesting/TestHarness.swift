@@ -13,12 +13,13 @@ import Synchronization
 /// mail kept in an outbox and logs kept in memory: what a provider's tests run against.
 ///
 /// ```swift
-/// @Test func redeemingACodeSignsIn() async throws {
-///     let h = try await TestHarness.make(providers: [InviteCodeProvider.self], config: #"{"providers":["invite"],"invite":{"codes":["ada-7d2f-93ac-41b8"]}}"#)
-///     try await h.test { client in
-///         let r = try await client.send(.post, "/api/v1/auth/invite/redeem", json: ["code": "ada-7d2f-93ac-41b8"])
-///         #expect(r.status == .ok)
+/// @Test func aCodeCreatesItsAccountThenSignsBackIntoIt() async throws {
+///     let h = try await TestHarness.make(providers: [InviteCodeProvider.self], config: Self.config)
+///     try await h.test { client async throws in
+///         let first = try await client.send(.post, "/api/v1/auth/invite/redeem", json: ["code": "ada-7d2f-93ac-41b8", "display_name": "Ada", "device_name": "Ada's phone"])
+///         #expect(first.status == .ok)
 ///     }
+///     #expect(try h.audit(event: "sign_in").count == 3)
 /// }
 /// ```
 public struct TestHarness: Sendable {

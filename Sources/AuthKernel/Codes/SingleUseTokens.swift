@@ -15,7 +15,7 @@ public import Foundation
 /// let token = try await kernel.tokens.issue(purpose: "magic.link", subject: email, ttl: 900)
 /// try await kernel.mailer.send(template: "magic.link", to: email, values: ["link": issuer + "/magic?token=" + token])
 /// // … when the link is opened:
-/// guard let redeemed = try await kernel.tokens.redeem(purpose: "magic.link", token: token) else { throw AuthError.invalidToken }
+/// guard let redeemed = try await kernel.tokens.redeem(purpose: "magic.link", token: token) else { throw AuthError.invalidCode }
 /// ```
 public struct SingleUseTokens: Sendable {
     let store: any AuthStore

@@ -5,10 +5,14 @@ package import Synchronization
 /// Every key read is remembered; ``rejectUnknownKeys()`` then fails on the ones nobody read,
 /// so a typo such as `"code_tll"` stops start-up instead of being silently ignored.
 ///
+/// A provider reads its own section in its initialiser; the server refuses the keys it did not read:
+///
 /// ```swift
-/// var section = config.section("email")
-/// let ttl = try section.seconds("code_ttl", default: 300)
-/// try section.rejectUnknownKeys()
+/// init(kernel: Kernel, config: inout ConfigSection) throws {
+///     linkTTL = try config.seconds("link_ttl", default: 900)
+///     allowedDomains = try config.strings("allowed_domains", default: [])
+///     perAddress = try config.rule("per_address", default: RateLimitRule(limit: 5, window: 3600))
+/// }
 /// ```
 public struct ConfigSection: Sendable {
     /// Dotted path of this section, e.g. `email` or `tokens`.

@@ -11,7 +11,7 @@ public struct MailTemplate: Sendable {
     /// HTML with the code set large. Placeholders work in all three parts.
     ///
     /// ```swift
-    /// MailTemplate.code(subject: "Your {{product_name}} code: {{code}}", lead: "Your code is", tail: "It expires in {{lifetime}}.")
+    /// let template = MailTemplate.code(subject: "Your {{product_name}} code: {{code}}", lead: "Your code is", tail: "It expires in {{lifetime}}.")
     /// ```
     public static func code(subject: String, lead: String, tail: String) -> MailTemplate {
         MailTemplate(subject: subject, text: "\(lead) {{code}}.\n\n\(tail)", html: MailTemplates.codeHTML(lead, tail))
