@@ -153,6 +153,26 @@ def test_audit_tail_filters_and_follows():
             follow.wait()
 
 
+def test_audit_tail_takes_only_declared_events_and_filters_by_one():
+    with running_server() as server:
+        server.sign_in("anna@example.com")
+        session = server.sign_in("bert@example.com")
+        server.call("POST", "/api/v1/auth/logout", token=session["access_token"])
+        result = subprocess.run([BINARY, "audit", "tail", "--event", "logout", "--data", server.folder],
+                                capture_output=True, text=True, check=True)
+        events = [json.loads(line) for line in result.stdout.splitlines()]
+        assert [e["event"] for e in events] == ["logout"]
+        typo = subprocess.run([BINARY, "audit", "tail", "--event", "log_out", "--data", server.folder],
+                              capture_output=True, text=True)
+        assert typo.returncode != 0
+        assert "no audit event is named log_out" in typo.stderr and "logout" in typo.stderr
+        listed = subprocess.run([BINARY, "audit", "events"], capture_output=True, text=True, check=True).stdout
+        names = [line.split()[0] for line in listed.splitlines()]
+        # The kernel's and every built-in provider's, each once, with what it means.
+        assert {"sign_in", "logout", "password_changed", "totp_enabled", "passkey_added", "pin_changed"} <= set(names)
+        assert len(names) == len(set(names)) and all(len(line.split()) > 2 for line in listed.splitlines())
+
+
 def test_the_audit_log_rotates_by_size():
     config = {"audit": {"max_bytes": 4096, "keep": 2}, "email": {"sends_per_ip": BIG, "verifies_per_ip": BIG, "attempts_per_client": BIG}}
     with running_server(config) as server:

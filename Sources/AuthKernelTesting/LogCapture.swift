@@ -28,6 +28,9 @@ public struct LogCapture: Sendable {
     /// Whether any line contains `text`.
     public func contains(_ text: String) -> Bool { all.contains { $0.contains(text) } }
 
+    /// How many lines contain `text`.
+    public func count(_ text: String) -> Int { all.filter { $0.contains(text) }.count }
+
     /// Whether a line containing `text` is logged within `timeout` (for lines logged after the
     /// answer that prompted them, by another task). Returns as soon as it is; the default minute is
     /// only there so that a line never logged fails the test instead of hanging it, even on a loaded machine.

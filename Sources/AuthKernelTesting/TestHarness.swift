@@ -94,7 +94,12 @@ public struct TestHarness: Sendable {
 
     /// The lines of `DATA/audit.jsonl` so far, those of `event` when given: what a test checks a
     /// provider audited (and that a sign-in is audited once, by the kernel).
+    /// - Throws: ``UndeclaredAuditEvent`` when neither the kernel nor a provider started declares
+    ///   `event`: a misspelt name fails instead of finding nothing.
     public func audit(event: String? = nil) throws -> [[String: Any]] {
+        if let event, !kernel.audit.declaredEvents.contains(where: { $0.name == event }) {
+            throw UndeclaredAuditEvent(name: event)
+        }
         guard let data = FileManager.default.contents(atPath: folder + "/audit.jsonl") else { return [] }
         return String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
@@ -286,4 +291,12 @@ enum TemporaryFolders {
     static func removeAll() {
         for path in made.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: path) }
     }
+}
+
+/// Thrown by ``TestHarness/audit(event:)`` for a name nothing declares.
+public struct UndeclaredAuditEvent: Error, CustomStringConvertible {
+    /// The name asked for.
+    public let name: String
+    /// Why.
+    public var description: String { "no audit event named \(name) is declared by the kernel or a provider started" }
 }

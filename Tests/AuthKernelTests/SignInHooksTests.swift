@@ -11,6 +11,7 @@ import Testing
 /// (as another provider would, from its own init).
 struct HookedProvider: AuthProvider {
     static let id = "hooked"
+    static let settings = [Setting("hooks", .strings, default: "none", "The policies and factors to register.")]
     let kernel: Kernel
 
     init(kernel: Kernel, config: inout ConfigSection) throws {

@@ -83,4 +83,27 @@ struct ConfigurationDocsTests {
         #expect(documented.subtracting(read).sorted() == [], "documented, but no parser reads them")
         #expect(read.subtracting(documented).sorted() == [], "read, but not in docs/configuration.md")
     }
+
+    /// The providers' part of docs/configuration.md is what their declarations generate, byte for
+    /// byte (`authd settings --markdown`), and every declared key is one the provider reads.
+    @Test func theProviderTablesAreGeneratedFromTheDeclarations() async throws {
+        let text = try String(contentsOfFile: Self.docsPath, encoding: .utf8)
+        let start = try #require(text.range(of: SettingsReference.begin)), end = try #require(text.range(of: SettingsReference.end))
+        #expect(String(text[start.lowerBound..<end.upperBound]) + "\n" == SettingsReference.markdown(Authd.builtInProviders))
+
+        let recorder = ConfigSection.KeyRecorder()
+        let folder = temporaryFolder()
+        try await ConfigSection.$recorder.withValue(recorder) {
+            let h = try await TestHarness.make(
+                providers: Authd.builtInProviders, config: try Self.everything(folder: folder), folder: folder + "/data",
+                configure: { $0.addFullServerParts() })
+            await h.server.close()
+        }
+        let read = recorder.paths.withLock { $0 }
+        for type in Authd.builtInProviders {
+            for setting in type.settings {
+                #expect(read.contains("\(type.configSection).\(setting.key)"), "\(type.id) declares \(setting.key) but never reads it")
+            }
+        }
+    }
 }

@@ -295,7 +295,7 @@ struct PostgresBackendTests {
 
     @Test("An import into PostgreSQL reports the records stored as it goes, in one transaction")
     func importReportsProgress() async throws {
-        let a = try await TestHarness.make(config: Self.config)
+        let a = try await TestHarness.make(config: Self.config, configure: { $0.addFullServerParts() })
         let users = a.folder + "/users.jsonl"
         try (0..<2_500).map { #"{"email":"bulk\#($0)@example.com"}"# }.joined(separator: "\n").write(toFile: users, atomically: true, encoding: .utf8)
         let operations = try AdminOperations(server: a.server, dataFolder: a.folder)

@@ -8,6 +8,7 @@ public import Foundation
 package import Logging
 import Metrics
 import NIOPosix
+import Synchronization
 
 /// `DATA/audit.jsonl`: security events, one JSON line each, fsync'ed before ``record(_:provider:user:account:device:reason:)``
 /// returns (concurrent events share an fsync), rotated by size into `audit-1.jsonl` (newest) …
@@ -40,6 +41,7 @@ public actor AuditLog {
         self.settings = settings
         self.clock = clock
         self.logger = logger
+        for event in AuditEventDeclaration.kernel { _ = Self.counter(event.name) }
         if folder != nil {
             let pool = NIOThreadPool(numberOfThreads: 1)
             pool.start()
@@ -52,10 +54,35 @@ public actor AuditLog {
     /// The file's path.
     package nonisolated var path: String? { folder.map { $0 + "/audit.jsonl" } }
 
+    /// Event names recorded without a declaration, each warned about once.
+    private let undeclaredWarned = Mutex<Set<String>>([])
+    /// The declared events: the kernel's and those of the providers started.
+    private let declared = Mutex<[String: AuditEventDeclaration]>(Dictionary(AuditEventDeclaration.kernel.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a }))
+
+    /// Adds a provider's events to those known, and starts their `authd_audit_events_total` at 0.
+    package nonisolated func declare(_ events: [AuditEventDeclaration]) {
+        declared.withLock { known in for event in events where known[event.name] == nil { known[event.name] = event } }
+        for event in events { _ = Self.counter(event.name) }
+    }
+
+    /// The declared events, by name.
+    package nonisolated var declaredEvents: [AuditEventDeclaration] { declared.withLock { $0.values.sorted { $0.name < $1.name } } }
+
+    private static func counter(_ event: String) -> Counter {
+        Counter(label: "authd_audit_events_total", dimensions: [("event", LogSafe.text(event, maxLength: 64))])
+    }
+
     /// Appends an event and returns once it is on disk.
+    ///
+    /// `event` is one the kernel or the recording provider declares (``AuthProvider/auditEvents``);
+    /// another is written all the same, and the log warns once that nothing declares it.
     public func record(
         _ event: String, provider: String? = nil, user: UUID? = nil, account: String? = nil, device: String? = nil, reason: String? = nil
     ) async {
+        if declared.withLock({ $0[event] == nil }), undeclaredWarned.withLock({ $0.insert(event).inserted }) {
+            logger.warning("an audit event no provider declares was recorded", metadata: ["event": "\(LogSafe.text(event, maxLength: 64))"])
+        }
+        Self.counter(event).increment()
         if event == "sign_in" || event == "sign_in_failed" {
             // The reason of a failure is the contract's error code: a small, fixed set.
             let reason = event == "sign_in" ? "-" : (reason.map { LogSafe.text($0, maxLength: 32) } ?? "-")

@@ -46,6 +46,7 @@ public struct RateLimitRule: Sendable, Equatable {
 extension ConfigSection {
     /// Reads a rate-limit rule written as `{"limit": N, "window": SECONDS}`.
     public mutating func rule(_ key: String, default defaultValue: RateLimitRule) throws -> RateLimitRule {
+        try checkDeclared(key)
         guard contains(key) else {
             skip(key)
             var rule = defaultValue

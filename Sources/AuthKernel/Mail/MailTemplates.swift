@@ -89,6 +89,12 @@ package final class MailTemplates: Sendable {
 
     /// Renders a template into a message.
     /// - Precondition: `name` is a registered template.
+    /// The override files in the folder for `name` (`NAME.subject`, `.txt`, `.html`), by path.
+    package func overrides(of name: String) -> [String] {
+        guard let folder else { return [] }
+        return [".subject", ".txt", ".html"].map { folder + "/" + name + $0 }.filter { FileManager.default.fileExists(atPath: $0) }
+    }
+
     package func render(_ name: String, to: String, values: [String: String], code: String? = nil) -> MailMessage {
         guard var template = defaults.withLock({ $0[name] }) else { preconditionFailure("no mail template named \(name)") }
         if let folder {

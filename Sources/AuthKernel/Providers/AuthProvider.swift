@@ -51,6 +51,14 @@ public protocol AuthProvider: Sendable {
 
     /// The provider's operations and components for `GET /openapi.yaml` (default none).
     static var openAPI: [OpenAPIFragment] { get }
+
+    /// The keys of its configuration section: the only ones ``init(kernel:config:)`` may read (a
+    /// read of another stops start-up), listed by `authd check` and in docs/configuration.md.
+    static var settings: [Setting] { get }
+    /// The audit events it records beyond the kernel's (``AuditEventDeclaration/kernel``).
+    static var auditEvents: [AuditEventDeclaration] { get }
+    /// The mail it sends, registered before it is created (names `ID.NAME`).
+    static var mailTemplates: [MailTemplateDeclaration] { get }
 }
 
 extension AuthProvider {
@@ -69,4 +77,11 @@ extension AuthProvider {
 
     /// Nothing in the OpenAPI document.
     public static var openAPI: [OpenAPIFragment] { [] }
+
+    /// No settings.
+    public static var settings: [Setting] { [] }
+    /// No events of its own.
+    public static var auditEvents: [AuditEventDeclaration] { [] }
+    /// No mail.
+    public static var mailTemplates: [MailTemplateDeclaration] { [] }
 }

@@ -36,7 +36,14 @@ package struct ProviderRegistry: Sendable {
                 throw ConfigError("providers lists \"\(id)\", which this build does not have")
             }
             var section = kernel.config.providerSections[id] ?? ConfigSection(path: type.configSection, values: [:])
+            section.declare(type.settings.map(\.key), by: "the provider \"\(id)\"")
+            let keys = type.settings.map(\.key)
+            if let twice = keys.first(where: { key in keys.filter { $0 == key }.count > 1 }) {
+                throw ConfigError("provider \"\(id)\" declares the setting \(twice) twice")
+            }
             let templatesBefore = Set(kernel.mailer.templates.names)
+            for declared in type.mailTemplates { try kernel.mailer.register(declared.name, declared.template) }
+            kernel.audit.declare(type.auditEvents)
             let provider = try type.init(kernel: kernel, config: &section)
             try section.rejectUnknownKeys()
             // A provider's mail is its own: one provider can never word another's.

@@ -16,19 +16,22 @@ package struct AdminOperations: Sendable {
     let via: String
     /// Imports users, when this server can.
     let importUsers: UserImporter?
+    /// The providers started, for `check`'s list of what each declares.
+    let providerTypes: [any AuthProvider.Type]
 
     /// Creates the operations over a built server (the CLI's direct mode).
     package init(server: AuthServer, dataFolder: String) throws {
         try self.init(
             kernel: server.kernel, store: server.store, keyRing: server.keyRing, cluster: server.cluster, dataFolder: dataFolder, via: "admin cli",
-            importUsers: server.importUsers)
+            importUsers: server.importUsers, providerTypes: server.providers.map { type(of: $0) })
     }
 
     init(
         kernel: Kernel, store: any AuthStore, keyRing: SigningKeyRing, cluster: (any ClusterEvents)?, dataFolder: String, via: String,
-        importUsers: UserImporter?
+        importUsers: UserImporter?, providerTypes: [any AuthProvider.Type]
     ) throws {
         self.importUsers = importUsers
+        self.providerTypes = providerTypes
         self.cluster = cluster
         self.kernel = kernel
         self.store = store
@@ -185,10 +188,40 @@ package struct AdminOperations: Sendable {
                     signing key   \(keyRing.active.kid)
                     served by     \(via == "admin socket" ? "a running authd (answered on the admin socket)" : "no running server; the folder opened directly")
 
-                    """,
+                    """ + declarations(),
                 exitCode: problems.isEmpty ? 0 : 1
             )
         }
+    }
+
+    /// What each provider started declares: its settings with the values in effect, its mail
+    /// (and whether `DATA/templates/` overrides it), its audit events.
+    func declarations() -> String {
+        var out = ""
+        for type in providerTypes {
+            out += "provider      \(type.id)\n"
+            let section = kernel.config.providerSections[type.id]
+            for setting in type.settings {
+                let value = section?.valueInFile(setting.key).map { "\(Self.text($0, kind: setting.kind)) (set)" } ?? "\(setting.defaultValue) (default)"
+                out += "  setting     \(type.configSection).\(setting.key) = \(value)\n"
+            }
+            for mail in type.mailTemplates {
+                let overrides = kernel.mailer.templates.overrides(of: mail.name)
+                out += "  mail        \(mail.name)\(overrides.isEmpty ? "" : " (overridden by \(overrides.joined(separator: ", ")))")\n"
+            }
+            if !type.auditEvents.isEmpty { out += "  audit       \(type.auditEvents.map(\.name).joined(separator: ", "))\n" }
+        }
+        return out
+    }
+
+    /// A setting's value as `check` prints it: a rate limit as `LIMIT per WINDOW s`, else its JSON.
+    static func text(_ value: JSONValue, kind: Setting.Kind) -> String {
+        if kind == .rateLimit, case .object(let o) = value, case .number(let l)? = o["limit"], case .number(let w)? = o["window"] {
+            return "\(Int(l)) per \(Int(w)) s"
+        }
+        var w = JSONWriter(capacity: 64)
+        w.value(value)
+        return String(decoding: w.bytes, as: UTF8.self)
     }
 
     private func user(_ ref: String) async throws -> UserRecord {

@@ -257,7 +257,7 @@ package final class AuthServer: Sendable {
             if options.adminSocket {
                 let operations = try AdminOperations(
                     kernel: kernel, store: store, keyRing: keyRing, cluster: options.cluster, dataFolder: options.dataFolder, via: "admin socket",
-                    importUsers: options.importUsers)
+                    importUsers: options.importUsers, providerTypes: providers.map { type(of: $0) })
                 // Last, so it stops first, before the store closes.
                 if let admin = AdminSocket.service(
                     dataFolder: options.dataFolder, operations: operations, logger: logger, onRunning: { await readiness.listening() })

@@ -26,3 +26,11 @@ public struct AnonymousSettings: Sendable {
         ttl = try section.seconds("ttl", default: Self.defaultTTL)
     }
 }
+
+extension AnonymousProvider {
+    /// The `anonymous` section's keys.
+    public static let settings = [
+        Setting.rateLimit("sign_ups_per_ip", default: AnonymousSettings.defaultSignUpsPerIP, "Anonymous sign-ups per client network."),
+        Setting("ttl", .seconds, default: "2592000", "An anonymous user with nothing linked is deleted this long after its last session ended."),
+    ]
+}

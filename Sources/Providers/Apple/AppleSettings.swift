@@ -68,3 +68,20 @@ public struct AppleSettings: Sendable {
 }
 
 import Foundation
+
+extension AppleProvider {
+    /// The `apple` section's keys.
+    public static let settings = [
+        Setting("audiences", .strings, default: "none (required)", "The app's bundle ids and Services IDs an identity token may be for."),
+        Setting("issuers", .strings, default: "https://appleid.apple.com, https://account.apple.com", "The iss values accepted."),
+        Setting("jwks_url", .string, default: "https://appleid.apple.com/auth/keys", "Where Apple's keys are fetched."),
+        Setting("jwks_refetch_interval", .seconds, default: "60", "An unknown kid refetches the keys at most this often."),
+        Setting.rateLimit("attempts_per_ip", default: RateLimitRule(limit: 60, window: 60), "Sign-ins per client network."),
+        Setting("team_id", .string, default: "none", "For revocation: your team id."),
+        Setting("key_id", .string, default: "none", "For revocation: the Sign in with Apple key's id."),
+        Setting("private_key_path", .string, default: "none", "For revocation: the key's .p8 file (mode 0600)."),
+        Setting("client_id", .string, default: "none", "For revocation: the bundle id or Services ID the code was made for."),
+        Setting("token_url", .string, default: "https://appleid.apple.com/auth/token", "Apple's token endpoint."),
+        Setting("revoke_url", .string, default: "https://appleid.apple.com/auth/revoke", "Apple's revocation endpoint."),
+    ]
+}

@@ -22,7 +22,6 @@ public struct EmailProvider: AuthProvider {
     public init(kernel: Kernel, config: inout ConfigSection) throws {
         self.kernel = kernel
         self.settings = try EmailSettings(&config)
-        try EmailMail.register(on: kernel.mailer)
     }
 
     struct EmailBody: Decodable { var email: String }

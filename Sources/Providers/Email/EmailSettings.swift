@@ -27,3 +27,19 @@ public struct EmailSettings: Sendable {
         attemptsPerClient = try section.rule("attempts_per_client", default: RateLimitRule(limit: 10, window: 3600))
     }
 }
+
+extension EmailProvider {
+    /// The `email` section's keys.
+    public static let settings = [
+        Setting("code_ttl", .seconds, default: "300", "How long a mailed code works (at most a day)."),
+        Setting("resend_interval", .seconds, default: "60", "One send or resend per address per this many seconds (429 with retry_after); 0 turns it off."),
+        Setting("max_attempts", .integer, default: "5", "Wrong tries that end a code."),
+        Setting("max_failures", .integer, default: "30", "Wrong codes allowed per address within failure_window, across resends."),
+        Setting("failure_window", .seconds, default: "3600", "The window of max_failures."),
+        Setting.rateLimit("sends_per_ip", default: RateLimitRule(limit: 20, window: 3600), "Codes mailed per client network."),
+        Setting.rateLimit("verifies_per_ip", default: RateLimitRule(limit: 60, window: 600), "Code checks per client network, so one client cannot sweep many addresses."),
+        Setting.rateLimit(
+            "attempts_per_client", default: RateLimitRule(limit: 10, window: 3600),
+            "Code checks one client network may make for one address: a stranger spends these long before the owner is locked out."),
+    ]
+}

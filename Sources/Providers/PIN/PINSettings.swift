@@ -26,3 +26,19 @@ public struct PINSettings: Sendable {
         anonymousTTL = try section.seconds("anonymous_ttl", default: 30 * 86_400)
     }
 }
+
+extension PINProvider {
+    /// The `pin` section's keys.
+    public static let settings = [
+        Setting("max_attempts", .integer, default: "5", "Consecutive wrong PINs (at sign-in or as current_pin) that lock the user's PIN sign-in."),
+        Setting("lockout", .seconds, default: "300", "The first lock; each further one doubles it, at most a day. A success resets both."),
+        Setting.rateLimit("attempts_per_ip", default: RateLimitRule(limit: 20, window: 600), "PIN attempts per client network across all users."),
+        Setting.rateLimit("anonymous_per_ip", default: RateLimitRule(limit: 30, window: 3600), "Anonymous sign-ups per client network."),
+        Setting("anonymous_ttl", .seconds, default: "2592000", "An anonymous user with nothing linked is deleted this long after its last session ended."),
+    ]
+}
+
+extension PINProvider {
+    /// What the PIN provider records beyond the kernel's events.
+    public static let auditEvents = [AuditEventDeclaration("pin_changed", "A PIN was set or changed.")]
+}

@@ -67,3 +67,23 @@ public struct PasskeySettings: Sendable {
         return host == rpID || (host.hasSuffix("." + rpID) && (rpID.contains(".") || rpID == "localhost"))
     }
 }
+
+extension PasskeyProvider {
+    /// The `passkeys` section's keys.
+    public static let settings = [
+        Setting("rp_id", .string, default: "none (required)", "The relying party id: the issuer's host or a domain it is under."),
+        Setting("rp_name", .string, default: "rp_id", "The name an authenticator shows."),
+        Setting("origins", .strings, default: "https://RP_ID", "The origins a ceremony may come from."),
+        Setting("apple_app_ids", .strings, default: "none", "TEAM.bundle ids served in apple-app-site-association for webcredentials."),
+        Setting("max_per_user", .integer, default: "20", "Passkeys one user may register."),
+        Setting.rateLimit("login_per_ip", default: RateLimitRule(limit: 30, window: 60), "Passkey sign-in ceremonies per client network."),
+    ]
+}
+
+extension PasskeyProvider {
+    /// What the passkey provider records beyond the kernel's events.
+    public static let auditEvents = [
+        AuditEventDeclaration("passkey_added", "A passkey was registered."),
+        AuditEventDeclaration("passkey_removed", "A passkey was removed."),
+    ]
+}

@@ -29,7 +29,6 @@ public struct PasswordProvider: AuthProvider, PasswordVerifying {
         policy = PasswordPolicy(minLength: settings.minLength)
         hasher = try PasswordHasher(parameters: settings.argon2, threads: settings.maxConcurrentHashes)
         decoys = kernel.decoys(Self.id)
-        try PasswordMail.register(on: kernel.mailer)
         kernel.approvals.setAuditPrefix("reset", for: Self.approvalKind)
         if settings.loginRequiresEmailCode {
             kernel.signInHooks.register(EmailCodeFactor(kernel: kernel))

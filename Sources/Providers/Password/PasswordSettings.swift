@@ -98,3 +98,43 @@ public struct PasswordSettings: Sendable {
 }
 
 import NIOCore
+
+extension PasswordProvider {
+    /// The `password` section's keys.
+    public static let settings = [
+        Setting("min_length", .integer, default: "8", "Shortest password, in Unicode code points after NFKC normalisation (the longest is 128)."),
+        Setting("require_email_verification", .boolean, default: "true", "Registration creates nothing until the mailed code is verified; false makes the account at once."),
+        Setting("approval_ttl", .seconds, default: "60", "How long a device reset waits for approval; once approved, the requester has as long again."),
+        Setting("argon2.ops_limit", .integer, default: "2", "Argon2id passes (2–20); raising it re-hashes each password at its next login."),
+        Setting("argon2.memory_kib", .integer, default: "19456", "Argon2id memory in KiB (at least OWASP's 19456)."),
+        Setting("max_concurrent_hashes", .integer, default: "cores − 1, at least 1", "Hashes computed at once, on idle-priority threads; more queue."),
+        Setting("code_ttl", .seconds, default: "900", "How long a verification or reset code works."),
+        Setting("resend_interval", .seconds, default: "60", "One code per address per this many seconds; 0 turns it off."),
+        Setting("max_attempts", .integer, default: "5", "Wrong tries that end a code."),
+        Setting("max_failures", .integer, default: "30", "Wrong codes allowed per address within failure_window, across resends."),
+        Setting("failure_window", .seconds, default: "3600", "The window of max_failures."),
+        Setting.rateLimit("login_per_ip", default: RateLimitRule(limit: 30, window: 60), "Logins per client network, known and unknown addresses alike."),
+        Setting.rateLimit("login_per_email", default: RateLimitRule(limit: 10, window: 300), "Logins per address, known or not."),
+        Setting("lockout_after", .integer, default: "10", "Consecutive wrong passwords that lock the account's password sign-in."),
+        Setting("lockout", .seconds, default: "900", "How long that lock lasts."),
+        Setting.rateLimit("register_per_ip", default: RateLimitRule(limit: 10, window: 3600), "Registrations per client network."),
+        Setting.rateLimit("verifies_per_ip", default: RateLimitRule(limit: 60, window: 600), "Code checks per client network."),
+        Setting.rateLimit("attempts_per_client", default: RateLimitRule(limit: 10, window: 3600), "Code checks one client network may make for one address."),
+        Setting.rateLimit("resends_per_ip", default: RateLimitRule(limit: 20, window: 3600), "Verification codes resent per client network."),
+        Setting.rateLimit("resets_per_email_ip", default: RateLimitRule(limit: 3, window: 3600), "Resets one client network may ask for one address."),
+        Setting.rateLimit("resets_per_email", default: RateLimitRule(limit: 10, window: 3600), "Resets asked for one address from anywhere (a client's first ask always counts as its own)."),
+        Setting.rateLimit("resets_per_ip", default: RateLimitRule(limit: 10, window: 3600), "Resets asked per client network."),
+        Setting("max_pending_resets", .integer, default: "2", "Device resets one address may have waiting at once."),
+        Setting("login_requires_email_code", .boolean, default: "false", "Every login also needs a code mailed to the verified address."),
+        Setting("refusal_floor_ms", .integer, default: "250", "A refused login is answered no sooner than this after it arrived, whatever the reason."),
+    ]
+}
+
+extension PasswordProvider {
+    /// What the password provider records beyond the kernel's events.
+    public static let auditEvents = [
+        AuditEventDeclaration("password_changed", "A password was set, changed or reset."),
+        AuditEventDeclaration("reset_requested", "A password reset was asked for (by mail or by another device)."),
+        AuditEventDeclaration("reset_completed", "A password reset set a new password."),
+    ]
+}

@@ -20,3 +20,22 @@ public struct TOTPSettings: Sendable {
         lockout = try section.seconds("lockout", default: 900, max: 86_400)
     }
 }
+
+extension TOTPProvider {
+    /// The `totp` section's keys.
+    public static let settings = [
+        Setting("issuer", .string, default: "authd", "The name an authenticator app shows beside the account."),
+        Setting("max_attempts", .integer, default: "5", "Consecutive wrong codes that lock the second factor."),
+        Setting("lockout", .seconds, default: "900", "How long that lock lasts."),
+    ]
+}
+
+extension TOTPProvider {
+    /// What the TOTP provider records beyond the kernel's events.
+    public static let auditEvents = [
+        AuditEventDeclaration("totp_enabled", "An authenticator app was confirmed as a second factor."),
+        AuditEventDeclaration("totp_disabled", "The authenticator app was removed."),
+        AuditEventDeclaration("recovery_code_used", "A recovery code answered a second-factor challenge."),
+        AuditEventDeclaration("recovery_codes_replaced", "New recovery codes were made; the old ones no longer work."),
+    ]
+}

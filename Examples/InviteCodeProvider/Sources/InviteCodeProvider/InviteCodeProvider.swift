@@ -20,6 +20,12 @@ public struct InviteCodeProvider: AuthProvider {
     /// Codes shorter than this are refused at start-up: a code is a password no one chose.
     public static let minimumCodeLength = 12
 
+    /// The `invite` section's keys: what `authd check` lists, and the only ones `init` may read.
+    public static let settings = [
+        Setting("codes", .strings, default: "none (required)", "The invite codes, 12 to 128 characters each; each is one person's account."),
+        Setting.rateLimit("attempts_per_ip", default: RateLimitRule(limit: 10, window: 60), "Redeem attempts per client network."),
+    ]
+
     let kernel: Kernel
     let digests: [[UInt8]]
     let attemptsPerIP: RateLimitRule

@@ -21,6 +21,27 @@ public struct MagicLinkProvider: AuthProvider {
     static let purpose = "magic-link.sign-in"
     static let template = "magic-link.link"
 
+    /// What `authd check` lists and docs/configuration.md shows; the only keys `init` may read.
+    public static let settings = [
+        Setting("ttl", .seconds, default: "900", "How long a mailed link works."),
+        Setting("link", .string, default: "ISSUER/magic", "The page the link opens: the app's universal link."),
+        Setting.rateLimit("sends_per_ip", default: RateLimitRule(limit: 20, window: 3600), "Links mailed per client network."),
+        Setting.rateLimit("sends_per_email", default: RateLimitRule(limit: 1, window: 60), "Links mailed to one address."),
+    ]
+
+    /// Each link mailed is audited (the address, never the link).
+    public static let auditEvents = [AuditEventDeclaration("magic_link_sent", "A sign-in link was mailed.")]
+
+    /// The link's mail, registered before `init` runs.
+    public static let mailTemplates = [
+        MailTemplateDeclaration(
+            template, "The sign-in link (`{{link}}`, `{{lifetime}}`).",
+            MailTemplate(
+                subject: "Your {{product_name}} sign-in link",
+                text: "Open this link on the device you are signing in on:\n\n{{link}}\n\nIt works once and expires in {{lifetime}}. If you did not ask for it, ignore this email.",
+                html: #"<p>Open this link on the device you are signing in on:</p><p><a href="{{link}}">{{link}}</a></p><p>It works once and expires in {{lifetime}}. If you did not ask for it, ignore this email.</p>"#))
+    ]
+
     let kernel: Kernel
     let ttl: Int
     let link: String
@@ -33,12 +54,6 @@ public struct MagicLinkProvider: AuthProvider {
         link = try config.string("link", default: kernel.issuer + "/magic")
         sendsPerIP = try config.rule("sends_per_ip", default: RateLimitRule(limit: 20, window: 3600))
         sendsPerEmail = try config.rule("sends_per_email", default: RateLimitRule(limit: 1, window: 60))
-        try kernel.mailer.register(
-            Self.template,
-            MailTemplate(
-                subject: "Your {{product_name}} sign-in link",
-                text: "Open this link on the device you are signing in on:\n\n{{link}}\n\nIt works once and expires in {{lifetime}}. If you did not ask for it, ignore this email.",
-                html: #"<p>Open this link on the device you are signing in on:</p><p><a href="{{link}}">{{link}}</a></p><p>It works once and expires in {{lifetime}}. If you did not ask for it, ignore this email.</p>"#))
     }
 
     struct Send: Decodable { var email: String }
@@ -67,6 +82,7 @@ public struct MagicLinkProvider: AuthProvider {
             try await kernel.mailer.send(
                 template: Self.template, to: email.value,
                 values: ["link": link + "?token=" + token, "lifetime": MailTemplate.lifetime(ttl)])
+            await kernel.audit.record("magic_link_sent", provider: Self.id, account: email.value)
             return Sent(message: "Sign-in link sent", expiresIn: ttl)
         }
         routes.post("magic-link/redeem") { request, context -> SignInResponse in

@@ -24,16 +24,23 @@ public struct NewNetworkConfirmation: AuthProvider {
     static let mailTemplate = "new-network.code"
     static let codes = CodePolicy(ttl: 300, resendInterval: 0, maxAttempts: 5, maxFailures: 10, failureWindow: 900)
 
-    public init(kernel: Kernel, config: inout ConfigSection) throws {
-        let remember = try config.int("remember", default: 10, in: 1...100)
-        // A server-wide pepper: the stored hashes say nothing about where anyone has been.
-        let networks = Networks(pepper: try kernel.secret(named: "new-network"), remember: remember, users: kernel.users)
-        try kernel.mailer.register(
-            Self.mailTemplate,
+    /// Its one setting.
+    public static let settings = [Setting("remember", .integer, default: "10", "Networks remembered per account (1–100).")]
+
+    /// The code's mail, registered before `init` runs.
+    public static let mailTemplates = [
+        MailTemplateDeclaration(
+            mailTemplate, "The code asked when a sign-in comes from a new network (`{{code}}`, `{{lifetime}}`).",
             .code(
                 subject: "Your {{product_name}} sign-in code: {{code}}",
                 lead: "Someone is signing in to your {{product_name}} account from a network it has not used before. If it is you, enter",
                 tail: "It expires in {{lifetime}}. If it is not you, change your password."))
+    ]
+
+    public init(kernel: Kernel, config: inout ConfigSection) throws {
+        let remember = try config.int("remember", default: 10, in: 1...100)
+        // A server-wide pepper: the stored hashes say nothing about where anyone has been.
+        let networks = Networks(pepper: try kernel.secret(named: "new-network"), remember: remember, users: kernel.users)
         kernel.signInHooks.register(Policy(networks: networks))
         kernel.signInHooks.register(Factor(kernel: kernel, networks: networks))
     }

@@ -9,27 +9,53 @@ struct AuditCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "audit",
         abstract: "Read the audit log (DATA/audit.jsonl).",
-        subcommands: [Tail.self]
+        subcommands: [Tail.self, Events.self]
     )
+
+    /// The events the kernel and this build's providers declare, by name.
+    static var known: [AuditEventDeclaration] {
+        var seen = Set<String>()
+        return (AuditEventDeclaration.kernel + Authd.providers.types.flatMap { $0.auditEvents }).filter { seen.insert($0.name).inserted }
+    }
+
+    struct Events: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List the audit events the kernel and this build's providers declare, one per line with what it means.")
+
+        func run() async throws {
+            let events = AuditCommand.known.sorted { $0.name < $1.name }
+            let width = events.map(\.name.count).max() ?? 0
+            for event in events {
+                print(event.name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + event.summary)
+            }
+        }
+    }
 
     struct Tail: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print the last audit events, one JSON line each; with --follow, keep printing new ones.",
             discussion: """
-                Reads the file directly (it needs no running server). Events: sign_in, sign_in_failed,
-                refresh_reuse, logout, password_changed, pin_changed, reset_requested, reset_approved,
-                reset_denied, reset_completed, lockout, account_deleted, admin.
+                Reads the file directly (it needs no running server). `authd audit events` lists the
+                events, and --event takes only those.
 
                 Examples:
                   authd audit tail
                   authd audit tail --user anna@example.com -n 100
+                  authd audit tail --event sign_in_failed
                   authd audit tail --follow --data /var/lib/authd
                 """
         )
         @OptionGroup var target: DataFolderOptions
         @Option(help: "Only events of this user id, or of this email or username tried.") var user: String?
+        @Option(help: "Only events of this name (see `authd audit events`).") var event: String?
         @Option(name: [.customShort("n"), .long], help: "How many of the last events to print.") var lines = 20
         @Flag(help: "Keep printing events as they are written (stop with Ctrl-C).") var follow = false
+
+        func validate() throws {
+            if let event, !AuditCommand.known.contains(where: { $0.name == event }) {
+                throw ValidationError("no audit event is named \(event); these are: \(AuditCommand.known.map(\.name).sorted().joined(separator: ", "))")
+            }
+        }
 
         func run() async throws {
             let path = target.folder + "/audit.jsonl"
@@ -69,10 +95,12 @@ struct AuditCommand: AsyncParsableCommand {
         }
 
         private func matches(_ line: String) -> Bool {
+            guard user != nil || event != nil else { return true }
+            guard let entry = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return false }
+            if let event, entry["event"] as? String != event { return false }
             guard let user else { return true }
-            guard let event = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return false }
             let wanted = user.lowercased()
-            return (event["user_id"] as? String)?.lowercased() == wanted || (event["account"] as? String)?.lowercased() == wanted
+            return (entry["user_id"] as? String)?.lowercased() == wanted || (entry["account"] as? String)?.lowercased() == wanted
         }
     }
 }
