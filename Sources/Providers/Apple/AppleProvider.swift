@@ -1,5 +1,6 @@
 public import AuthKernel
 import Foundation
+import JWTKit
 public import Hummingbird
 import Logging
 public import ServiceLifecycle
@@ -28,7 +29,10 @@ public struct AppleProvider: AuthProvider {
     public init(kernel: Kernel, config: inout ConfigSection) throws {
         self.kernel = kernel
         settings = try AppleSettings(&config)
-        keySet = AppleKeySet(url: settings.jwksURL, refetchInterval: settings.jwksRefetchInterval, clock: kernel.clock, logger: kernel.logger, http: kernel.http)
+        keySet = AppleKeySet(
+            remote: RemoteKeySet(
+                name: "Apple", url: settings.jwksURL, refetchInterval: settings.jwksRefetchInterval, http: kernel.http, clock: kernel.clock,
+                logger: kernel.logger, validate: { json in try await JWTKeyCollection().add(jwksJSON: json) }))
         verifier = AppleTokenVerifier(keySet: keySet, settings: settings)
         box = try SecretBox(key: try kernel.secret(named: "apple-secretbox"))
         if let revocation = settings.revocation {
@@ -62,7 +66,7 @@ public struct AppleProvider: AuthProvider {
     }
 
     /// Its background work, run beside the server.
-    public var services: [any Service] { [AppleKeyRefresher(keySet: keySet)] }
+    public var services: [any Service] { [keySet.remote.refresher] }
 
     /// Its routes, under `/api/v1/auth`.
     public func routes() -> RouteCollection<AuthRequestContext> {
@@ -115,22 +119,6 @@ public struct AppleProvider: AuthProvider {
         } catch {
             kernel.logger.warning("could not exchange the Apple authorization code", metadata: ["user.id": "\(user.id.lowercased)", "error": "\(error)"])
             return user
-        }
-    }
-}
-
-/// Fetches Apple's keys in the background: once at start (without delaying it), then whenever the cache expires.
-struct AppleKeyRefresher: Service {
-    let keySet: AppleKeySet
-
-    func run() async throws {
-        while !Task.isShuttingDownGracefully, !Task.isCancelled {
-            // Shutdown does not wait for a slow Apple.
-            await cancelWhenGracefulShutdown { await keySet.refresh() }
-            let wait = await keySet.secondsUntilExpiry()
-            do {
-                try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(max(300, wait))) }
-            } catch { return }
         }
     }
 }
