@@ -33,7 +33,7 @@ struct GuideSnippetsTests {
     @Test func everySnippetLineStandsInCodeThatCompiles() throws {
         let catalog = Self.root.appendingPathComponent("Sources/AuthKernel/AuthKernel.docc")
         let articles = try FileManager.default.contentsOfDirectory(at: catalog, includingPropertiesForKeys: nil).filter { $0.pathExtension == "md" }
-        let sources = Set((Self.swiftFiles(under: "Sources") + Self.swiftFiles(under: "Examples")).flatMap { file in
+        let sources = Set((Self.swiftFiles(under: "Sources") + Self.swiftFiles(under: "Examples") + Self.swiftFiles(under: "Tests")).flatMap { file in
             ((try? String(contentsOf: file, encoding: .utf8)) ?? "").split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
         })
         var blocks = 0, missing: [String] = []

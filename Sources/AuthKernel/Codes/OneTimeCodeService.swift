@@ -216,6 +216,17 @@ public struct OneTimeCodeService: Sendable {
         return payload
     }
 
+    /// Ends the pending code of `key` for `purpose`, if there is one: what a provider does when the
+    /// sign-in the code was for happened another way (the link mailed with it was opened). Its
+    /// failures stay counted in their window.
+    public func revoke(purpose: String, key: String) async throws {
+        try await store.write([.code(purpose: purpose, key: key)]) { state in
+            guard var record = state.code(purpose: purpose, key: key), !record.digest.isEmpty else { return }
+            record.digest = ""
+            state.put(record)
+        }
+    }
+
     /// The payload of an unexpired code, without using the code.
     public func pendingPayload(purpose: String, key: String) async throws -> [String: JSONValue]? {
         let now = clock.now()

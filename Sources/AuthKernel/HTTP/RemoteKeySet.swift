@@ -16,7 +16,7 @@ public import ServiceLifecycle
 /// The set is handed over as its JSON, to be read by the JOSE library the provider uses:
 ///
 /// ```swift
-/// let fetched = try await keySet.keys(for: kid)
+/// let fetched = try await remote.keys(for: kid)
 /// let keys = JWTKeyCollection()
 /// try await keys.add(jwksJSON: fetched.json)
 /// ```
@@ -61,6 +61,11 @@ public actor RemoteKeySet {
 
     /// A key set at `url`.
     /// - Parameters:
+    ///   - name: who publishes it, for the log.
+    ///   - url: where the set is served (`https://`).
+    ///   - http: the client it is fetched with, ``Kernel/http``.
+    ///   - clock: the time, for the cache; `kernel.clock`.
+    ///   - logger: where fetches and failures are logged.
     ///   - refetchInterval: the least time, in seconds, between two fetches an unknown `kid` causes.
     ///   - validate: called with a fetched set before it replaces the cached one; a set it throws
     ///     for (one the provider's JOSE library cannot read) is refused and the old one kept.

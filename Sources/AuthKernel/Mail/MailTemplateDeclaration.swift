@@ -4,8 +4,8 @@
 /// ```swift
 /// public static let mailTemplates = [
 ///     MailTemplateDeclaration(
-///         template, "The sign-in link (`{{link}}`, `{{lifetime}}`).",
-///         MailTemplate(subject: "Your {{product_name}} sign-in link", text: …, html: …))
+///         template, "The sign-in link and code (`{{link}}`, `{{code}}`, `{{lifetime}}`).",
+///         MailTemplate(subject: "Your {{product_name}} sign-in link (code {{code}})", text: …, html: …))
 /// ]
 /// ```
 public struct MailTemplateDeclaration: Sendable {
