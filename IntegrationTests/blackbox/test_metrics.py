@@ -54,6 +54,11 @@ def test_metrics_count_what_an_operator_watches():
         assert value(text, "authd_store_snapshot_seconds_count") >= 1
         assert value(text, "authd_store_journal_bytes") is not None
         assert value(text, "authd_jobs_pending", kind="mail") == 0
+        # Every audit event by name: those that happened, and every declared one from 0.
+        assert value(text, "authd_audit_events_total", event="sign_in") == 1
+        assert value(text, "authd_audit_events_total", event="sign_in_failed") >= 2
+        assert value(text, "authd_audit_events_total", event="password_changed") == 0
+        assert value(text, "authd_audit_events_total", event="refresh_reuse") == 0
         # Not on the public port.
         assert server.call("GET", "/metrics")[0] == 404
         # No secret in it.
