@@ -18,8 +18,11 @@ public import Hummingbird
 /// "magic-link": { "ttl": 900, "link": "https://app.example.com/magic" }
 /// ```
 public struct MagicLinkProvider: AuthProvider {
+    /// `magic-link`: its name in `providers`, its section, `auth_providers` and `amr`.
     public static let id = "magic-link"
+    /// How the notice of a newly added sign-in method names it.
     public static let methodName = "a link mailed to you"
+    /// It needs the app's link page: runs only when `providers` lists it.
     public static let startsByDefault = false
 
     static let purpose = "magic-link.sign-in"
@@ -57,6 +60,7 @@ public struct MagicLinkProvider: AuthProvider {
     /// The code mailed with the link: six digits, five tries, as long as the link.
     let codes: CodePolicy
 
+    /// Reads its declared settings.
     public init(kernel: Kernel, config: inout ConfigSection) throws {
         self.kernel = kernel
         ttl = try config.seconds("ttl", default: 900, max: 86_400)
@@ -87,6 +91,7 @@ public struct MagicLinkProvider: AuthProvider {
         enum CodingKeys: String, CodingKey { case message, expiresIn = "expires_in" }
     }
 
+    /// `send`, `redeem` and `verify-code`, under `/api/v1/auth/magic-link`.
     public func routes() -> RouteCollection<AuthRequestContext> {
         let routes = RouteCollection(context: AuthRequestContext.self)
         routes.post("magic-link/send") { request, context -> Sent in

@@ -37,6 +37,7 @@ public struct NewNetworkConfirmation: AuthProvider {
                 tail: "It expires in {{lifetime}}. If it is not you, change your password."))
     ]
 
+    /// Registers the policy and the second factor with the kernel.
     public init(kernel: Kernel, config: inout ConfigSection) throws {
         let remember = try config.int("remember", default: 10, in: 1...100)
         // A server-wide pepper: the stored hashes say nothing about where anyone has been.
