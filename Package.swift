@@ -51,6 +51,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         // The optional PostgreSQL backend (storage.backend = postgres): several instances, one user base.
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        // authd's own pages: templates kept as files, rendered server-side.
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
     ],
     targets: [
         .systemLibrary(
@@ -106,7 +108,7 @@ let package = Package(
             name: "EmailProvider",
             dependencies: ["AuthKernel", .product(name: "Logging", package: "swift-log")],
             path: "Sources/Providers/Email",
-            resources: [.embedInCode("openapi.yaml")],
+            resources: [.embedInCode("openapi.yaml"), .embedInCode("Pages/address.mustache"), .embedInCode("Pages/code.mustache")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -219,8 +221,14 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "Mustache", package: "swift-mustache"),
             ],
-            resources: [.embedInCode("OpenAPI/kernel.yaml")],
+            resources: [
+                .embedInCode("OpenAPI/kernel.yaml"),
+                .embedInCode("Pages/Templates/layout.mustache"), .embedInCode("Pages/Templates/login.mustache"),
+                .embedInCode("Pages/Templates/factor.mustache"), .embedInCode("Pages/Templates/account.mustache"),
+                .embedInCode("Pages/Templates/message.mustache"), .embedInCode("Pages/Templates/authd.css"),
+            ],
             swiftSettings: swiftSettings
         ),
         // The whole server: the core, every built-in provider, the command line, PostgreSQL, HTTPS with

@@ -59,9 +59,12 @@ struct OpenAPISpecTests {
     ])
     func everyRouteIsInTheServedDocumentAndTheReverse(providers: [String]) async throws {
         let (routes, document) = try await Self.serve(providers)
-        // The /device page is HTML for people (contract §7), not part of the API the document describes.
-        let served = routes.filter { !$0.hasSuffix(" /device") && !$0.contains(" /device/") }
-        #expect(served.count == routes.count - 8)  // the page, its stylesheet, and its six forms
+        // The pages (/device, /login, /account, /logout, their stylesheets) are HTML for people
+        // (contract §7, §13), not part of the API the document describes.
+        let pages = ["/device", "/login", "/logout", "/account", "/assets"]
+        let served = routes.filter { route in !pages.contains { route.hasSuffix(" " + $0) || route.contains(" " + $0 + "/") } }
+        // /device: the page, its stylesheet, six forms; the sign-in pages: /login and three forms, /logout, /account and one form, the stylesheet.
+        #expect(served.count == routes.count - 8 - 8)
         let specified = Self.specOperations(document)
         #expect(specified.count > 15)
         #expect(Set(served).subtracting(specified).sorted() == [], "served but not in /openapi.yaml")

@@ -62,13 +62,22 @@ public struct SessionService: Sendable {
     public func signIn(
         _ user: UserRecord, amr: [String], device: DeviceInfo, requireUnchangedCredentials: Bool = true, multiFactor: Bool = false
     ) async throws -> SignInResponse {
+        try await signIn(user, amr: amr, device: device, requireUnchangedCredentials: requireUnchangedCredentials, multiFactor: multiFactor, kind: nil)
+    }
+
+    /// ``signIn(_:amr:device:requireUnchangedCredentials:multiFactor:)`` for a session of `kind`
+    /// (`browser` for authd's own pages).
+    package func signIn(
+        _ user: UserRecord, amr: [String], device: DeviceInfo, requireUnchangedCredentials: Bool = true, multiFactor: Bool = false,
+        kind: SessionRecord.Kind?
+    ) async throws -> SignInResponse {
         let amr = amr.filter { $0 != "mfa" } + (multiFactor ? ["mfa"] : [])
         guard !hooks.policies.isEmpty else {
-            return .session(try await startSession(user, amr: amr, device: device, requireUnchangedCredentials: requireUnchangedCredentials))
+            return .session(try await startSession(user, amr: amr, device: device, requireUnchangedCredentials: requireUnchangedCredentials, kind: kind))
         }
         let offered = try await secondFactorsDemanded(of: user, amr: amr, device: device, multiFactor: multiFactor)
         guard !offered.isEmpty else {
-            return .session(try await startSession(user, amr: amr, device: device, requireUnchangedCredentials: requireUnchangedCredentials))
+            return .session(try await startSession(user, amr: amr, device: device, requireUnchangedCredentials: requireUnchangedCredentials, kind: kind))
         }
         return .secondFactorRequired(
             try await startChallenge(user, amr: amr, device: device, factors: offered, requireUnchangedCredentials: requireUnchangedCredentials))
@@ -103,14 +112,16 @@ public struct SessionService: Sendable {
     /// Starts a session for `user` at once, without the sign-in policies: for what has passed them
     /// (a completed challenge) and for tests.
     package func startSession(
-        _ user: UserRecord, amr: [String], device: DeviceInfo, requireUnchangedCredentials: Bool = true
+        _ user: UserRecord, amr: [String], device: DeviceInfo, requireUnchangedCredentials: Bool = true, kind: SessionRecord.Kind? = nil
     ) async throws -> SessionResponse {
         let now = clock.now()
         let token = RefreshToken.generate()
-        let session = SessionRecord(
+        var started = SessionRecord(
             userID: user.id, deviceName: device.name, platform: device.platform, amr: amr, createdAt: now,
             expiresAt: now.addingTimeInterval(TimeInterval(settings.refreshTTL)), refreshHash: RefreshToken.hash(token)
         )
+        started.kind = kind
+        let session = started
         let current = try await store.write([.user(user.id)]) { state -> UserRecord in
             // The user may have been deleted while the caller was deciding to sign it in.
             guard let current = state.user(id: user.id) else { throw AuthError.unauthorized }
@@ -131,8 +142,9 @@ public struct SessionService: Sendable {
         guard token.utf8.count <= 256 else { throw AuthError.invalidRefreshToken }
         let presented = RefreshToken.hash(token)
         let found = try await store.read([.sessionByRefreshHash(presented)]) { state in
-            // An API key's hash sits in the same index; a key is exchanged, never rotated.
-            state.session(refreshHash: presented).flatMap { $0.isAPIKey ? nil : ($0.id, $0.userID) }
+            // An API key's hash sits in the same index; a key is exchanged, never rotated. A browser's
+            // cookie is never turned into tokens.
+            state.session(refreshHash: presented).flatMap { $0.isAPIKey || $0.isBrowser ? nil : ($0.id, $0.userID) }
         }
         guard let (sessionID, userID) = found else { throw AuthError.invalidRefreshToken }
         try await rateLimiter.consume(settings.refreshRate, key: "refresh:\(sessionID)", message: "Too many refreshes for this session. Wait before trying again.")
@@ -210,6 +222,26 @@ public struct SessionService: Sendable {
             logger.debug("access token of an ended session", metadata: ["session.id": "\(sid.lowercased)"])
             throw AuthError.unauthorized
         }
+        return Principal(user: user, session: session, claims: claims)
+    }
+
+    /// The user and browser session a `__Host-` cookie holds the secret of, while the session lives
+    /// and the account is enabled; nil otherwise.
+    package func browserPrincipal(cookie secret: String) async throws -> Principal? {
+        guard !secret.isEmpty, secret.utf8.count <= 256 else { return nil }
+        let presented = RefreshToken.hash(secret), now = clock.now()
+        let found = try await store.read([.sessionByRefreshHash(presented)]) { state -> (SessionRecord, UserRecord)? in
+            guard let session = state.session(refreshHash: presented), session.isBrowser, session.expiresAt > now,
+                let user = state.user(id: session.userID), user.disabledAt == nil
+            else { return nil }
+            return (session, user)
+        }
+        guard let (session, user) = found else { return nil }
+        let created = Int(session.createdAt.timeIntervalSince1970)
+        let claims = AccessTokenClaims(
+            iss: verifier.issuer, aud: verifier.audience, sub: user.id.lowercased, sid: session.id.lowercased, iat: created,
+            exp: Int(session.expiresAt.timeIntervalSince1970), jti: session.id.lowercased, amr: session.amr, isAnonymous: user.isAnonymous,
+            authTime: created)
         return Principal(user: user, session: session, claims: claims)
     }
 

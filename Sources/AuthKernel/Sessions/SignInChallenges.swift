@@ -138,7 +138,7 @@ extension SessionService {
     /// Uses up `challenge` (answered right with `factor`) and starts its session, `amr` listing both
     /// factors and `mfa`.
     /// - Throws: 401 `INVALID_CHALLENGE` when it was used meanwhile.
-    package func completeChallenge(_ challenge: SignInChallenge, factor: String) async throws -> SessionResponse {
+    package func completeChallenge(_ challenge: SignInChallenge, factor: String, kind: SessionRecord.Kind? = nil) async throws -> SessionResponse {
         let key = challenge.key, now = clock.now()
         let payload = try await store.write([.code(purpose: Self.challengePurpose, key: key)]) { state -> [String: JSONValue] in
             // The answer's own reservation counts among the attempts: up to all of them.
@@ -153,7 +153,7 @@ extension SessionService {
         var checkCredentials = true
         if case .bool(let check) = payload["check_credentials"] { checkCredentials = check }
         return try await startSession(
-            user, amr: challenge.amr + [factor, "mfa"], device: Self.device(payload), requireUnchangedCredentials: checkCredentials)
+            user, amr: challenge.amr + [factor, "mfa"], device: Self.device(payload), requireUnchangedCredentials: checkCredentials, kind: kind)
     }
 
     /// Uses up `challenge` (answered right) without starting a session: for the `/device` page,

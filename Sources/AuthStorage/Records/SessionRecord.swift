@@ -33,10 +33,15 @@ public struct SessionRecord: Codable, Sendable, Equatable {
     public enum Kind: String, Codable, Sendable {
         /// A long-lived key a device exchanges for short-lived access tokens.
         case apiKey = "api_key"
+        /// A person signed in on authd's own pages: its secret is the browser's `__Host-` cookie,
+        /// never exchanged for tokens.
+        case browser
     }
 
     /// Whether it is an API key.
     public var isAPIKey: Bool { kind == .apiKey }
+    /// Whether it is a browser's sign-in on authd's pages.
+    public var isBrowser: Bool { kind == .browser }
 
     /// Whether it may only read and edit the profile, list sessions, log out and refresh (contract
     /// §5): made by an API key or by the device flow, never by a person signing in on this device.

@@ -214,6 +214,15 @@ package final class AuthServer: Sendable {
                 kernel: kernel, devices: devices, store: store, issuer: issuerName, productName: config.mail.productName,
                 box: try SecretBox(key: kernel.secret(named: "device-page")), passwordCheck: passwordCheck
             ).add(to: router)
+            let gate = PageGate(issuer: issuerName)
+            let pageProviders = providers.compactMap { $0 as? any PageSignIn }
+            let renderer: PageRenderer
+            do { renderer = try PageRenderer(providers: pageProviders, productName: config.mail.productName) } catch { throw error }
+            let login = LoginRoutes(
+                kernel: kernel, gate: gate, renderer: renderer, providers: pageProviders, box: try SecretBox(key: kernel.secret(named: "pages")),
+                csrfKey: try kernel.secret(named: "pages-csrf"))
+            login.add(to: router)
+            AccountRoutes(kernel: kernel, gate: gate, renderer: renderer, login: login).add(to: router)
             for provider in providers {
                 api.addRoutes(provider.routes())
                 router.addRoutes(provider.rootRoutes())

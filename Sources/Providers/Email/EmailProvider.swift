@@ -51,30 +51,42 @@ public struct EmailProvider: AuthProvider {
             let body = try await request.decodeJSON(as: VerifyBody.self, context: context)
             guard let email = EmailAddress(body.email) else { throw AuthError.invalidEmail }
             let device = try DeviceInfo(name: body.deviceName, platform: body.platform)
-            // A request refused by the per-IP limit is not an attempt worth an audit line (each is an
-            // fsync, and a flood of them would rotate real events out).
-            try await kernel.rateLimiter.consume([
-                RateLimitCharge(settings.verifiesPerIP, key: "email.verify.ip:\(context.clientKey)"),
-                RateLimitCharge(settings.attemptsPerClient, key: "email.verify.client:\(context.clientKey):\(email.value)"),
-            ])
-            do {
-                try await kernel.codes.verify(purpose: Self.purpose, key: email.value, code: body.code, policy: settings.codes)
-            } catch let error as AuthError {
-                await kernel.audit.record("sign_in_failed", provider: Self.id, account: email.value, device: device.name, reason: error.code)
-                throw error
-            }
-            let user = try await kernel.users.signIn(
-                .init(identity: Identity(provider: Self.id, subject: email.value), email: email.value, emailVerified: true),
-                linkingTo: context.principal
-            )
+            let user = try await verifiedUser(email, code: body.code, device: device, context)
             return try await kernel.sessions.signIn(user, amr: [Self.id], device: device, requireUnchangedCredentials: false)
         }
         return routes
     }
 
+    /// The user the mailed `code` proves `email` is, made at the first sign-in; with a Bearer, the
+    /// identity links to the caller. Wrong codes are audited.
+    func verifiedUser(_ email: EmailAddress, code: String, device: DeviceInfo, _ context: AuthRequestContext) async throws -> UserRecord {
+        // A request refused by the per-IP limit is not an attempt worth an audit line (each is an
+        // fsync, and a flood of them would rotate real events out).
+        try await kernel.rateLimiter.consume([
+            RateLimitCharge(settings.verifiesPerIP, key: "email.verify.ip:\(context.clientKey)"),
+            RateLimitCharge(settings.attemptsPerClient, key: "email.verify.client:\(context.clientKey):\(email.value)"),
+        ])
+        do {
+            try await kernel.codes.verify(purpose: Self.purpose, key: email.value, code: code, policy: settings.codes)
+        } catch let error as AuthError {
+            await kernel.audit.record("sign_in_failed", provider: Self.id, account: email.value, device: device.name, reason: error.code)
+            throw error
+        }
+        return try await kernel.users.signIn(
+            .init(identity: Identity(provider: Self.id, subject: email.value), email: email.value, emailVerified: true),
+            linkingTo: context.principal
+        )
+    }
+
     private func sendCode(_ request: Request, _ context: AuthRequestContext, message: String) async throws -> Sent {
         let body = try await request.decodeJSON(as: EmailBody.self, context: context)
         guard let email = EmailAddress(body.email) else { throw AuthError.invalidEmail }
+        try await sendCode(to: email, context)
+        return Sent(message: message, expiresIn: settings.codes.ttl)
+    }
+
+    /// Mails a sign-in code to `email`, within the limits per network and the address's resend interval.
+    func sendCode(to email: EmailAddress, _ context: AuthRequestContext) async throws {
         try await kernel.rateLimiter.consume(settings.sendsPerIP, key: "email.send.ip:\(context.clientKey)")
         // The interval is the address's, not its code record's: a sign-in uses the record up, and a
         // resend right after it must still wait (contract §12).
@@ -88,6 +100,5 @@ public struct EmailProvider: AuthProvider {
             template: EmailMail.signInCode, to: email.value, values: ["lifetime": MailTemplate.lifetime(settings.codes.ttl)], code: code
         )
         kernel.logger.info("sign-in code sent", metadata: ["request.ip": "\(context.clientIP)"])
-        return Sent(message: message, expiresIn: settings.codes.ttl)
     }
 }

@@ -1,0 +1,205 @@
+"""authd's own pages (contract §13) in a real browser and over plain HTTP: /login with a mailed code
+read from the mail as a person reads it, /account, sign-out; the cookie, CSRF, Origin, header and
+return_to rules; an accessibility check of each page (axe-core, nothing serious or critical).
+Screenshots at 375 and 1280 px are kept under IntegrationTests/blackbox/output/pages/."""
+import os
+import re
+import shutil
+import urllib.parse
+
+import pytest
+import requests
+from axe_selenium_python import Axe
+from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+from conftest import running_server
+from mailtext import code_in
+
+OUTPUT = os.path.join(os.path.dirname(__file__), "output", "pages")
+# Pages are served on the issuer's host only: the default issuer, http://127.0.0.1:PORT, is where the tests go.
+PAGES = {"issuer": None}
+
+
+@pytest.fixture
+def browser():
+    options = webdriver.ChromeOptions()
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=375,900"):
+        options.add_argument(flag)
+    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def click(driver, selector):
+    """Clicks and waits until the next page has replaced this one."""
+    page = driver.find_element(By.TAG_NAME, "html")
+    driver.find_element(By.CSS_SELECTOR, selector).click()
+
+    def replaced(_):
+        try:
+            page.is_enabled()
+            return False
+        except (StaleElementReferenceException, WebDriverException):
+            return True
+
+    WebDriverWait(driver, 10).until(replaced)
+
+
+def shots(driver, name):
+    """The page at a phone's width and a laptop's."""
+    os.makedirs(OUTPUT, exist_ok=True)
+    for width in (375, 1280):
+        driver.set_window_size(width, 900)
+        driver.save_screenshot(os.path.join(OUTPUT, f"{name}-{width}.png"))
+    driver.set_window_size(375, 900)
+
+
+def accessible(driver):
+    """axe-core finds nothing serious or critical on the page. The axe bundled with
+    axe-selenium-python (3.1) predates the HTML standard's `autocomplete="one-time-code"` and calls
+    it malformed: that one finding, on such fields only, is set aside."""
+    axe = Axe(driver)
+    axe.inject()
+    results = axe.run()
+    bad = []
+    for v in results["violations"]:
+        if v.get("impact") not in ("serious", "critical"):
+            continue
+        nodes = [n for n in v["nodes"] if not (v["id"] == "autocomplete-valid" and 'autocomplete="one-time-code"' in n.get("html", ""))]
+        if nodes:
+            bad.append({**v, "nodes": nodes})
+    assert bad == [], axe.report(bad)
+
+
+def test_a_person_signs_in_with_a_mailed_code_sees_their_account_and_signs_out(browser):
+    with running_server(PAGES) as server:
+        browser.get(server.url + "/login?return_to=/account")
+        assert browser.find_element(By.TAG_NAME, "h1").text == "Sign in"
+        accessible(browser)
+        shots(browser, "1-login")
+        browser.find_element(By.ID, "email-address").send_keys("anna@example.com")
+        click(browser, "form[action='/login/email/send'] button")
+
+        assert "We sent a code to anna@example.com" in browser.find_element(By.TAG_NAME, "main").text
+        accessible(browser)
+        browser.find_element(By.ID, "email-code").send_keys("000000")
+        click(browser, "form[action='/login/email/verify'] button")
+        error = browser.find_element(By.ID, "page-error")
+        assert error.get_attribute("role") == "alert" and "code" in error.text.lower()
+        shots(browser, "2-wrong-code")
+
+        mail = server.mailed("anna@example.com", about="sign-in code")
+        browser.find_element(By.ID, "email-code").send_keys(code_in(mail))
+        click(browser, "form[action='/login/email/verify'] button")
+
+        assert urllib.parse.urlparse(browser.current_url).path == "/account"
+        main = browser.find_element(By.TAG_NAME, "main").text
+        assert "Signed in as anna@example.com" in main and "this browser" in main
+        accessible(browser)
+        shots(browser, "3-account")
+        cookies = {c["name"]: c for c in browser.get_cookies()}
+        session = cookies["__Host-authd"]
+        assert session["httpOnly"] and session["secure"] and session["sameSite"] == "Lax" and session["path"] == "/"
+        assert "__Host-authd-signin" not in cookies, "nothing from before the sign-in survives it"
+        # The cookie is a browser's session: never exchanged for tokens.
+        refreshed = requests.post(server.url + "/api/v1/auth/refresh", json={"refresh_token": session["value"]})
+        assert refreshed.status_code == 401
+
+        # An app signed in as the same person lists the browser among the sessions.
+        app = server.sign_in("anna@example.com")
+        listed = requests.get(server.url + "/api/v1/auth/sessions", headers={"Authorization": "Bearer " + app["access_token"]}).json()
+        assert "browser" in [s["kind"] for s in listed["sessions"]]
+
+        click(browser, "footer button")
+        assert urllib.parse.urlparse(browser.current_url).path == "/login"
+        browser.get(server.url + "/account")
+        assert urllib.parse.urlparse(browser.current_url).path == "/login", "signed out: the account page asks to sign in"
+
+
+class Browserish(requests.Session):
+    """A requests session that sends the pages' `Secure` cookies over loopback http, as browsers do
+    (requests keeps them for https only)."""
+
+    def send(self, request, **kwargs):
+        response = super().send(request, **kwargs)
+        for cookie in list(self.cookies):
+            if cookie.secure:
+                self.cookies.set(cookie.name, cookie.value, domain=cookie.domain, path=cookie.path)
+        return response
+
+
+def login_form(session, url):
+    """GET /login and the CSRF token of its form."""
+    page = session.get(url + "/login")
+    assert page.status_code == 200
+    return re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+
+
+def test_every_post_needs_the_issuers_origin_and_the_forms_csrf_token():
+    with running_server(PAGES) as server:
+        s = Browserish()
+        csrf = login_form(s, server.url)
+        origin = {"Origin": server.url}
+        foreign = s.post(server.url + "/login/email/send", data={"csrf": csrf, "email": "a@example.com"}, headers={"Origin": "https://evil.example"})
+        assert foreign.status_code == 403
+        missing = s.post(server.url + "/login/email/send", data={"csrf": csrf, "email": "a@example.com"})
+        assert missing.status_code == 403
+        wrong = s.post(server.url + "/login/email/send", data={"csrf": "x" + csrf, "email": "a@example.com"}, headers=origin)
+        assert wrong.status_code == 403
+        stranger = requests.post(server.url + "/login/email/send", data={"csrf": csrf, "email": "a@example.com"}, headers=origin)
+        assert stranger.status_code == 400, "without the sign-in's cookie the token means nothing"
+        assert server.mails(to="a@example.com") == []
+        ok = s.post(server.url + "/login/email/send", data={"csrf": csrf, "email": "a@example.com"}, headers=origin)
+        assert ok.status_code == 200 and "We sent a code" in ok.text
+        assert len(server.mails(to="a@example.com")) == 1
+
+
+def test_pages_keep_out_of_frames_and_escape_what_people_type():
+    with running_server(PAGES) as server:
+        page = requests.get(server.url + "/login")
+        csp = page.headers["Content-Security-Policy"]
+        assert "frame-ancestors 'none'" in csp and "default-src 'self'" in csp
+        assert page.headers["X-Frame-Options"] == "DENY" and page.headers["Cache-Control"] == "no-store"
+        s = Browserish()
+        csrf = login_form(s, server.url)
+        typed = '"><script>alert(1)</script>'
+        echoed = s.post(server.url + "/login/email/send", data={"csrf": csrf, "email": typed}, headers={"Origin": server.url})
+        assert echoed.status_code == 400
+        assert "<script>alert(1)</script>" not in echoed.text and "&lt;script&gt;" in echoed.text
+
+
+@pytest.mark.parametrize("asked, landed", [
+    ("/account", "/account"),
+    ("/account?tab=sessions", "/account?tab=sessions"),
+    ("//evil.example/x", "/account"),
+    ("/\\evil.example", "/account"),
+    ("/%2Fevil.example", "/account"),
+    ("https://evil.example/", "/account"),
+    ("/ok%0d%0aSet-Cookie:x=1", "/ok%0d%0aSet-Cookie:x=1"),
+])
+def test_return_to_stays_on_the_issuer(asked, landed):
+    with running_server(PAGES) as server:
+        s = Browserish()
+        page = s.get(server.url + "/login", params={"return_to": asked})
+        csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+        origin = {"Origin": server.url}
+        s.post(server.url + "/login/email/send", data={"csrf": csrf, "email": "bo@example.com"}, headers=origin)
+        code = server.mailed_code("bo@example.com")
+        done = s.post(server.url + "/login/email/verify", data={"csrf": csrf, "code": code}, headers=origin, allow_redirects=False)
+        assert done.status_code == 303
+        assert done.headers["Location"] == landed
+
+
+def test_a_page_asked_by_another_host_name_moves_to_the_issuers():
+    with running_server(PAGES) as server:
+        port = urllib.parse.urlparse(server.url).port
+        moved = requests.get(f"http://localhost:{port}/login?return_to=/account", allow_redirects=False)
+        assert moved.status_code == 307
+        assert moved.headers["Location"] == server.url + "/login?return_to=/account"

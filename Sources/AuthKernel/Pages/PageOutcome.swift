@@ -1,0 +1,10 @@
+public import AuthStorage
+
+/// What a provider's form handler decided.
+public enum PageOutcome: Sendable {
+    /// Show this step next (the code form after the address, or the same form with an error).
+    case step(PageStep)
+    /// The first factor is right: the server runs the sign-in policies and asks the second factors
+    /// they demand, then signs the browser in and returns to where the person was going.
+    case signedIn(UserRecord, amr: [String], device: DeviceInfo)
+}

@@ -1,0 +1,25 @@
+public import HTTPTypes
+
+/// One screen of a provider's sign-in on authd's pages: one of its templates with values.
+///
+/// ```swift
+/// return .step(codeStep(email.value))
+/// ```
+public struct PageStep: Sendable, Equatable {
+    /// The template's name (`ID.NAME`, one of the provider's ``AuthProvider`` page templates).
+    public var template: String
+    /// Its values.
+    public var values: [String: PageValue]
+    /// A sentence to show above the form and announce to screen readers (a wrong code, a limit).
+    public var error: String?
+    /// The response's status (a step shown for an error is 4xx).
+    public var status: HTTPResponse.Status
+
+    /// A step.
+    public init(template: String, values: [String: PageValue] = [:], error: String? = nil, status: HTTPResponse.Status = .ok) {
+        self.template = template
+        self.values = values
+        self.error = error
+        self.status = status
+    }
+}

@@ -1,0 +1,60 @@
+import AuthKernel
+import AuthStorage
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// `GET /account` (contract §13): a signed-in person sees where they are signed in and ends
+/// sessions. Managing passkeys, TOTP, the password and client grants comes with their pages.
+struct AccountRoutes: Sendable {
+    let kernel: Kernel
+    let gate: PageGate
+    let renderer: PageRenderer
+    let login: LoginRoutes
+
+    func add(to router: Router<AuthRequestContext>) {
+        let routes = self
+        router.get("account") { request, context in try await routes.login.guarded(request, context) { try await routes.show(request) } }
+        router.post("account/sessions/:id/end") { request, context in
+            try await routes.login.posted(request, context) { form in try await routes.end(form, request, context) }
+        }
+    }
+
+    func principal(_ request: Request) async throws -> Principal? {
+        guard let cookie = request.cookies[BrowserCookie.name]?.value else { return nil }
+        return try await kernel.sessions.browserPrincipal(cookie: cookie)
+    }
+
+    func show(_ request: Request, error: String? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
+        guard let principal = try await principal(request) else { return PageGate.redirect(to: "/login?return_to=%2Faccount", status: .found) }
+        let csrf = LoginRoutes.csrf(principal.session.id, key: login.csrfKey)
+        let sessions = try await kernel.sessions.sessions(of: principal.user.id).sorted { $0.createdAt > $1.createdAt }
+        let rows: [[String: Any]] = sessions.map { session in
+            [
+                "id": session.id.lowercased, "name": session.deviceName ?? (session.isBrowser ? "A browser" : "An app"),
+                "kind": session.isAPIKey ? "API key" : session.isBrowser ? "browser" : "app",
+                "created": Timestamp.string(session.createdAt), "current": session.id == principal.session.id, "csrf": csrf,
+            ]
+        }
+        let who = principal.user.email ?? principal.user.username ?? principal.user.id.lowercased
+        return renderer.page(
+            title: "Your account", content: renderer.render("account", ["who": who, "sessions": rows]), error: error, status: status,
+            signedIn: true, csrf: csrf)
+    }
+
+    func end(_ form: PageForm, _ request: Request, _ context: AuthRequestContext) async throws -> Response {
+        guard let principal = try await principal(request) else { return PageGate.redirect(to: "/login?return_to=%2Faccount") }
+        guard let csrf = form["csrf"], ConstantTime.equals(Array(csrf.utf8), Array(LoginRoutes.csrf(principal.session.id, key: login.csrfKey).utf8)) else {
+            return try await show(request, error: "This form is out of date. Try again.", status: .forbidden)
+        }
+        guard let id = context.parameters.get("id").flatMap({ UUID(uuidString: $0) }),
+            let target = try await kernel.sessions.sessions(of: principal.user.id).first(where: { $0.id == id })
+        else { return try await show(request, error: "That session has ended already.", status: .notFound) }
+        // Ending an API key's session is a credential change: a fresh sign-in (contract §12).
+        if target.isAPIKey, !kernel.sessions.isFresh(principal) {
+            return try await show(request, error: "Sign in again to end an API key: your sign-in is too old for that.", status: .forbidden)
+        }
+        try await kernel.sessions.revoke(id, of: principal.user.id)
+        return PageGate.redirect(to: "/account")
+    }
+}

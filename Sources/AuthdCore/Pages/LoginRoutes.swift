@@ -1,0 +1,230 @@
+import AuthKernel
+import AuthStorage
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// `/login` and its forms, `/logout` (contract §13): a browser signs in with any provider that has
+/// page steps, then the second factors the sign-in policies demand, and gets a session of kind
+/// `browser` in a `__Host-` cookie; nothing from before the sign-in (the pre-sign-in cookie, its
+/// CSRF token) survives it.
+struct LoginRoutes: Sendable {
+    let kernel: Kernel
+    let gate: PageGate
+    let renderer: PageRenderer
+    let providers: [any PageSignIn]
+    /// Seals the pre-sign-in cookie.
+    let box: SecretBox
+    /// Derives the signed-in pages' CSRF tokens.
+    let csrfKey: [UInt8]
+
+    /// New sign-in pages per client network (each seals a cookie; nothing is stored).
+    static let pagesPerNetwork = RateLimitRule(limit: 120, window: 600)
+
+    func add(to router: Router<AuthRequestContext>) {
+        let routes = self
+        router.get("assets/authd.css") { _, _ -> Response in
+            var response = Response(
+                status: .ok, headers: [.contentType: "text/css; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: PageRenderer.stylesheet)))
+            response.headers[.cacheControl] = "public, max-age=3600"
+            response.headers[.xContentTypeOptions] = "nosniff"
+            return response
+        }
+        router.get("login") { request, context in try await routes.guarded(request, context) { try await routes.show(request, context) } }
+        router.post("login/factor") { request, context in try await routes.posted(request, context) { form in try await routes.factor(form, request, context) } }
+        router.post("login/restart") { request, context in
+            try await routes.posted(request, context) { form in try await routes.restart(form, request, context) }
+        }
+        router.post("login/:provider/:action") { request, context in
+            try await routes.posted(request, context) { form in try await routes.providerPost(form, request, context) }
+        }
+        router.post("logout") { request, context in try await routes.posted(request, context) { form in try await routes.logout(form, request) } }
+    }
+
+    // MARK: - Gates
+
+    /// The HTTPS-or-loopback rule and the issuer's host, before anything else.
+    func guarded(_ request: Request, _ context: AuthRequestContext, _ body: () async throws -> Response) async throws -> Response {
+        guard gate.isAllowed(context) else { return PageGate.refusal() }
+        if let redirect = gate.redirectToIssuerHost(request) { return redirect }
+        return try await body()
+    }
+
+    /// A POST: the gates, the issuer's `Origin`, a bounded urlencoded body.
+    func posted(_ request: Request, _ context: AuthRequestContext, _ body: (PageForm) async throws -> Response) async throws -> Response {
+        try await guarded(request, context) {
+            guard gate.isSameOrigin(request) else {
+                return message("This form was not sent from this site's page. Open the page again and retry.", status: .forbidden)
+            }
+            let buffer = try await request.body.collect(upTo: PageForm.maxBytes)
+            return try await body(PageForm(urlencoded: String(buffer: buffer)))
+        }
+    }
+
+    func message(_ text: String, status: HTTPResponse.Status, title: String = "Sign in") -> Response {
+        renderer.page(title: title, content: renderer.render("message", ["message": text]), status: status)
+    }
+
+    // MARK: - Pages
+
+    func show(_ request: Request, _ context: AuthRequestContext) async throws -> Response {
+        let returnTo = PageGate.returnTo(request.uri.queryParameters.get("return_to"))
+        let now = kernel.clock.now()
+        if let cookie = request.cookies[BrowserCookie.name]?.value, try await kernel.sessions.browserPrincipal(cookie: cookie) != nil {
+            return PageGate.redirect(to: returnTo, status: .found)
+        }
+        var pre = PreSignIn.unsealed(request, box: box, now: now)
+        if pre == nil {
+            try await kernel.rateLimiter.consume(Self.pagesPerNetwork, key: "pages.new:\(ClientNetwork.network(for: context.clientIP))")
+        }
+        var state = pre ?? PreSignIn.new(returnTo: returnTo, now: now)
+        state.returnTo = returnTo
+        (state.provider, state.state, state.challenge, state.factors) = (nil, [:], nil, [])
+        pre = state
+        return try loginPage(state)
+    }
+
+    /// The first screen: each provider's first step.
+    func loginPage(_ pre: PreSignIn, error: String? = nil, status: HTTPResponse.Status = .ok) throws -> Response {
+        let sections: [[String: Any]] = providers.compactMap { provider in
+            guard let step = provider.loginStep() else { return nil }
+            let id = type(of: provider).id
+            return ["label": type(of: provider).methodName, "html": renderer.render(step, csrf: pre.csrf, action: "/login/\(id)/")]
+        }
+        return renderer.page(
+            title: "Sign in", content: renderer.render("login", ["sections": sections]), error: error, status: status, csrf: pre.csrf,
+            cookies: [try pre.cookie(box: box)])
+    }
+
+    /// The pre-sign-in state a POST must carry, with its CSRF token; nil answers for it.
+    func preSignIn(_ form: PageForm, _ request: Request) -> (PreSignIn?, Response?) {
+        guard let pre = PreSignIn.unsealed(request, box: box, now: kernel.clock.now()) else {
+            return (nil, message("This sign-in has expired. Open the sign-in page again.", status: .badRequest))
+        }
+        guard let csrf = form["csrf"], ConstantTime.equals(Array(csrf.utf8), Array(pre.csrf.utf8)) else {
+            return (nil, message("This form is out of date. Open the sign-in page again.", status: .forbidden))
+        }
+        return (pre, nil)
+    }
+
+    func providerPost(_ form: PageForm, _ request: Request, _ context: AuthRequestContext) async throws -> Response {
+        let (found, refusal) = preSignIn(form, request)
+        guard var pre = found else { return refusal! }
+        let id = context.parameters.get("provider") ?? "", action = context.parameters.get("action") ?? ""
+        guard let provider = providers.first(where: { type(of: $0).id == id }) else { return message("There is no such way to sign in.", status: .notFound) }
+        var state = pre.provider == id ? pre.state : [:]
+        let outcome: PageOutcome
+        do {
+            outcome = try await provider.pagePost(action: action, form: form, state: &state, context: context)
+        } catch let error as AuthError {
+            return try loginPage(pre, error: Self.sentence(error), status: error.status)
+        }
+        switch outcome {
+        case .step(let step):
+            (pre.provider, pre.state) = (id, state)
+            return renderer.page(
+                title: "Sign in", content: renderer.render(step, csrf: pre.csrf, action: "/login/\(id)/"), error: step.error, status: step.status,
+                csrf: pre.csrf, cookies: [try pre.cookie(box: box)])
+        case .signedIn(let user, let amr, let device):
+            return try await signIn(user, amr: amr, device: device, pre: pre)
+        }
+    }
+
+    /// After the first factor: the policies, then a second factor or the browser's session.
+    func signIn(_ user: UserRecord, amr: [String], device: DeviceInfo, pre: PreSignIn) async throws -> Response {
+        var pre = pre
+        let result: SignInResponse
+        do {
+            result = try await kernel.sessions.signIn(user, amr: amr, device: device, kind: .browser)
+        } catch let error as AuthError {
+            return try loginPage(pre, error: Self.sentence(error), status: error.status)
+        }
+        switch result {
+        case .session(let session):
+            return signedIn(session, returnTo: pre.returnTo)
+        case .secondFactorRequired(let required):
+            (pre.challenge, pre.factors, pre.provider, pre.state) = (required.challenge, required.factors, nil, [:])
+            return try factorPage(pre)
+        }
+    }
+
+    /// The new session's cookie; the pre-sign-in cookie ends; on to where the person was going.
+    func signedIn(_ session: SessionResponse, returnTo: String) -> Response {
+        var response = PageGate.redirect(to: returnTo)
+        response.setCookie(BrowserCookie.cookie(session.refreshToken, maxAge: kernel.config.tokens.refreshTTL))
+        response.setCookie(PreSignIn.cookie("", maxAge: 0))
+        return response
+    }
+
+    /// Second factors a page can ask (a passkey or an emailed code need more than a field: not yet here).
+    static let pageFactors: [String: String] = ["totp": "Code from your authenticator app", "recovery_code": "One of your recovery codes"]
+
+    func factorPage(_ pre: PreSignIn, error: String? = nil, status: HTTPResponse.Status = .ok) throws -> Response {
+        let factors: [[String: Any]] = pre.factors.compactMap { name in
+            guard let factor = kernel.signInHooks.factor(named: name), let label = Self.pageFactors[name] else { return nil }
+            return ["field": factor.answerField, "label": label, "csrf": pre.csrf]
+        }
+        guard !factors.isEmpty else {
+            return message("Your account's second factor cannot be answered on this page yet. Sign in with the app.", status: .forbidden)
+        }
+        return renderer.page(
+            title: "Second step", content: renderer.render("factor", ["factors": factors, "csrf": pre.csrf]), error: error, status: status,
+            csrf: pre.csrf, cookies: [try pre.cookie(box: box)])
+    }
+
+    func factor(_ form: PageForm, _ request: Request, _ context: AuthRequestContext) async throws -> Response {
+        let (found, refusal) = preSignIn(form, request)
+        guard let pre = found else { return refusal! }
+        guard let token = pre.challenge else { return try loginPage(pre) }
+        do {
+            let (challenge, user) = try await kernel.sessions.pendingChallenge(token)
+            let offered = challenge.factors.compactMap { kernel.signInHooks.factor(named: $0) }.filter { Self.pageFactors[$0.name] != nil }
+            let answered = offered.compactMap { factor in form[factor.answerField].map { (factor, $0) } }
+            guard answered.count == 1, let (factor, answer) = answered.first else { return try factorPage(pre, error: "Answer one of the questions.", status: .badRequest) }
+            let reservation = try await kernel.sessions.reserveAnswer(challenge, network: ClientNetwork.network(for: context.clientIP))
+            guard try await factor.verify(.string(answer), for: user, challenge: challenge) else {
+                await kernel.audit.record("second_factor_failed", provider: factor.name, user: user.id)
+                let left = reservation.remaining
+                return try factorPage(pre, error: "That is not right. \(left) \(left == 1 ? "try" : "tries") left.", status: .unauthorized)
+            }
+            try await kernel.sessions.releaseAnswer(challenge, reservation)
+            return signedIn(try await kernel.sessions.completeChallenge(challenge, factor: factor.name, kind: .browser), returnTo: pre.returnTo)
+        } catch let error as AuthError {
+            var fresh = pre
+            (fresh.challenge, fresh.factors) = (nil, [])
+            return try loginPage(fresh, error: Self.sentence(error), status: error.status)
+        }
+    }
+
+    func restart(_ form: PageForm, _ request: Request, _ context: AuthRequestContext) async throws -> Response {
+        let (found, refusal) = preSignIn(form, request)
+        guard var pre = found else { return refusal! }
+        (pre.provider, pre.state, pre.challenge, pre.factors) = (nil, [:], nil, [])
+        return try loginPage(pre)
+    }
+
+    func logout(_ form: PageForm, _ request: Request) async throws -> Response {
+        guard let cookie = request.cookies[BrowserCookie.name]?.value, let principal = try await kernel.sessions.browserPrincipal(cookie: cookie) else {
+            return PageGate.redirect(to: "/login")
+        }
+        guard let csrf = form["csrf"], ConstantTime.equals(Array(csrf.utf8), Array(Self.csrf(principal.session.id, key: csrfKey).utf8)) else {
+            return message("This form is out of date. Open the page again.", status: .forbidden)
+        }
+        try await kernel.sessions.revoke(principal.session.id, of: principal.user.id)
+        var response = PageGate.redirect(to: "/login")
+        response.setCookie(BrowserCookie.cookie("", maxAge: 0))
+        return response
+    }
+
+    /// The CSRF token of a signed-in browser's forms: derived from its session, so it changes with every sign-in.
+    static func csrf(_ sessionID: UUID, key: [UInt8]) -> String {
+        Base64URL.encode(SHA256.hmac(key: key, message: Array("csrf\u{0}\(sessionID.lowercased)".utf8)))
+    }
+
+    /// An error as a sentence on a page: its message, and how long to wait when it says.
+    static func sentence(_ error: AuthError) -> String {
+        if let wait = error.retryAfter { return "\(error.message) (Try again in \(wait) s.)" }
+        return error.message
+    }
+}

@@ -1,0 +1,85 @@
+import AuthKernel
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// The rules every page of authd's obeys (contract §13): served over HTTPS or to this machine only,
+/// on the issuer's own host, every POST from the issuer's origin, headers that keep it out of
+/// frames and away from other sites' scripts, and `return_to` paths that stay on the issuer.
+struct PageGate: Sendable {
+    let issuer: IssuerName
+
+    /// `Content-Security-Policy` of every page: nothing from another site, no inline script, no frames.
+    static let contentSecurityPolicy =
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
+
+    /// Over HTTPS (the issuer says clients reach authd by https) or from this machine.
+    func isAllowed(_ context: AuthRequestContext) -> Bool {
+        issuer.value.hasPrefix("https://") || Self.isLoopback(context.clientIP)
+    }
+
+    static func isLoopback(_ address: String) -> Bool {
+        address.hasPrefix("127.") || address == "::1" || address.hasPrefix("::ffff:127.")
+    }
+
+    /// `scheme://host[:port]` of the issuer.
+    var origin: String { Self.origin(issuer.value) }
+
+    /// `scheme://host[:port]` of a URL.
+    static func origin(_ url: String) -> String {
+        guard let c = URLComponents(string: url), let scheme = c.scheme, let host = c.host else { return url }
+        return "\(scheme)://\(host)\(c.port.map { ":\($0)" } ?? "")"
+    }
+
+    /// A redirect to the same path on the issuer's host, when the request named another (cookies
+    /// belong to one host; a page reached as `localhost` must not sign in `127.0.0.1`).
+    func redirectToIssuerHost(_ request: Request) -> Response? {
+        guard let authority = request.head.authority, let c = URLComponents(string: issuer.value), let host = c.host else { return nil }
+        let expected = host + (c.port.map { ":\($0)" } ?? "")
+        let asked = authority.lowercased()
+        guard asked != expected.lowercased(), asked != "[\(expected.lowercased())]" else { return nil }
+        return Self.redirect(to: origin + request.uri.description, status: .temporaryRedirect)
+    }
+
+    /// Whether a POST came from the issuer's pages.
+    func isSameOrigin(_ request: Request) -> Bool {
+        request.headers[.origin] == origin
+    }
+
+    /// `return_to` as asked when it stays on the issuer: one `/`, then neither `/` nor `\` (nor
+    /// their encodings), no control characters; otherwise `/account`.
+    static func returnTo(_ raw: String?) -> String {
+        guard let raw, raw.utf8.count <= 2048, raw.hasPrefix("/") else { return "/account" }
+        let second = raw.dropFirst().prefix(3).lowercased()
+        if second.hasPrefix("/") || second.hasPrefix("\\") || second.hasPrefix("%2f") || second.hasPrefix("%5c") { return "/account" }
+        if raw.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F || (0x80...0x9F).contains($0.value) }) { return "/account" }
+        if raw.contains("\\") { return "/account" }
+        return raw
+    }
+
+    /// The headers of every page.
+    static func secure(_ response: inout Response) {
+        response.headers[.contentSecurityPolicy] = contentSecurityPolicy
+        response.headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
+        response.headers[.xContentTypeOptions] = "nosniff"
+        // same-origin, not no-referrer: with no-referrer browsers send `Origin: null` on a form POST.
+        response.headers[HTTPField.Name("Referrer-Policy")!] = "same-origin"
+        response.headers[.cacheControl] = "no-store"
+    }
+
+    /// A 303 (after a POST) or another redirect to `location`, with the pages' headers.
+    static func redirect(to location: String, status: HTTPResponse.Status = .seeOther) -> Response {
+        var response = Response(status: status, headers: [.location: location])
+        secure(&response)
+        return response
+    }
+
+    /// What a request from elsewhere than HTTPS or this machine gets.
+    static func refusal() -> Response {
+        var response = Response(
+            status: .forbidden, headers: [.contentType: "text/plain; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(string: "authd's pages are served over HTTPS only (set an https issuer behind a TLS proxy, or http.tls).\n")))
+        secure(&response)
+        return response
+    }
+}

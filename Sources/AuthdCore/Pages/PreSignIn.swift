@@ -1,0 +1,58 @@
+import AuthKernel
+import Foundation
+import Hummingbird
+
+/// A browser's sign-in before it has a session: its CSRF token, where it goes afterwards, the
+/// provider's pending state and a pending second-factor challenge. Sealed in a `__Host-` cookie, so
+/// a visitor who only looks costs no write; bounded, and dead after 15 minutes.
+struct PreSignIn: Codable, Sendable, Equatable {
+    var csrf: String
+    var returnTo: String
+    /// The provider whose steps are under way, and its state.
+    var provider: String?
+    var state: [String: String] = [:]
+    /// A second-factor challenge the sign-in policies asked for, and the factors offered.
+    var challenge: String?
+    var factors: [String] = []
+    var expiresAt: Int
+
+    static let cookieName = "__Host-authd-signin"
+    static let lifetime = 900
+    /// The longest cookie read.
+    static let maxCookieBytes = 3000
+
+    static func new(returnTo: String, now: Date) -> PreSignIn {
+        PreSignIn(csrf: Base64URL.encode(SecureRandom.bytes(24)), returnTo: returnTo, expiresAt: Int(now.timeIntervalSince1970) + lifetime)
+    }
+
+    /// The state a cookie seals, while it lives.
+    static func unsealed(_ request: Request, box: SecretBox, now: Date) -> PreSignIn? {
+        guard let cookie = request.cookies[cookieName]?.value, !cookie.isEmpty, cookie.utf8.count <= maxCookieBytes,
+            let plain = box.open(cookie), let state = try? JSONDecoder().decode(PreSignIn.self, from: Data(plain.utf8)),
+            state.expiresAt > Int(now.timeIntervalSince1970)
+        else { return nil }
+        return state
+    }
+
+    /// The cookie holding this state (an empty one that expires at once ends it).
+    func cookie(box: SecretBox) throws -> Cookie {
+        let json = String(decoding: try JSONEncoder().encode(self), as: UTF8.self)
+        let sealed = box.seal(json)
+        guard sealed.utf8.count <= Self.maxCookieBytes else { throw AuthError.invalidRequest("This sign-in holds too much; start again.") }
+        return Self.cookie(sealed, maxAge: Self.lifetime)
+    }
+
+    static func cookie(_ value: String, maxAge: Int) -> Cookie {
+        // Secure always: browsers refuse a __Host- cookie without it, and treat loopback as secure.
+        Cookie(name: cookieName, value: value, maxAge: maxAge, path: "/", secure: true, httpOnly: true, sameSite: .lax)
+    }
+}
+
+/// The browser's session cookie: the secret of a session of kind `browser`.
+enum BrowserCookie {
+    static let name = "__Host-authd"
+
+    static func cookie(_ value: String, maxAge: Int) -> Cookie {
+        Cookie(name: name, value: value, maxAge: maxAge, path: "/", secure: true, httpOnly: true, sameSite: .lax)
+    }
+}
