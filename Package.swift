@@ -147,7 +147,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Sources/Providers/Password",
-            resources: [.embedInCode("openapi.yaml")],
+            resources: [.embedInCode("openapi.yaml"), .embedInCode("Pages/login.mustache")],
             swiftSettings: swiftSettings
         ),
         .target(

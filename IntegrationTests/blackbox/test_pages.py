@@ -5,8 +5,10 @@ Screenshots at 375 and 1280 px are kept under IntegrationTests/blackbox/output/p
 import os
 import re
 import shutil
+import time
 import urllib.parse
 
+import pyotp
 import pytest
 import requests
 from axe_selenium_python import Axe
@@ -203,3 +205,67 @@ def test_a_page_asked_by_another_host_name_moves_to_the_issuers():
         moved = requests.get(f"http://localhost:{port}/login?return_to=/account", allow_redirects=False)
         assert moved.status_code == 307
         assert moved.headers["Location"] == server.url + "/login?return_to=/account"
+
+
+def register_password(server, email, password):
+    status, body, _ = server.call("POST", "/api/v1/auth/password/register", {"email": email, "password": password})
+    assert status == 202, body
+    status, session, _ = server.call("POST", "/api/v1/auth/password/verify-email", {"email": email, "code": server.mailed_code(email), "password": password})
+    assert status == 200, session
+    return session
+
+
+def test_a_password_signs_in_on_the_page_and_a_password_change_ends_that_browser(browser):
+    with running_server(PAGES) as server:
+        app = register_password(server, "cleo@example.com", "correct horse battery")
+        browser.get(server.url + "/login")
+        browser.find_element(By.ID, "password-email").send_keys("cleo@example.com")
+        browser.find_element(By.ID, "password-password").send_keys("wrong horse battery")
+        click(browser, "form[action='/login/password/login'] button")
+        error = browser.find_element(By.ID, "page-error")
+        assert error.get_attribute("role") == "alert" and "credentials" in error.text.lower()
+        # What the person typed stays, but never the password.
+        assert browser.find_element(By.ID, "password-email").get_attribute("value") == "cleo@example.com"
+        assert browser.find_element(By.ID, "password-password").get_attribute("value") == ""
+        accessible(browser)
+        shots(browser, "4-wrong-password")
+        browser.find_element(By.ID, "password-password").send_keys("correct horse battery")
+        click(browser, "form[action='/login/password/login'] button")
+        assert urllib.parse.urlparse(browser.current_url).path == "/account"
+        assert "Signed in as cleo@example.com" in browser.find_element(By.TAG_NAME, "main").text
+
+        # Recovery reaches everything (contract §12): a password change elsewhere ends this browser's session.
+        status, body, _ = server.call("POST", "/api/v1/auth/password/change",
+                                      {"current_password": "correct horse battery", "new_password": "a brand new battery"}, token=app["access_token"])
+        assert status in (200, 204), body
+        browser.get(server.url + "/account")
+        assert urllib.parse.urlparse(browser.current_url).path == "/login"
+
+
+def test_an_authenticator_app_is_asked_after_the_password_and_a_wrong_code_is_counted(browser):
+    with running_server({**PAGES, "providers": ["email", "password", "totp"]}) as server:
+        app = register_password(server, "dora@example.com", "correct horse battery")
+        enrolment = server.call("POST", "/api/v1/auth/mfa/totp/enroll", token=app["access_token"])[1]
+        otp = pyotp.parse_uri(enrolment["otpauth_uri"])
+        assert server.call("POST", "/api/v1/auth/mfa/totp/confirm", {"code": otp.now()}, token=app["access_token"])[0] == 200
+
+        browser.get(server.url + "/login?return_to=/account")
+        browser.find_element(By.ID, "password-email").send_keys("dora@example.com")
+        browser.find_element(By.ID, "password-password").send_keys("correct horse battery")
+        click(browser, "form[action='/login/password/login'] button")
+        assert browser.find_element(By.TAG_NAME, "h1").text == "Second step"
+        accessible(browser)
+        shots(browser, "5-second-factor")
+        wrong = "000000" if "000000" not in (otp.now(), otp.at(time.time() + 30)) else "111111"
+        browser.find_element(By.ID, "factor-totp").send_keys(wrong)
+        click(browser, "#factor-totp + button")
+        assert "tries left" in browser.find_element(By.ID, "page-error").text
+        # The code of the next 30 s (accepted within the clock skew): the current one confirmed the app,
+        # and a code is accepted once.
+        browser.find_element(By.ID, "factor-totp").send_keys(otp.at(time.time() + 30))
+        click(browser, "#factor-totp + button")
+        assert urllib.parse.urlparse(browser.current_url).path == "/account", browser.find_element(By.TAG_NAME, "main").text
+        # The browser's session carries both factors.
+        app_view = server.call("GET", "/api/v1/auth/sessions", token=app["access_token"])[1]
+        assert any(s["kind"] == "browser" for s in app_view["sessions"])
+        assert server.call("GET", "/api/v1/auth/mfa", token=app["access_token"])[0] == 200
