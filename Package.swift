@@ -227,7 +227,8 @@ let package = Package(
                 .embedInCode("OpenAPI/kernel.yaml"),
                 .embedInCode("Pages/Templates/layout.mustache"), .embedInCode("Pages/Templates/login.mustache"),
                 .embedInCode("Pages/Templates/factor.mustache"), .embedInCode("Pages/Templates/account.mustache"),
-                .embedInCode("Pages/Templates/message.mustache"), .embedInCode("Pages/Templates/authd.css"),
+                .embedInCode("Pages/Templates/message.mustache"), .embedInCode("Pages/Templates/not-me.mustache"),
+                .embedInCode("Pages/Templates/authd.css"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -19,7 +19,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from conftest import running_server
-from mailtext import code_in
+from mailtext import check_filled, code_in, links_in
 
 OUTPUT = os.path.join(os.path.dirname(__file__), "output", "pages")
 # Pages are served on the issuer's host only: the default issuer, http://127.0.0.1:PORT, is where the tests go.
@@ -269,3 +269,58 @@ def test_an_authenticator_app_is_asked_after_the_password_and_a_wrong_code_is_co
         app_view = server.call("GET", "/api/v1/auth/sessions", token=app["access_token"])[1]
         assert any(s["kind"] == "browser" for s in app_view["sessions"])
         assert server.call("GET", "/api/v1/auth/mfa", token=app["access_token"])[0] == 200
+
+
+def test_not_you_on_a_new_authenticator_app_removes_it_and_signs_out_everywhere(browser):
+    with running_server({**PAGES, "providers": ["email", "password", "totp"]}) as server:
+        app = register_password(server, "eve@example.com", "correct horse battery")
+        enrolment = server.call("POST", "/api/v1/auth/mfa/totp/enroll", token=app["access_token"])[1]
+        otp = pyotp.parse_uri(enrolment["otpauth_uri"])
+        assert server.call("POST", "/api/v1/auth/mfa/totp/confirm", {"code": otp.now()}, token=app["access_token"])[0] == 200
+        other = server.call("POST", "/api/v1/auth/password/login", {"email": "eve@example.com", "password": "correct horse battery"})[1]
+        assert other.get("status") == "second_factor_required", other
+
+        notice = server.mailed("eve@example.com", about="new way to sign in")
+        check_filled(notice)
+        link = next(l for l in links_in(notice) if "/not-me?token=" in l)
+        assert link.startswith(server.url + "/not-me?token=")
+
+        # Opening the link changes nothing (mail scanners open every link).
+        browser.get(link)
+        assert browser.find_element(By.TAG_NAME, "h1").text == "Not you?"
+        assert "an authenticator app" in browser.find_element(By.TAG_NAME, "main").text.lower()
+        accessible(browser)
+        shots(browser, "6-not-me")
+        assert server.call("GET", "/api/v1/auth/me", token=app["access_token"])[0] == 200
+        # A post from elsewhere changes nothing either.
+        token = urllib.parse.parse_qs(urllib.parse.urlparse(link).query)["token"][0]
+        assert requests.post(server.url + "/not-me", data={"token": token}, headers={"Origin": "https://evil.example"}).status_code == 403
+
+        click(browser, "form[action='/not-me'] button")
+        assert browser.find_element(By.TAG_NAME, "h1").text == "Done"
+        assert "reset it now" in browser.find_element(By.TAG_NAME, "main").text
+        shots(browser, "7-not-me-done")
+        # Every session ended; the app is gone: the password alone signs in again.
+        assert server.call("GET", "/api/v1/auth/me", token=app["access_token"])[0] == 401
+        again = server.call("POST", "/api/v1/auth/password/login", {"email": "eve@example.com", "password": "correct horse battery"})[1]
+        assert "access_token" in again, again
+        done = server.mailed("eve@example.com", about="We removed")
+        check_filled(done)
+        assert "signed out every device" in done["text"]
+        # The link works once.
+        browser.get(link)
+        assert "used or has expired" in browser.find_element(By.TAG_NAME, "main").text
+        assert requests.post(server.url + "/not-me", data={"token": token}, headers={"Origin": server.url}).status_code == 404
+
+
+def test_not_you_on_a_new_api_key_revokes_it():
+    with running_server(PAGES) as server:
+        session = server.sign_in("finn@example.com")
+        status, key, _ = server.call("POST", "/api/v1/auth/api-keys", {"name": "Photo frame"}, token=session["access_token"])
+        assert status == 201, key
+        notice = server.mailed("finn@example.com", about="new way to sign in")
+        link = next(l for l in links_in(notice) if "/not-me?token=" in l)
+        token = urllib.parse.parse_qs(urllib.parse.urlparse(link).query)["token"][0]
+        assert requests.post(server.url + "/not-me", data={"token": token}, headers={"Origin": server.url}).status_code == 200
+        exchanged = requests.post(server.url + "/api/v1/auth/api-keys/exchange", json={"api_key": key["api_key"]})
+        assert exchanged.status_code == 401 and exchanged.json()["error"]["code"] == "INVALID_API_KEY"

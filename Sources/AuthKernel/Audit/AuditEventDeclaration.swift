@@ -33,6 +33,7 @@ public struct AuditEventDeclaration: Sendable, Equatable, Hashable {
         AuditEventDeclaration("device_denied", "A device sign-in (RFC 8628) was denied."),
         AuditEventDeclaration("reset_approved", "Another device approved a password reset."),
         AuditEventDeclaration("reset_denied", "Another device denied a password reset."),
+        AuditEventDeclaration("credential_removed", "A way to sign in was removed from its notice's \"Not you?\" link; every session ended."),
         AuditEventDeclaration("admin", "An operator's command (`reason` names it)."),
         AuditEventDeclaration("admin_api", "A call of the admin API with a service key (`reason` names it)."),
     ]

@@ -169,12 +169,13 @@ package final class MailTemplates: Sendable {
             text: """
                 A new way to sign in was added to your {{product_name}} account at {{when}}: {{method}}.
 
-                If this was not you, reset your password now, remove it, and check your account's sessions.
+                Not you? Open this link to remove it and sign out every device (it works for 7 days):
+                {{not_me}}
                 """,
             html: """
                 <!doctype html><html><body style="font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;color:#222">
                 <p>A new way to sign in was added to your {{product_name}} account at {{when}}: {{method}}.</p>
-                <p><strong>If this was not you</strong>, reset your password now, remove it, and check your account's sessions.</p>
+                <p><strong>Not you?</strong> <a href="{{not_me}}">Remove it and sign out every device</a> (the link works for 7 days).</p>
                 </body></html>
                 """
         ),

@@ -11,34 +11,53 @@ package final class SignInMethodNotices: Sendable {
     let mailer: Mailer
     let clock: any AuthClock
     let logger: Logger
+    /// Where the "Not you?" link's token is kept (only its hash), and the link's base.
+    let tokens: SingleUseTokens?
+    let issuer: @Sendable () -> String
     /// How each provider's method is named in the mail (``AuthProvider/methodName``).
     private let names: [String: String]
 
     /// The template sent.
     package static let template = "kernel.sign_in_method_added"
+    /// The purpose of the "Not you?" links' tokens.
+    package static let notMePurpose = "kernel.not_me"
+    /// How long a "Not you?" link works.
+    package static let notMeTTL = 7 * 86_400
 
-    /// Creates the notices.
-    package init(mailer: Mailer, clock: any AuthClock, logger: Logger, names: [String: String] = [:]) {
+    /// Creates the notices; without `tokens` they carry no "Not you?" link.
+    package init(
+        mailer: Mailer, clock: any AuthClock, logger: Logger, names: [String: String] = [:], tokens: SingleUseTokens? = nil,
+        issuer: @escaping @Sendable () -> String = { "" }
+    ) {
         self.mailer = mailer
         self.clock = clock
         self.logger = logger
         self.names = names
+        self.tokens = tokens
+        self.issuer = issuer
     }
 
     /// Mails `before`'s owner that `added` were linked, if `before` is a non-anonymous account with a verified email.
     func notify(before: UserRecord, added: [Identity]) async {
         var seen = Set<String>()
-        await notify(before, methods: added.map(\.provider).filter { seen.insert($0).inserted }.map { names[$0] ?? $0 })
+        await notify(
+            before, methods: added.map(\.provider).filter { seen.insert($0).inserted }.map { names[$0] ?? $0 },
+            credentials: added.map { AddedCredential.identity($0) })
     }
 
-    /// Mails `user`'s owner that `methods` (as a person would name them) were added, under the same rule.
-    func notify(_ before: UserRecord, methods: [String]) async {
+    /// Mails `user`'s owner that `methods` (as a person would name them) were added, under the same
+    /// rule, with a "Not you?" link that takes `credentials` away.
+    func notify(_ before: UserRecord, methods: [String], credentials: [AddedCredential]) async {
         guard !methods.isEmpty, !before.isAnonymous, before.emailVerified, let email = before.email else { return }
         do {
-            try await mailer.send(
-                template: Self.template, to: email,
-                values: ["method": methods.joined(separator: ", "), "when": Timestamp.string(clock.now())], waitForDelivery: false
-            )
+            var values = ["method": methods.joined(separator: ", "), "when": Timestamp.string(clock.now()), "not_me": ""]
+            if let tokens, !credentials.isEmpty {
+                let token = try await tokens.issue(
+                    purpose: Self.notMePurpose, subject: before.id.lowercased, ttl: Self.notMeTTL,
+                    payload: ["method": .string(values["method"]!), "when": .string(values["when"]!), "remove": .array(credentials.map { .object($0.payload) })])
+                values["not_me"] = issuer() + "/not-me?token=" + token
+            }
+            try await mailer.send(template: Self.template, to: email, values: values, waitForDelivery: false)
         } catch {
             logger.error("could not mail the sign-in-method notice", metadata: ["user.id": "\(before.id.lowercased)", "error": "\(error)"])
         }

@@ -12,6 +12,8 @@ public struct UserService: Sendable {
     let freshAuth: Int
     /// What providers take away when an account is recovered.
     public let recovery: AccountRecoveryHooks
+    /// How providers take away a credential of theirs that a "Not you?" link names.
+    public let removals = CredentialRemovals()
     /// Where `user.created` and `user.deleted` go (webhooks).
     let events: AccountEvents?
 
@@ -251,8 +253,9 @@ public struct UserService: Sendable {
 
     /// Mails the owner of a non-anonymous account with a verified email that `method` (as a person
     /// would name it, e.g. "an API key") was added to it.
-    public func noticeMethodAdded(_ user: UserRecord, method: String) async {
-        await notices?.notify(user, methods: [method])
+    /// `credential` is what the notice's "Not you?" link takes away.
+    public func noticeMethodAdded(_ user: UserRecord, method: String, credential: AddedCredential) async {
+        await notices?.notify(user, methods: [method], credentials: [credential])
     }
 
     /// Deletes a user with its identities, sessions and codes.

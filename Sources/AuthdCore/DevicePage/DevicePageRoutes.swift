@@ -195,7 +195,8 @@ struct DevicePageRoutes: Sendable {
             }
             if approve, let user = try await kernel.users.user(id: userID) {
                 let label = [pending.device.name, pending.device.platform].compactMap { $0 }.joined(separator: ", ")
-                await kernel.users.noticeMethodAdded(user, method: "a device signed in with a code (\(label.isEmpty ? "unnamed" : label))")
+                await kernel.users.noticeMethodAdded(
+                    user, method: "a device signed in with a code (\(label.isEmpty ? "unnamed" : label))", credential: .provided(kind: "device", reference: ""))
             }
             let key = DevicePageSession.key(s.cookie)
             try await store.write([.code(purpose: DevicePageSession.purpose, key: key)]) {

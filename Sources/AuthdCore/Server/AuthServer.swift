@@ -167,7 +167,9 @@ package final class AuthServer: Sendable {
                 settings: config.tokens, rateLimiter: rateLimiter, clock: clock, logger: logger, audit: audit, freshAuth: config.freshAuth,
                 hooks: SignInHooks(), events: events
             )
-            let notices = SignInMethodNotices(mailer: mailer, clock: clock, logger: logger, names: registry.methodNames)
+            let notices = SignInMethodNotices(
+                mailer: mailer, clock: clock, logger: logger, names: registry.methodNames,
+                tokens: SingleUseTokens(store: store, secret: codeSecret, clock: clock), issuer: { issuerName.value })
             let kernel = Kernel(
                 config: config, users: UserService(store: store, clock: clock, logger: logger, notices: notices, freshAuth: config.freshAuth, events: events),
                 sessions: sessions,
@@ -223,6 +225,8 @@ package final class AuthServer: Sendable {
                 csrfKey: try kernel.secret(named: "pages-csrf"))
             login.add(to: router)
             AccountRoutes(kernel: kernel, gate: gate, renderer: renderer, login: login).add(to: router)
+            try NotMeRoutes.registerMail(on: mailer)
+            NotMeRoutes(kernel: kernel, renderer: renderer, login: login).add(to: router)
             for provider in providers {
                 api.addRoutes(provider.routes())
                 router.addRoutes(provider.rootRoutes())

@@ -52,7 +52,8 @@ struct DeviceRoutes: Sendable {
             try await kernel.sessions.requireApprovalProof(principal, refreshToken: body?.refreshToken)
             let pending = try await devices.answer(code, approve: true, by: principal.user.id)
             let label = [pending.device.name, pending.device.platform].compactMap { $0 }.joined(separator: ", ")
-            await kernel.users.noticeMethodAdded(principal.user, method: "a device signed in with a code (\(label.isEmpty ? "unnamed" : label))")
+            await kernel.users.noticeMethodAdded(
+                principal.user, method: "a device signed in with a code (\(label.isEmpty ? "unnamed" : label))", credential: .provided(kind: "device", reference: ""))
             return Response(status: .noContent)
         }
 

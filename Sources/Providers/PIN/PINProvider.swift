@@ -35,6 +35,8 @@ public struct PINProvider: AuthProvider {
         self.anonymous =
             kernel.providerIDs.contains(AnonymousProvider.id)
             ? nil : AnonymousProvider(kernel: kernel, settings: .init(signUpsPerIP: settings.anonymousPerIP, ttl: settings.anonymousTTL))
+        // "Not you?" on the notice of a new PIN takes the PIN's secret with its identity.
+        kernel.users.removals.register(kind: Self.id) { user, _ in user.secrets[Self.id] = nil }
         // A PIN set with a stolen session must not survive the owner's password reset.
         kernel.users.recovery.register { user in
             guard user.secrets[Self.id] != nil else { return nil }

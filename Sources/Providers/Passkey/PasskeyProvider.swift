@@ -40,6 +40,13 @@ public struct PasskeyProvider: AuthProvider {
         }
         kernel.signInHooks.register(Factor(provider: self))
         kernel.signInHooks.register(Policy())
+        // "Not you?" on the notice of a new passkey takes that passkey (its identity's subject names it).
+        kernel.users.removals.register(kind: Self.id) { user, subject in
+            let all = PasskeyRecord.all(user).filter { record in
+                Base64URL.decode(record.id).map { PasskeyRecord.subject(credentialID: $0) } != subject
+            }
+            try? user.setSecret(PasskeyRecord.key, all.isEmpty ? nil : all)
+        }
     }
 
     /// Its routes, under `/api/v1/auth`.

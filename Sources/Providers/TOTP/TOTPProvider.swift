@@ -34,6 +34,10 @@ public struct TOTPProvider: AuthProvider {
         kernel.signInHooks.register(TOTPFactor(provider: self))
         kernel.signInHooks.register(RecoveryCodeFactor(provider: self))
         kernel.signInHooks.register(Policy(hooks: kernel.signInHooks))
+        // "Not you?" on the notice of a new authenticator app takes the app and its recovery codes away.
+        kernel.users.removals.register(kind: Self.id) { user, _ in
+            for key in [TOTPEnrollment.key, RecoveryCodes.key, FactorLock.key] { user.secrets[key] = nil }
+        }
     }
 
     struct ConfirmBody: Decodable { var code: String }
@@ -99,7 +103,7 @@ public struct TOTPProvider: AuthProvider {
             case .confirmed:
                 kernel.logger.info("TOTP turned on", metadata: ["user.id": "\(principal.user.id.lowercased)"])
                 await kernel.audit.record("totp_enabled", provider: Self.id, user: principal.user.id, device: principal.session.deviceName)
-                await kernel.users.noticeMethodAdded(principal.user, method: Self.methodName)
+                await kernel.users.noticeMethodAdded(principal.user, method: Self.methodName, credential: .provided(kind: Self.id, reference: ""))
                 await kernel.events.credentialChanged(principal.user.id, credential: Self.id)
                 return try Self.private(Codes(recoveryCodes: codes).response(from: request, context: context))
             }
