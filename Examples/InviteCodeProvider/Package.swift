@@ -22,8 +22,8 @@ let package = Package(
                 .product(name: "AuthKernel", package: "authd"),
                 .product(name: "Hummingbird", package: "hummingbird"),
             ],
-            // The OpenAPI part beside the code, embedded in the binary.
-            resources: [.embedInCode("openapi.yaml")]
+            // The OpenAPI part and the sign-in page's template beside the code, embedded in the binary.
+            resources: [.embedInCode("openapi.yaml"), .embedInCode("Pages/code.mustache")]
         ),
         .testTarget(
             name: "InviteCodeProviderTests",

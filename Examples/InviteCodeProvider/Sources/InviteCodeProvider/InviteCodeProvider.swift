@@ -53,32 +53,38 @@ public struct InviteCodeProvider: AuthProvider {
         let routes = RouteCollection(context: AuthRequestContext.self)
         routes.post("invite/redeem") { request, context -> SignInResponse in
             let body = try await request.decodeJSON(as: Redeem.self, context: context)
-            // Bound what an attacker sends before it is hashed, stored or logged.
-            guard (1...128).contains(body.code.utf8.count) else {
-                throw AuthError.invalidRequest("The field `code` must be 1 to 128 bytes.", field: "code")
-            }
-            let displayName = try DisplayName.validate(body.displayName)
             let device = try DeviceInfo(name: body.deviceName, platform: body.platform)
-            try await kernel.rateLimiter.consume(attemptsPerIP, key: "invite.ip:\(context.clientKey)")
-
-            let presented = SHA256.hash(body.code)
-            // Every configured code is compared, so the time taken says nothing about which matched.
-            let matches = digests.reduce(false) { $0 || ConstantTime.equals($1, presented) }
-            guard matches else {
-                await kernel.audit.record("sign_in_failed", provider: Self.id, device: device.name, reason: AuthError.invalidInvite.code)
-                throw AuthError.invalidInvite
-            }
-            var user = try await kernel.users.signIn(
-                .init(identity: Identity(provider: Self.id, subject: Hex.encode(presented)), email: nil, emailVerified: false),
-                linkingTo: nil
-            )
-            if user.displayName == nil, let displayName {
-                user = try await kernel.users.update(user.id) { $0.displayName = displayName }
-            }
+            let user = try await redeemedUser(code: body.code, displayName: body.displayName, device: device, context)
             // The kernel audits the sign-in (and counts it in authd_sign_ins_total) when it starts the
             // session; its sign-in hooks run here too: a policy may still refuse or ask for a second factor.
             return try await kernel.sessions.signIn(user, amr: [Self.id], device: device)
         }
         return routes
+    }
+
+    /// The account `code` opens, made at its first use; the same for the API and the sign-in page.
+    func redeemedUser(code: String, displayName: String?, device: DeviceInfo, _ context: AuthRequestContext) async throws -> UserRecord {
+        // Bound what an attacker sends before it is hashed, stored or logged.
+        guard (1...128).contains(code.utf8.count) else {
+            throw AuthError.invalidRequest("The field `code` must be 1 to 128 bytes.", field: "code")
+        }
+        let displayName = try DisplayName.validate(displayName)
+        try await kernel.rateLimiter.consume(attemptsPerIP, key: "invite.ip:\(context.clientKey)")
+
+        let presented = SHA256.hash(code)
+        // Every configured code is compared, so the time taken says nothing about which matched.
+        let matches = digests.reduce(false) { $0 || ConstantTime.equals($1, presented) }
+        guard matches else {
+            await kernel.audit.record("sign_in_failed", provider: Self.id, device: device.name, reason: AuthError.invalidInvite.code)
+            throw AuthError.invalidInvite
+        }
+        var user = try await kernel.users.signIn(
+            .init(identity: Identity(provider: Self.id, subject: Hex.encode(presented)), email: nil, emailVerified: false),
+            linkingTo: nil
+        )
+        if user.displayName == nil, let displayName {
+            user = try await kernel.users.update(user.id) { $0.displayName = displayName }
+        }
+        return user
     }
 }

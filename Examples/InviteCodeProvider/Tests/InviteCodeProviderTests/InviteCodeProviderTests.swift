@@ -101,4 +101,22 @@ struct InviteCodeProviderTests {
             _ = try await TestHarness.make(providers: [InviteCodeProvider.self], config: #"{"providers":["invite"],"invite":{"codes":["ada-7d2f-93ac-41b8"],"cods":1}}"#)
         }
     }
+
+    /// The sign-in page, as a browser uses it: the invite form beside the other providers', a wrong
+    /// code shown in words, a right one signed in (the session in the browser's cookie).
+    @Test func theInviteFormOnTheSignInPage() async throws {
+        let config = #"{"issuer":"https://localhost","providers":["invite"],"invite":{"codes":["ada-7d2f-93ac-41b8"]}}"#
+        let h = try await TestHarness.make(providers: [InviteCodeProvider.self], config: config)
+        try await h.test { client async throws in
+            let browser = HarnessBrowser(client, origin: h.kernel.issuer)
+            #expect(try await browser.open("/login").text.contains("Invite code"))
+            let wrong = try await browser.submit("/login/invite/redeem", ["code": "not-a-real-invite", "display_name": "Ada"])
+            #expect(wrong.status == .unauthorized && wrong.text.contains("That invite code is not valid") && wrong.text.contains(#"value="Ada""#))
+            let signedIn = try await browser.submit("/login/invite/redeem", ["code": "ada-7d2f-93ac-41b8", "display_name": "Ada"])
+            #expect(signedIn.path == "/account" && signedIn.text.contains("Your account"))
+            #expect(browser.cookie("__Host-authd") != nil)
+        }
+        #expect(try h.audit(event: "sign_in").count == 1)
+        #expect(try h.audit(event: "sign_in_failed").count == 1)
+    }
 }
