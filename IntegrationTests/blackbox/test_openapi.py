@@ -46,4 +46,4 @@ def test_a_server_serves_only_the_operations_of_its_providers(server):
         document = yaml.safe_load(served(only_password))
         validate(document)
         assert sorted({tag for operation in document["paths"].values() for o in operation.values() for tag in o["tags"]}) == [
-            "account", "admin", "api-keys", "approvals", "device", "meta", "password", "second-factor", "sessions"]
+            "account", "admin", "api-keys", "approvals", "device", "meta", "openid", "password", "second-factor", "sessions"]

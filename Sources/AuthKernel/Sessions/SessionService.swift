@@ -144,7 +144,7 @@ public struct SessionService: Sendable {
         let found = try await store.read([.sessionByRefreshHash(presented)]) { state in
             // An API key's hash sits in the same index; a key is exchanged, never rotated. A browser's
             // cookie is never turned into tokens.
-            state.session(refreshHash: presented).flatMap { $0.isAPIKey || $0.isBrowser ? nil : ($0.id, $0.userID) }
+            state.session(refreshHash: presented).flatMap { $0.isAPIKey || $0.isBrowser || $0.kind == .client ? nil : ($0.id, $0.userID) }
         }
         guard let (sessionID, userID) = found else { throw AuthError.invalidRefreshToken }
         try await rateLimiter.consume(settings.refreshRate, key: "refresh:\(sessionID)", message: "Too many refreshes for this session. Wait before trying again.")
@@ -223,6 +223,15 @@ public struct SessionService: Sendable {
             throw AuthError.unauthorized
         }
         return Principal(user: user, session: session, claims: claims)
+    }
+
+    /// Stores the session of an OpenID client's tokens (kind `client`), while its user exists and is enabled.
+    package func startClientSession(_ session: SessionRecord) async throws {
+        try await store.write([.user(session.userID)]) { state in
+            guard let user = state.user(id: session.userID), user.disabledAt == nil else { throw AuthError.unauthorized }
+            state.put(session)
+        }
+        if events.hasEventHooks { await events.emit("session.created", AccountEvents.data(session)) }
     }
 
     /// The user and browser session a `__Host-` cookie holds the secret of, while the session lives

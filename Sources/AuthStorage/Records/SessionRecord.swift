@@ -36,6 +36,9 @@ public struct SessionRecord: Codable, Sendable, Equatable {
         /// A person signed in on authd's own pages: its secret is the browser's `__Host-` cookie,
         /// never exchanged for tokens.
         case browser
+        /// Tokens an OpenID client got from an authorization code: named after the client, ended
+        /// with the user's other sessions, and by a replay of its code.
+        case client
     }
 
     /// Whether it is an API key.

@@ -102,6 +102,36 @@ package struct AdminOperations: Sendable {
             kernel.logger.notice("service key revoked", metadata: ["service_key": "\(name)", "via": "\(via)"])
             return AdminOutput(text: "service key \(name) revoked\n")
 
+        case .createClient(let name, let redirectURIs, let isPublic, let firstParty, let pkceOptional):
+            let clients = OpenIDClients(store: store, clock: kernel.clock, audience: kernel.config.audience)
+            let created = try await clients.create(name: name, redirectURIs: redirectURIs, isPublic: isPublic, firstParty: firstParty, pkceOptional: pkceOptional)
+            await kernel.audit.record("admin", account: created.client.id, reason: "clients create")
+            kernel.logger.notice("OpenID client registered", metadata: ["client.id": "\(created.client.id)", "via": "\(via)"])
+            var shown: [String: String] = ["client_id": created.client.id]
+            if let secret = created.secret { shown["client_secret"] = secret }
+            let output = try AdminFormat.json(shown)
+            return AdminOutput(text: output.text + (created.secret == nil ? "" : "keep client_secret: it is not shown again\n"))
+
+        case .listClients(let json):
+            let clients = try await OpenIDClients(store: store, clock: kernel.clock, audience: kernel.config.audience).list().map {
+                AdminClientView(
+                    clientID: $0.id, name: $0.name, redirectURIs: $0.redirectURIs, isPublic: $0.isPublic, firstParty: $0.firstParty,
+                    createdAt: Timestamp.string($0.createdAt))
+            }
+            return json
+                ? try AdminFormat.json(clients)
+                : AdminOutput(
+                    text: AdminFormat.table(
+                        ["CLIENT ID", "NAME", "KIND", "REDIRECT URIS"],
+                        clients.map { [$0.clientID, $0.name, ($0.isPublic ? "public" : "confidential") + ($0.firstParty ? ", first-party" : ""), $0.redirectURIs.joined(separator: " ")] }))
+
+        case .deleteClient(let id):
+            guard try await OpenIDClients(store: store, clock: kernel.clock, audience: kernel.config.audience).delete(id) else {
+                throw AdminError("no client \(id)")
+            }
+            await kernel.audit.record("admin", account: id, reason: "clients delete")
+            return AdminOutput(text: "client \(id) deleted\n")
+
         case .listSessions(let ref, let json):
             let user = try await user(ref)
             let sessions = try await kernel.sessions.sessions(of: user.id).map(AdminSessionView.init)

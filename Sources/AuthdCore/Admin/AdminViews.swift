@@ -65,6 +65,19 @@ struct AdminServiceKeyView: Codable, Sendable {
     enum CodingKeys: String, CodingKey { case name, prefix, createdAt = "created_at" }
 }
 
+/// An OpenID client as the admin commands show it: never its secret's hash.
+struct AdminClientView: Codable, Sendable {
+    var clientID: String
+    var name: String
+    var redirectURIs: [String]
+    var isPublic: Bool
+    var firstParty: Bool
+    var createdAt: String
+    enum CodingKeys: String, CodingKey {
+        case clientID = "client_id", name, redirectURIs = "redirect_uris", isPublic = "public", firstParty = "first_party", createdAt = "created_at"
+    }
+}
+
 /// A signing key as the admin commands show it: its public id, never its seed.
 struct AdminKeyView: Codable, Sendable {
     var kid: String

@@ -11,6 +11,7 @@ struct OAuthParameters: Sendable {
     /// The parameters the `/oauth` endpoints read.
     static let known: Set<String> = [
         "grant_type", "device_code", "client_id", "refresh_token", "device_name", "platform", "scope", "token", "token_type_hint",
+        "code", "redirect_uri", "code_verifier", "client_secret",
     ]
 
     subscript(_ name: String) -> String? { values[name].flatMap { $0.isEmpty ? nil : $0 } }

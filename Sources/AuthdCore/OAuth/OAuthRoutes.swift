@@ -11,12 +11,14 @@ struct OAuthRoutes: Sendable {
     let devices: DeviceAuthorizations
     let issuer: IssuerName
     let serviceKeys: ServiceKeys
+    /// The OpenID Provider, for the authorization-code grant.
+    let openID: OpenIDRoutes?
 
     static let deviceCodeGrant = "urn:ietf:params:oauth:grant-type:device_code"
 
     func add(to router: Router<AuthRequestContext>) {
         let oauth = router.group("oauth").add(middleware: OAuthErrorMiddleware())
-        let kernel = self.kernel, devices = self.devices, issuer = self.issuer, serviceKeys = self.serviceKeys
+        let kernel = self.kernel, devices = self.devices, issuer = self.issuer, serviceKeys = self.serviceKeys, openID = self.openID
 
         oauth.post("device_authorization") { request, context -> Response in
             try await kernel.rateLimiter.consume(
@@ -59,6 +61,8 @@ struct OAuthRoutes: Sendable {
                 case .expiredToken: throw OAuthError("expired_token", "The device code has expired. Start again.")
                 case .invalidGrant: throw OAuthError("invalid_grant", "The device code is not valid, was used already, or belongs to another client.")
                 }
+            case "authorization_code"? where openID != nil:
+                return try await openID!.token(parameters, request)
             case "refresh_token"?:
                 guard let token = parameters["refresh_token"] else { throw OAuthError("invalid_request", "The parameter `refresh_token` is required.") }
                 do {

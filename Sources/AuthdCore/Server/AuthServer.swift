@@ -204,7 +204,6 @@ package final class AuthServer: Sendable {
             let devices = DeviceAuthorizations(store: store, sessions: sessions, clock: clock, logger: logger, audit: audit, settings: config.device)
             DeviceRoutes(kernel: kernel, devices: devices).add(to: api)
             let serviceKeys = ServiceKeys(store: store, clock: clock)
-            OAuthRoutes(kernel: kernel, devices: devices, issuer: issuerName, serviceKeys: serviceKeys).add(to: router)
             AdminAPIRoutes(kernel: kernel, serviceKeys: serviceKeys).add(to: router)
             try DevicePageRoutes.registerMail(on: mailer)
             let passwordCheck = providers.lazy.compactMap { $0 as? any PasswordVerifying }.first.map { provider in
@@ -227,6 +226,13 @@ package final class AuthServer: Sendable {
             AccountRoutes(kernel: kernel, gate: gate, renderer: renderer, login: login).add(to: router)
             try NotMeRoutes.registerMail(on: mailer)
             NotMeRoutes(kernel: kernel, renderer: renderer, login: login).add(to: router)
+            let openID = OpenIDRoutes(
+                kernel: kernel, clients: OpenIDClients(store: store, clock: clock, audience: config.audience),
+                codes: AuthorizationCodes(store: store, clock: clock), consents: ConsentGrants(store: store, clock: clock),
+                tokens: OpenIDTokens(keyRing: keyRing, issuer: issuerName, clock: clock), issuer: issuerName, renderer: renderer, login: login,
+                box: try SecretBox(key: kernel.secret(named: "oidc-requests")))
+            openID.add(to: router)
+            OAuthRoutes(kernel: kernel, devices: devices, issuer: issuerName, serviceKeys: serviceKeys, openID: openID).add(to: router)
             for provider in providers {
                 api.addRoutes(provider.routes())
                 router.addRoutes(provider.rootRoutes())

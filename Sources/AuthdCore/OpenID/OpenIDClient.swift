@@ -1,0 +1,60 @@
+import AuthKernel
+import AuthStorage
+import Foundation
+
+/// An app that signs people in with authd (contract §13): its redirect URIs, whether it keeps a
+/// secret (only its hash is stored), and how much it is trusted.
+struct OpenIDClient: Codable, Sendable, Equatable {
+    var id: String
+    var name: String
+    var redirectURIs: [String]
+    /// SHA-256 (hex) of the secret; nil for a public client (a native app, a single-page app).
+    var secretHash: String?
+    /// First-party: the deployment's own app; no consent is asked.
+    var firstParty: Bool
+    /// A confidential client that sends no PKCE (Gitea's login source); it must send `nonce`.
+    var pkceOptional: Bool
+    var createdAt: Date
+
+    var isPublic: Bool { secretHash == nil }
+
+    enum CodingKeys: String, CodingKey {
+        case id, name, redirectURIs = "redirect_uris", secretHash = "secret_hash", firstParty = "first_party", pkceOptional = "pkce_optional"
+        case createdAt = "created_at"
+    }
+
+    /// Whether `uri` is one of the registered redirect URIs: exactly, or for a public client's
+    /// loopback redirect (`http://127.0.0.1` or `http://[::1]`) with any port (RFC 8252 §7.3).
+    func allows(redirect uri: String) -> Bool {
+        if redirectURIs.contains(uri) { return true }
+        guard isPublic, let asked = URLComponents(string: uri), asked.scheme == "http", let host = asked.host,
+            host == "127.0.0.1" || host == "::1" || host == "[::1]"
+        else { return false }
+        return redirectURIs.contains { registered in
+            guard var r = URLComponents(string: registered), r.scheme == "http", r.host == host else { return false }
+            var a = asked
+            (r.port, a.port) = (nil, nil)
+            return r.string == a.string
+        }
+    }
+
+    /// Whether every redirect of this client is a loopback or a custom scheme (a native app):
+    /// consent is asked every time, never remembered.
+    var isNative: Bool {
+        isPublic && redirectURIs.allSatisfy { uri in
+            guard let c = URLComponents(string: uri), let scheme = c.scheme else { return true }
+            return scheme != "https" || c.host == "127.0.0.1" || c.host == "localhost"
+        }
+    }
+
+    /// A redirect URI a client may register: absolute, no fragment; `https`, a loopback `http`, or a
+    /// custom scheme of a native app.
+    static func isValidRedirect(_ uri: String) -> Bool {
+        guard uri.utf8.count <= 2048, let c = URLComponents(string: uri), let scheme = c.scheme?.lowercased(), c.fragment == nil else { return false }
+        switch scheme {
+        case "https": return c.host?.isEmpty == false
+        case "http": return ["127.0.0.1", "localhost", "::1", "[::1]"].contains(c.host ?? "")
+        default: return scheme.contains(".") && uri.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value < 0x7F }
+        }
+    }
+}

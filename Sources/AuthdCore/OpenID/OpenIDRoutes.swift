@@ -1,0 +1,285 @@
+import AuthKernel
+import AuthStorage
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// authd as an OpenID Provider (contract §13), first part: discovery, authorize with PKCE and
+/// consent on authd's pages, the authorization-code grant, userinfo. ID tokens and client access
+/// tokens are EdDSA for now (the RS256 key, refresh tokens, revocation and logout come next).
+struct OpenIDRoutes: Sendable {
+    let kernel: Kernel
+    let clients: OpenIDClients
+    let codes: AuthorizationCodes
+    let consents: ConsentGrants
+    let tokens: OpenIDTokens
+    let issuer: IssuerName
+    let renderer: PageRenderer
+    let login: LoginRoutes
+    /// Seals a pending authorize request into the consent form.
+    let box: SecretBox
+
+    static let scopesSupported = ["openid", "profile", "email"]
+    static let authorizesPerNetwork = RateLimitRule(limit: 60, window: 60)
+    static let tokensPerClient = RateLimitRule(limit: 60, window: 60)
+
+    func add(to router: Router<AuthRequestContext>) {
+        let routes = self
+        router.get(".well-known/openid-configuration") { _, _ in routes.discovery() }
+        router.get("oauth/authorize") { request, context in
+            try await routes.login.guarded(request, context) { try await routes.authorize(request, context) }
+        }
+        router.post("oauth/authorize/consent") { request, context in
+            try await routes.login.posted(request, context) { form in try await routes.consent(form, request) }
+        }
+        router.get("oauth/userinfo") { request, _ in try await routes.userinfo(request) }
+        router.post("oauth/userinfo") { request, _ in try await routes.userinfo(request) }
+    }
+
+    // MARK: - Discovery
+
+    func discovery() -> Response {
+        let base = issuer.value
+        let document: [String: JSONValue] = [
+            "issuer": .string(base), "authorization_endpoint": .string(base + "/oauth/authorize"), "token_endpoint": .string(base + "/oauth/token"),
+            "userinfo_endpoint": .string(base + "/oauth/userinfo"), "jwks_uri": .string(base + "/.well-known/jwks.json"),
+            "response_types_supported": Self.list(["code"]), "response_modes_supported": Self.list(["query"]),
+            "grant_types_supported": Self.list(["authorization_code"]), "subject_types_supported": Self.list(["public"]),
+            "code_challenge_methods_supported": Self.list(["S256"]), "id_token_signing_alg_values_supported": Self.list(["EdDSA"]),
+            "token_endpoint_auth_methods_supported": Self.list(["client_secret_basic", "client_secret_post", "none"]),
+            "scopes_supported": Self.list(Self.scopesSupported),
+            "claims_supported": Self.list(["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "amr", "sid", "email", "email_verified", "name", "preferred_username"]),
+            "request_parameter_supported": .bool(false), "request_uri_parameter_supported": .bool(false), "claims_parameter_supported": .bool(false),
+            "authorization_response_iss_parameter_supported": .bool(true),
+        ]
+        var w = JSONWriter(capacity: 1024)
+        w.value(.object(document))
+        var response = w.response()
+        response.headers[.accessControlAllowOrigin] = "*"
+        return response
+    }
+
+    static func list(_ values: [String]) -> JSONValue { .array(values.map { .string($0) }) }
+
+    // MARK: - Authorize
+
+    /// An authorize request as checked: what a code will be bound to.
+    struct Pending: Codable, Sendable {
+        var clientID: String
+        var redirectURI: String
+        var state: String?
+        var nonce: String?
+        var codeChallenge: String?
+        var scopes: [String]
+        var expiresAt: Int
+    }
+
+    func errorPage(_ text: String) -> Response { login.message(text, status: .badRequest, title: "This sign-in link is not valid") }
+
+    /// Back to the client with an error (only once the client and its redirect URI are known good).
+    func redirect(_ uri: String, _ parameters: [(String, String?)]) -> Response {
+        var c = URLComponents(string: uri)!
+        c.queryItems = (c.queryItems ?? []) + parameters.compactMap { name, value in value.map { URLQueryItem(name: name, value: $0) } }
+        return PageGate.redirect(to: c.string!, status: .found)
+    }
+
+    func authorize(_ request: Request, _ context: AuthRequestContext) async throws -> Response {
+        try await kernel.rateLimiter.consume(Self.authorizesPerNetwork, key: "oidc.authorize:\(ClientNetwork.network(for: context.clientIP))")
+        // Form-encoded, as OAuth clients send it (`+` is a space).
+        let query = PageForm(urlencoded: request.uri.query ?? "")
+        func value(_ name: String) -> String? { query[name].flatMap { $0.isEmpty || $0.utf8.count > 2048 ? nil : $0 } }
+        // Until the client and its redirect URI are known good, errors stay on this page: never a redirect.
+        guard let clientID = value("client_id"), let client = try await clients.find(clientID) else {
+            return errorPage("The app that sent you here is not registered with this server.")
+        }
+        guard let redirectURI = value("redirect_uri"), client.allows(redirect: redirectURI) else {
+            return errorPage("The app that sent you here gave an address to return to that it did not register.")
+        }
+        let state = value("state")
+        func fail(_ error: String, _ description: String) -> Response {
+            redirect(redirectURI, [("error", error), ("error_description", description), ("state", state), ("iss", issuer.value)])
+        }
+        guard value("response_type") == "code" else { return fail("unsupported_response_type", "Only response_type=code is supported.") }
+        let scopes = (value("scope") ?? "").split(separator: " ").map(String.init).filter(Self.scopesSupported.contains)
+        guard scopes.contains("openid") else { return fail("invalid_scope", "The scope must include openid.") }
+        let challenge = value("code_challenge")
+        if let challenge {
+            guard value("code_challenge_method") == "S256", (43...128).contains(challenge.utf8.count) else {
+                return fail("invalid_request", "PKCE: code_challenge_method must be S256, with a 43 to 128 character challenge.")
+            }
+        } else if client.isPublic || !client.pkceOptional {
+            return fail("invalid_request", "PKCE is required: send code_challenge and code_challenge_method=S256.")
+        } else if value("nonce") == nil {
+            return fail("invalid_request", "A client without PKCE must send a nonce.")
+        }
+        let prompt = Set((value("prompt") ?? "").split(separator: " ").map(String.init))
+        let now = kernel.clock.now()
+
+        // Signed in, recently enough for max_age and prompt=login (met by a sign-in after `auth_after`).
+        var principal: Principal?
+        if let cookie = request.cookies[BrowserCookie.name]?.value { principal = try await kernel.sessions.browserPrincipal(cookie: cookie) }
+        let authTime = principal.map { Int($0.session.createdAt.timeIntervalSince1970) } ?? 0
+        var recentEnough = true
+        if let maxAge = value("max_age").flatMap(Int.init), authTime < Int(now.timeIntervalSince1970) - maxAge { recentEnough = false }
+        if let after = value("auth_after").flatMap(Int.init), authTime < after { recentEnough = false }
+        if prompt.contains("login"), value("auth_after") == nil { recentEnough = false }
+        guard let principal, recentEnough else {
+            if prompt.contains("none") { return fail("login_required", "The person is not signed in.") }
+            var again = URLComponents(string: request.uri.description)!
+            var items = (again.queryItems ?? []).filter { $0.name != "prompt" && $0.name != "auth_after" }
+            items.append(URLQueryItem(name: "auth_after", value: String(Int(now.timeIntervalSince1970))))
+            if let other = value("prompt") { items.append(URLQueryItem(name: "prompt", value: other.split(separator: " ").filter { $0 != "login" }.joined(separator: " "))) }
+            again.queryItems = items
+            return PageGate.redirect(to: "/login?return_to=" + (again.string!.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "/"), status: .found)
+        }
+        let pending = Pending(
+            clientID: client.id, redirectURI: redirectURI, state: state, nonce: value("nonce"), codeChallenge: challenge, scopes: scopes,
+            expiresAt: Int(now.timeIntervalSince1970) + 600)
+        var remembered = false
+        if !client.isNative { remembered = try await consents.covers(user: principal.user.id, client: client.id, scopes: Set(scopes)) }
+        if client.firstParty || (remembered && !prompt.contains("consent")) {
+            return try await issueCode(pending, principal)
+        }
+        if prompt.contains("none") { return fail("consent_required", "The person has not allowed this app yet.") }
+        return try consentPage(pending, client: client, principal: principal)
+    }
+
+    func consentPage(_ pending: Pending, client: OpenIDClient, principal: Principal) throws -> Response {
+        let csrf = LoginRoutes.csrf(principal.session.id, key: login.csrfKey)
+        let sealed = box.seal(String(decoding: try JSONEncoder().encode(pending), as: UTF8.self))
+        let words = pending.scopes.compactMap { ["email": "your email address", "profile": "your name"][$0] }
+        let values: [String: Any] = [
+            "client": client.name, "scopes_text": words.joined(separator: " and "), "who": principal.user.email ?? principal.user.id.lowercased,
+            "csrf": csrf, "request": sealed,
+        ]
+        return renderer.page(title: "Allow \(client.name)?", content: renderer.render("consent", values), signedIn: true, csrf: csrf)
+    }
+
+    func consent(_ form: PageForm, _ request: Request) async throws -> Response {
+        guard let cookie = request.cookies[BrowserCookie.name]?.value, let principal = try await kernel.sessions.browserPrincipal(cookie: cookie) else {
+            return login.message("Your sign-in has ended. Go back to the app and start again.", status: .forbidden)
+        }
+        guard let csrf = form["csrf"], ConstantTime.equals(Array(csrf.utf8), Array(LoginRoutes.csrf(principal.session.id, key: login.csrfKey).utf8)),
+            let sealed = form["request"], let json = box.open(sealed), let pending = try? JSONDecoder().decode(Pending.self, from: Data(json.utf8)),
+            pending.expiresAt > Int(kernel.clock.now().timeIntervalSince1970), let client = try await clients.find(pending.clientID)
+        else { return login.message("This form is out of date. Go back to the app and start again.", status: .forbidden) }
+        guard form["decision"] == "allow" else {
+            return redirect(pending.redirectURI, [("error", "access_denied"), ("error_description", "The person denied the request."), ("state", pending.state), ("iss", issuer.value)])
+        }
+        if !client.isNative { try await consents.remember(user: principal.user.id, client: client.id, scopes: Set(pending.scopes)) }
+        return try await issueCode(pending, principal)
+    }
+
+    func issueCode(_ pending: Pending, _ principal: Principal) async throws -> Response {
+        let code = try await codes.issue(
+            AuthorizationCodes.Grant(
+                clientID: pending.clientID, redirectURI: pending.redirectURI, codeChallenge: pending.codeChallenge, nonce: pending.nonce,
+                userID: principal.user.id.lowercased, sessionID: principal.session.id.lowercased, scopes: pending.scopes,
+                authTime: Int(principal.session.createdAt.timeIntervalSince1970), amr: principal.session.amr))
+        return redirect(pending.redirectURI, [("code", code), ("state", pending.state), ("iss", issuer.value)])
+    }
+
+    // MARK: - Token
+
+    /// `grant_type=authorization_code` of `POST /oauth/token`.
+    func token(_ parameters: OAuthParameters, _ request: Request) async throws -> Response {
+        var clientID = parameters["client_id"], secret = parameters["client_secret"]
+        if let header = request.headers[.authorization], header.lowercased().hasPrefix("basic "),
+            let decoded = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)).map({ String(decoding: $0, as: UTF8.self) }),
+            let colon = decoded.firstIndex(of: ":")
+        {
+            clientID = String(decoded[..<colon]).removingPercentEncoding
+            secret = String(decoded[decoded.index(after: colon)...]).removingPercentEncoding
+        }
+        guard let clientID else { throw OAuthError("invalid_client", "Authenticate the client.", status: .unauthorized) }
+        try await kernel.rateLimiter.consume(Self.tokensPerClient, key: "oidc.token:\(clientID)")
+        guard let client = try await clients.authenticate(id: clientID, secret: secret) else {
+            throw OAuthError("invalid_client", "The client's credentials are not right.", status: .unauthorized)
+        }
+        guard let code = parameters["code"] else { throw OAuthError("invalid_request", "The parameter `code` is required.") }
+        let session = SecureRandom.uuid()
+        let grant: AuthorizationCodes.Grant
+        switch try await codes.redeem(code, session: session) {
+        case .invalid:
+            throw OAuthError("invalid_grant", "The code is not valid or has expired.")
+        case .replayed(let used):
+            // A code used twice: whoever holds it may not be the client; what it issued ends.
+            if let sid = used.issuedSession.flatMap(UUID.init(uuidString:)), let uid = UUID(uuidString: used.userID) {
+                try? await kernel.sessions.revoke(sid, of: uid)
+            }
+            kernel.logger.warning("an authorization code was used twice; its tokens were revoked", metadata: ["client.id": "\(client.id)"])
+            throw OAuthError("invalid_grant", "The code was used already.")
+        case .grant(let redeemed):
+            grant = redeemed
+        }
+        guard grant.clientID == client.id, parameters["redirect_uri"] == grant.redirectURI else {
+            throw OAuthError("invalid_grant", "The code was issued to another client or redirect URI.")
+        }
+        if let challenge = grant.codeChallenge {
+            guard let verifier = parameters["code_verifier"], (43...128).contains(verifier.utf8.count),
+                ConstantTime.equals(Array(Base64URL.encode(SHA256.hash(verifier)).utf8), Array(challenge.utf8))
+            else { throw OAuthError("invalid_grant", "PKCE: the code_verifier does not match the challenge.") }
+        } else if parameters["code_verifier"] != nil {
+            throw OAuthError("invalid_grant", "PKCE: no challenge was sent with this code.")
+        }
+        guard let userID = UUID(uuidString: grant.userID), let user = try await kernel.users.user(id: userID), user.disabledAt == nil else {
+            throw OAuthError("invalid_grant", "The account is gone or disabled.")
+        }
+        let now = kernel.clock.now(), t = Int(now.timeIntervalSince1970)
+        var record = SessionRecord(
+            id: session, userID: userID, deviceName: client.name, platform: nil, amr: grant.amr, createdAt: now,
+            expiresAt: now.addingTimeInterval(TimeInterval(OpenIDTokens.accessTTL)), refreshHash: Hex.encode(SecureRandom.bytes(32)))
+        record.kind = .client
+        let started = record
+        try await kernel.sessions.startClientSession(started)
+        let scopes = Set(grant.scopes)
+        let accessToken = tokens.sign(
+            [
+                "iss": .string(issuer.value), "sub": .string(grant.userID), "aud": .string(client.id), "client_id": .string(client.id),
+                "scope": .string(grant.scopes.joined(separator: " ")), "sid": .string(session.lowercased), "iat": .number(Double(t)),
+                "exp": .number(Double(t + OpenIDTokens.accessTTL)), "jti": .string(Base64URL.encode(SecureRandom.bytes(16))),
+                "auth_time": .number(Double(grant.authTime)),
+            ], typ: "at+jwt")
+        var idClaims = OpenIDTokens.userClaims(user, scopes: scopes)
+        idClaims["iss"] = .string(issuer.value)
+        idClaims["aud"] = .string(client.id)
+        idClaims["iat"] = .number(Double(t))
+        idClaims["exp"] = .number(Double(t + OpenIDTokens.idTokenTTL))
+        idClaims["auth_time"] = .number(Double(grant.authTime))
+        idClaims["amr"] = .array(grant.amr.map { .string($0) })
+        idClaims["sid"] = .string(grant.sessionID)
+        if let nonce = grant.nonce { idClaims["nonce"] = .string(nonce) }
+        let idToken = tokens.sign(idClaims, typ: "JWT")
+        var w = JSONWriter(capacity: 1536)
+        w.value(
+            .object([
+                "access_token": .string(accessToken), "token_type": .string("Bearer"), "expires_in": .number(Double(OpenIDTokens.accessTTL)),
+                "id_token": .string(idToken), "scope": .string(grant.scopes.joined(separator: " ")),
+            ]))
+        var response = w.response()
+        response.headers[.cacheControl] = "no-store"
+        return response
+    }
+
+    // MARK: - Userinfo
+
+    func userinfo(_ request: Request) async throws -> Response {
+        func refused(_ error: String) -> Response {
+            Response(status: .unauthorized, headers: [.wwwAuthenticate: "Bearer error=\"\(error)\"", .cacheControl: "no-store"])
+        }
+        guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer "),
+            let claims = tokens.verifiedAccessToken(String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)),
+            case .string(let sub)? = claims["sub"], case .string(let sid)? = claims["sid"], case .string(let scope)? = claims["scope"],
+            let userID = UUID(uuidString: sub), let sessionID = UUID(uuidString: sid)
+        else { return refused("invalid_token") }
+        guard await kernel.sessions.isLive(sessionID, of: userID), let user = try await kernel.users.user(id: userID), user.disabledAt == nil else {
+            return refused("invalid_token")
+        }
+        var w = JSONWriter(capacity: 512)
+        w.value(.object(OpenIDTokens.userClaims(user, scopes: Set(scope.split(separator: " ").map(String.init)))))
+        var response = w.response()
+        response.headers[.cacheControl] = "no-store"
+        return response
+    }
+}
