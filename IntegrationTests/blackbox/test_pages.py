@@ -126,15 +126,30 @@ def test_a_person_signs_in_with_a_mailed_code_sees_their_account_and_signs_out(b
 
 
 class Browserish(requests.Session):
-    """A requests session that sends the pages' `Secure` cookies over loopback http, as browsers do
-    (requests keeps them for https only)."""
+    """A requests session that keeps cookies as a browser does for one site: it sends the pages'
+    `Secure` cookies over loopback http (requests keeps them for https only), whatever the `Host`
+    header says, and forgets one set with `Max-Age=0`."""
+
+    def __init__(self):
+        super().__init__()
+        self.kept = {}
 
     def send(self, request, **kwargs):
+        if self.kept:
+            request.headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in sorted(self.kept.items()))
         response = super().send(request, **kwargs)
-        for cookie in list(self.cookies):
-            if cookie.secure:
-                self.cookies.set(cookie.name, cookie.value, domain=cookie.domain, path=cookie.path)
+        for line in response.raw.headers.getlist("Set-Cookie") if response.raw is not None else []:
+            parts = [p.strip() for p in line.split(";")]
+            name, _, value = parts[0].partition("=")
+            if value == "" or any(p.lower() == "max-age=0" for p in parts[1:]):
+                self.kept.pop(name, None)
+            else:
+                self.kept[name] = value
         return response
+
+    @property
+    def cookie_names(self):
+        return set(self.kept)
 
 
 def login_form(session, url):

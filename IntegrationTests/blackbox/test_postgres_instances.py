@@ -386,3 +386,56 @@ def test_passkeys_across_instances_on_postgres():
     from test_passkeys import CONFIG, passkey_flow
     with cluster(CONFIG) as (a, b):
         passkey_flow(a, b)
+
+
+def test_a_browser_signs_in_on_one_instance_and_a_code_made_there_is_redeemed_on_the_other():
+    """Pages and the OpenID Provider across two instances: the browser's session, the pre-sign-in
+    cookie, consent and authorization codes live in the shared database (or in sealed cookies every
+    instance opens), so a load balancer may send each request anywhere."""
+    import base64
+    import hashlib
+    import re
+
+    import requests
+
+    from test_pages import Browserish
+
+    with cluster() as (a, b):
+        out = subprocess.run([BINARY, "clients", "create", "Shared app", "--redirect-uri", "http://127.0.0.1:9/cb", "--data", a.folder],
+                             capture_output=True, text=True, check=True).stdout
+        client = json.loads(out[: out.rindex("}") + 1])
+        # Both instances answer for the issuer's host, as behind a load balancer.
+        issuer = BASE_CONFIG["issuer"]
+        host = {"Host": urllib.parse.urlparse(issuer).netloc}
+        post = {**host, "Origin": issuer}
+        browser = Browserish()
+        verifier = secrets.token_urlsafe(48)
+        challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+        query = urllib.parse.urlencode({"client_id": client["client_id"], "redirect_uri": "http://127.0.0.1:9/cb", "response_type": "code",
+                                        "scope": "openid email", "state": "s", "nonce": "n", "code_challenge": challenge,
+                                        "code_challenge_method": "S256"})
+        first = browser.get(a.url + "/oauth/authorize?" + query, headers=host, allow_redirects=False)
+        assert first.status_code == 302 and first.headers["Location"].startswith("/login?")
+        page = browser.get(b.url + first.headers["Location"], headers=host)
+        csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+        assert browser.post(a.url + "/login/email/send", data={"csrf": csrf, "email": "multi@example.com"}, headers=post).status_code == 200
+        done = browser.post(b.url + "/login/email/verify", data={"csrf": csrf, "code": a.mailed_code("multi@example.com")}, headers=post,
+                            allow_redirects=False)
+        assert done.status_code == 303
+        assert "Your account" in browser.get(a.url + "/account", headers=host).text, "the browser's session is every instance's"
+        consent = browser.get(b.url + done.headers["Location"], headers=host)
+        token = re.search(r'name="csrf" value="([^"]+)"', consent.text).group(1)
+        sealed = re.search(r'name="request" value="([^"]+)"', consent.text).group(1)
+        back = browser.post(a.url + "/oauth/authorize/consent", data={"csrf": token, "request": sealed, "decision": "allow"}, headers=post,
+                            allow_redirects=False)
+        code = urllib.parse.parse_qs(urllib.parse.urlparse(back.headers["Location"]).query)["code"][0]
+        form = {"grant_type": "authorization_code", "code": code, "redirect_uri": "http://127.0.0.1:9/cb", "code_verifier": verifier}
+        auth = (client["client_id"], client["client_secret"])
+        tokens = requests.post(b.url + "/oauth/token", data=form, auth=auth)
+        assert tokens.status_code == 200, tokens.text
+        bearer = {"Authorization": "Bearer " + tokens.json()["access_token"]}
+        assert requests.get(a.url + "/oauth/userinfo", headers=bearer).json()["email"] == "multi@example.com"
+        # The code's replay, on the other instance, ends what it issued everywhere.
+        replay = requests.post(a.url + "/oauth/token", data=form, auth=auth)
+        assert replay.status_code == 400 and replay.json()["error"] == "invalid_grant"
+        assert requests.get(b.url + "/oauth/userinfo", headers=bearer).status_code == 401

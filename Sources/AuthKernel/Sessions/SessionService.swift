@@ -239,9 +239,13 @@ public struct SessionService: Sendable {
     package func browserPrincipal(cookie secret: String) async throws -> Principal? {
         guard !secret.isEmpty, secret.utf8.count <= 256 else { return nil }
         let presented = RefreshToken.hash(secret), now = clock.now()
-        let found = try await store.read([.sessionByRefreshHash(presented)]) { state -> (SessionRecord, UserRecord)? in
-            guard let session = state.session(refreshHash: presented), session.isBrowser, session.expiresAt > now,
-                let user = state.user(id: session.userID), user.disabledAt == nil
+        // The session first, then its user: a database backend loads only the rows a read names.
+        guard let (sessionID, userID) = try await store.read([.sessionByRefreshHash(presented)], { state -> (UUID, UUID)? in
+            guard let session = state.session(refreshHash: presented), session.isBrowser, session.expiresAt > now else { return nil }
+            return (session.id, session.userID)
+        }) else { return nil }
+        let found = try await store.read([.session(sessionID), .user(userID)]) { state -> (SessionRecord, UserRecord)? in
+            guard let session = state.session(id: sessionID), session.expiresAt > now, let user = state.user(id: userID), user.disabledAt == nil
             else { return nil }
             return (session, user)
         }
