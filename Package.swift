@@ -266,6 +266,9 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 // Outbound HTTP (`kernel.http`, webhooks) and APNs pushes (HTTP/2, an ES256 provider token).
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                // The OpenID Provider's RS256 key.
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],

@@ -35,9 +35,16 @@ def test_access_token_verifies_with_jwks(server):
 
 def test_jwks_has_no_private_parts(server):
     _, jwks, _ = server.call("GET", "/.well-known/jwks.json")
-    for key in jwks["keys"]:
-        assert set(key) == {"kty", "crv", "x", "kid", "alg", "use"}
-        assert key["kty"] == "OKP" and key["crv"] == "Ed25519"
+    ed = [k for k in jwks["keys"] if k["kty"] == "OKP"]
+    rsa = [k for k in jwks["keys"] if k["kty"] == "RSA"]
+    assert len(ed) + len(rsa) == len(jwks["keys"]) and len(rsa) == 1
+    for key in ed:
+        assert set(key) == {"kty", "crv", "x", "kid", "alg", "use"} and key["crv"] == "Ed25519"
+    # Each Ed25519 key twice (contract §13): EdDSA under its kid, Ed25519 under KID-ed25519.
+    assert sorted(k["alg"] for k in ed) == ["Ed25519", "EdDSA"]
+    assert {k["kid"] for k in ed if k["alg"] == "Ed25519"} == {k["kid"] + "-ed25519" for k in ed if k["alg"] == "EdDSA"}
+    # The RSA key of ID tokens: public modulus and exponent only (no d, p, q…).
+    assert set(rsa[0]) == {"kty", "n", "e", "kid", "alg", "use"} and rsa[0]["alg"] == "RS256"
 
 
 def test_a_token_signed_by_another_key_is_refused_by_both(server):

@@ -66,6 +66,7 @@ def test_authlib_signs_a_person_in_with_the_code_flow_and_pkce():
         meta = discovery.json()
         assert meta["issuer"] == server.url and meta["authorization_response_iss_parameter_supported"] is True
         assert meta["code_challenge_methods_supported"] == ["S256"] and meta["response_types_supported"] == ["code"]
+        assert meta["id_token_signing_alg_values_supported"] == ["RS256", "EdDSA", "Ed25519"]
 
         rp = OAuth2Session(client["client_id"], client["client_secret"], scope="openid email profile", redirect_uri=REDIRECT,
                            code_challenge_method="S256")
@@ -80,11 +81,14 @@ def test_authlib_signs_a_person_in_with_the_code_flow_and_pkce():
         assert token["token_type"] == "Bearer" and set(token["scope"].split()) == {"openid", "email", "profile"}
         assert "refresh_token" not in token, "no offline_access asked"
         keys = KeySet.import_key_set(requests.get(meta["jwks_uri"]).json())
-        id_token = jwt.decode(token["id_token"], keys, algorithms=["EdDSA"])
+        id_token = jwt.decode(token["id_token"], keys, algorithms=["RS256"])
+        assert id_token.header["alg"] == "RS256", "RS256 by default: many relying parties accept nothing else"
+        rsa = [k for k in requests.get(meta["jwks_uri"]).json()["keys"] if k["kty"] == "RSA"]
+        assert len(rsa) == 1 and rsa[0]["kid"] == id_token.header["kid"] and len(rsa[0]["n"]) >= 342  # 2048 bits
         claims = id_token.claims
         assert claims["iss"] == server.url and claims["aud"] == client["client_id"] and claims["nonce"] == nonce
         assert claims["email"] == "rita@example.com" and claims["email_verified"] is True and claims["amr"] == ["email"]
-        access = jwt.decode(token["access_token"], keys, algorithms=["EdDSA"])
+        access = jwt.decode(token["access_token"], keys, algorithms=["RS256"])
         assert access.header["typ"] == "at+jwt" and access.claims["aud"] == client["client_id"] and access.claims["client_id"] == client["client_id"]
 
         userinfo = rp.get(meta["userinfo_endpoint"]).json()
@@ -171,3 +175,31 @@ def test_the_consent_page_can_say_no():
                               headers={"Origin": server.url}, allow_redirects=False)
         query = urllib.parse.parse_qs(urllib.parse.urlparse(denied.headers["Location"]).query)
         assert query["error"] == ["access_denied"] and query["state"] == [state]
+
+
+@pytest.mark.parametrize("alg", ["EdDSA", "Ed25519"])
+def test_a_client_may_ask_for_ed25519_id_tokens(alg):
+    with running_server(PAGES) as server:
+        client = register_client(server, "--first-party", "--id-token-alg", alg)
+        verifier = generate_token(48)
+        rp = OAuth2Session(client["client_id"], client["client_secret"], scope="openid", redirect_uri=REDIRECT, code_challenge_method="S256")
+        url, _ = rp.create_authorization_url(server.url + "/oauth/authorize", code_verifier=verifier, nonce="n")
+        token = rp.fetch_token(server.url + "/oauth/token", authorization_response=authorize(Browserish(), server, url), code_verifier=verifier)
+        jwks = requests.get(server.url + "/.well-known/jwks.json").json()
+        header = json.loads(base64url(token["id_token"].split(".")[0]))
+        assert header["alg"] == alg
+        entry = next(k for k in jwks["keys"] if k["kid"] == header["kid"])
+        assert entry["alg"] == alg and entry["kty"] == "OKP" and entry["crv"] == "Ed25519"
+        if alg == "EdDSA":
+            assert jwt.decode(token["id_token"], KeySet.import_key_set(jwks), algorithms=["EdDSA"]).claims["aud"] == client["client_id"]
+        else:
+            # RFC 9864's name for the same signature: checked with the key the entry names.
+            from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+            signing_input, signature = token["id_token"].rsplit(".", 1)
+            Ed25519PublicKey.from_public_bytes(base64url(entry["x"])).verify(base64url(signature), signing_input.encode())
+        assert requests.get(server.url + "/oauth/userinfo", headers={"Authorization": "Bearer " + token["access_token"]}).status_code == 200
+
+
+def base64url(text):
+    import base64
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))

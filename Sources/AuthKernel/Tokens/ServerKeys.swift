@@ -18,6 +18,9 @@ package protocol ServerKeys: Sendable {
     /// A named 32-byte secret: created on first use, the same ever after (and on every instance).
     /// Synchronous, so providers can take theirs while they are created.
     func loadOrCreateSecret(named name: String, logger: Logger) throws -> [UInt8]
+    /// A named secret of any length (the OpenID Provider's RSA key, DER): `create` makes it on first
+    /// use, and it is the same ever after, on every instance.
+    func loadOrCreateBlob(named name: String, logger: Logger, create: @Sendable () throws -> [UInt8]) async throws -> [UInt8]
     /// Every key and secret in use, as the files of a key folder (`signing-KID.json`, `NAME.key`),
     /// for `authd export`.
     func exportFiles() async throws -> [String: [UInt8]]
@@ -26,6 +29,15 @@ package protocol ServerKeys: Sendable {
 }
 
 extension KeyFolder: ServerKeys {
+    package func loadOrCreateBlob(named name: String, logger: Logger, create: @Sendable () throws -> [UInt8]) throws -> [UInt8] {
+        let file = path + "/\(name).bin"
+        if let bytes = try DurableFile.read(file), !bytes.isEmpty { return bytes }
+        let made = try create()
+        try DurableFile.replace(file, with: made, mode: 0o600)
+        logger.info("created a new server key", metadata: ["key.name": "\(name)"])
+        return made
+    }
+
     package func exportFiles() throws -> [String: [UInt8]] {
         var files: [String: [UInt8]] = [:]
         for name in try FileManager.default.contentsOfDirectory(atPath: path) where !name.hasSuffix(".tmp") && !name.hasPrefix(".") {

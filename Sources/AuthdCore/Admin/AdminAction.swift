@@ -38,7 +38,7 @@ package enum AdminAction: Codable, Sendable, Equatable {
     /// Users from another system, JSON lines (contract §11); with `dryRun` nothing is written.
     case importUsers(from: String, dryRun: Bool)
     /// Registers an OpenID client; prints `{"client_id","client_secret"?}` once.
-    case createClient(name: String, redirectURIs: [String], isPublic: Bool, firstParty: Bool, pkceOptional: Bool)
+    case createClient(name: String, redirectURIs: [String], isPublic: Bool, firstParty: Bool, pkceOptional: Bool, idTokenAlg: String)
     /// The registered OpenID clients.
     case listClients(json: Bool)
     /// Removes an OpenID client by id: its codes and tokens stop working.

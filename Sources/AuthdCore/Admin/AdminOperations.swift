@@ -102,9 +102,10 @@ package struct AdminOperations: Sendable {
             kernel.logger.notice("service key revoked", metadata: ["service_key": "\(name)", "via": "\(via)"])
             return AdminOutput(text: "service key \(name) revoked\n")
 
-        case .createClient(let name, let redirectURIs, let isPublic, let firstParty, let pkceOptional):
+        case .createClient(let name, let redirectURIs, let isPublic, let firstParty, let pkceOptional, let idTokenAlg):
             let clients = OpenIDClients(store: store, clock: kernel.clock, audience: kernel.config.audience)
-            let created = try await clients.create(name: name, redirectURIs: redirectURIs, isPublic: isPublic, firstParty: firstParty, pkceOptional: pkceOptional)
+            let created = try await clients.create(
+                name: name, redirectURIs: redirectURIs, isPublic: isPublic, firstParty: firstParty, pkceOptional: pkceOptional, idTokenAlg: idTokenAlg)
             await kernel.audit.record("admin", account: created.client.id, reason: "clients create")
             kernel.logger.notice("OpenID client registered", metadata: ["client.id": "\(created.client.id)", "via": "\(via)"])
             var shown: [String: String] = ["client_id": created.client.id]

@@ -14,13 +14,35 @@ struct OpenIDClient: Codable, Sendable, Equatable {
     var firstParty: Bool
     /// A confidential client that sends no PKCE (Gitea's login source); it must send `nonce`.
     var pkceOptional: Bool
+    /// RS256 (the default: many relying parties accept nothing else), EdDSA or Ed25519.
+    var idTokenAlg: String = "RS256"
     var createdAt: Date
 
     var isPublic: Bool { secretHash == nil }
 
     enum CodingKeys: String, CodingKey {
         case id, name, redirectURIs = "redirect_uris", secretHash = "secret_hash", firstParty = "first_party", pkceOptional = "pkce_optional"
-        case createdAt = "created_at"
+        case idTokenAlg = "id_token_alg", createdAt = "created_at"
+    }
+
+    init(
+        id: String, name: String, redirectURIs: [String], secretHash: String?, firstParty: Bool, pkceOptional: Bool, idTokenAlg: String,
+        createdAt: Date
+    ) {
+        (self.id, self.name, self.redirectURIs, self.secretHash) = (id, name, redirectURIs, secretHash)
+        (self.firstParty, self.pkceOptional, self.idTokenAlg, self.createdAt) = (firstParty, pkceOptional, idTokenAlg, createdAt)
+    }
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(String.self, forKey: .id)
+        name = try c.decode(String.self, forKey: .name)
+        redirectURIs = try c.decode([String].self, forKey: .redirectURIs)
+        secretHash = try c.decodeIfPresent(String.self, forKey: .secretHash)
+        firstParty = try c.decode(Bool.self, forKey: .firstParty)
+        pkceOptional = try c.decode(Bool.self, forKey: .pkceOptional)
+        idTokenAlg = try c.decodeIfPresent(String.self, forKey: .idTokenAlg) ?? "RS256"
+        createdAt = try c.decode(Date.self, forKey: .createdAt)
     }
 
     /// Whether `uri` is one of the registered redirect URIs: exactly, or for a public client's

@@ -20,7 +20,10 @@ struct OpenIDClients: Sendable {
         var secret: String?
     }
 
-    func create(name: String, redirectURIs: [String], isPublic: Bool, firstParty: Bool, pkceOptional: Bool) async throws -> Created {
+    static let algorithms = ["RS256", "EdDSA", "Ed25519"]
+
+    func create(name: String, redirectURIs: [String], isPublic: Bool, firstParty: Bool, pkceOptional: Bool, idTokenAlg: String = "RS256") async throws -> Created {
+        guard Self.algorithms.contains(idTokenAlg) else { throw AuthError.invalidRequest("The ID token algorithm is RS256, EdDSA or Ed25519.", field: "id_token_alg") }
         guard (1...100).contains(name.count) else { throw AuthError.invalidRequest("A client's name is 1 to 100 characters.", field: "name") }
         guard !redirectURIs.isEmpty, redirectURIs.count <= 20, redirectURIs.allSatisfy(OpenIDClient.isValidRedirect) else {
             throw AuthError.invalidRequest(
@@ -34,7 +37,7 @@ struct OpenIDClients: Sendable {
         let secret = isPublic ? nil : Self.secretPrefix + Base64URL.encode(SecureRandom.bytes(32))
         let client = OpenIDClient(
             id: id, name: name, redirectURIs: redirectURIs, secretHash: secret.map { Hex.encode(SHA256.hash($0)) }, firstParty: firstParty,
-            pkceOptional: pkceOptional, createdAt: clock.now())
+            pkceOptional: pkceOptional, idTokenAlg: idTokenAlg, createdAt: clock.now())
         let payload = try Self.payload(client)
         let now = clock.now()
         try await store.write([.code(purpose: Self.purpose, key: id)]) { state in

@@ -6,8 +6,9 @@ import Hummingbird
 import Logging
 
 /// authd as an OpenID Provider (contract §13), first part: discovery, authorize with PKCE and
-/// consent on authd's pages, the authorization-code grant, userinfo. ID tokens and client access
-/// tokens are EdDSA for now (the RS256 key, refresh tokens, revocation and logout come next).
+/// consent on authd's pages, the authorization-code grant, userinfo; ID tokens and client access
+/// tokens signed with the client's algorithm, RS256 by default (refresh tokens, revocation and
+/// logout come next).
 struct OpenIDRoutes: Sendable {
     let kernel: Kernel
     let clients: OpenIDClients
@@ -46,7 +47,7 @@ struct OpenIDRoutes: Sendable {
             "userinfo_endpoint": .string(base + "/oauth/userinfo"), "jwks_uri": .string(base + "/.well-known/jwks.json"),
             "response_types_supported": Self.list(["code"]), "response_modes_supported": Self.list(["query"]),
             "grant_types_supported": Self.list(["authorization_code"]), "subject_types_supported": Self.list(["public"]),
-            "code_challenge_methods_supported": Self.list(["S256"]), "id_token_signing_alg_values_supported": Self.list(["EdDSA"]),
+            "code_challenge_methods_supported": Self.list(["S256"]), "id_token_signing_alg_values_supported": Self.list(tokens.algorithms),
             "token_endpoint_auth_methods_supported": Self.list(["client_secret_basic", "client_secret_post", "none"]),
             "scopes_supported": Self.list(Self.scopesSupported),
             "claims_supported": Self.list(["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "amr", "sid", "email", "email_verified", "name", "preferred_username"]),
@@ -234,13 +235,13 @@ struct OpenIDRoutes: Sendable {
         let started = record
         try await kernel.sessions.startClientSession(started)
         let scopes = Set(grant.scopes)
-        let accessToken = tokens.sign(
+        let accessToken = try tokens.sign(
             [
                 "iss": .string(issuer.value), "sub": .string(grant.userID), "aud": .string(client.id), "client_id": .string(client.id),
                 "scope": .string(grant.scopes.joined(separator: " ")), "sid": .string(session.lowercased), "iat": .number(Double(t)),
                 "exp": .number(Double(t + OpenIDTokens.accessTTL)), "jti": .string(Base64URL.encode(SecureRandom.bytes(16))),
                 "auth_time": .number(Double(grant.authTime)),
-            ], typ: "at+jwt")
+            ], typ: "at+jwt", alg: client.idTokenAlg)
         var idClaims = OpenIDTokens.userClaims(user, scopes: scopes)
         idClaims["iss"] = .string(issuer.value)
         idClaims["aud"] = .string(client.id)
@@ -250,7 +251,7 @@ struct OpenIDRoutes: Sendable {
         idClaims["amr"] = .array(grant.amr.map { .string($0) })
         idClaims["sid"] = .string(grant.sessionID)
         if let nonce = grant.nonce { idClaims["nonce"] = .string(nonce) }
-        let idToken = tokens.sign(idClaims, typ: "JWT")
+        let idToken = try tokens.sign(idClaims, typ: "JWT", alg: client.idTokenAlg)
         var w = JSONWriter(capacity: 1536)
         w.value(
             .object([

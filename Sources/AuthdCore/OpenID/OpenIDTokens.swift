@@ -1,26 +1,58 @@
 import AuthKernel
 import AuthStorage
 import Foundation
+import HTTPTypes
 
 /// The tokens the OpenID Provider issues: ID tokens and client access tokens (RFC 9068), compact
-/// JWS signed with the key ring's active Ed25519 key (`EdDSA`), verified against the same JWKS as
-/// authd's own tokens. A client access token's `aud` is the client id and it carries `client_id`,
-/// so authd's own API, which takes only its configured audience, never accepts one.
+/// JWS signed with the client's algorithm: RS256 (the RSA key), or EdDSA / `Ed25519` (the key
+/// ring's Ed25519 key, under its kid or `KID-ed25519`), all in the JWKS. A client access token's
+/// `aud` is the client id and it carries `client_id`, so authd's own API, which takes only its
+/// configured audience, never accepts one.
 struct OpenIDTokens: Sendable {
     let keyRing: SigningKeyRing
+    let rsa: (any RSASigning)?
     let issuer: IssuerName
     let clock: any AuthClock
     static let accessTTL = 3600
     static let idTokenTTL = 3600
+    /// The kid suffix of the JWKS entry that names an Ed25519 key by RFC 9864's `Ed25519`.
+    static let ed25519Suffix = "-ed25519"
 
-    func sign(_ claims: [String: JSONValue], typ: String) -> String {
-        let key = keyRing.active
+    /// The algorithms this server signs with.
+    var algorithms: [String] { (rsa == nil ? [] : ["RS256"]) + ["EdDSA", "Ed25519"] }
+
+    func sign(_ claims: [String: JSONValue], typ: String, alg: String) throws -> String {
+        let ed = keyRing.active
+        let kid: String
+        switch alg {
+        case "RS256":
+            guard let rsa else { throw OAuthError("server_error", "This server has no RSA key: register the client with --id-token-alg EdDSA.", status: .internalServerError) }
+            kid = rsa.kid
+        case "Ed25519": kid = ed.kid + Self.ed25519Suffix
+        default: kid = ed.kid
+        }
         var header = JSONWriter(capacity: 96)
-        header.value(.object(["alg": .string("EdDSA"), "kid": .string(key.kid), "typ": .string(typ)]))
+        header.value(.object(["alg": .string(alg), "kid": .string(kid), "typ": .string(typ)]))
         var payload = JSONWriter(capacity: 512)
         payload.value(.object(claims))
         let input = Base64URL.encode(header.bytes) + "." + Base64URL.encode(payload.bytes)
-        return input + "." + Base64URL.encode(key.keyPair.sign(Array(input.utf8)))
+        let signature = alg == "RS256" ? try rsa!.sign(Array(input.utf8)) : ed.keyPair.sign(Array(input.utf8))
+        return input + "." + Base64URL.encode(signature)
+    }
+
+    /// Whether `signature` over `input` is right for the header's `alg` and `kid`.
+    func verify(alg: String, kid: String, signature: [UInt8], input: [UInt8]) -> Bool {
+        switch alg {
+        case "RS256":
+            guard let rsa, rsa.kid == kid else { return false }
+            return rsa.verify(signature, input)
+        case "EdDSA", "Ed25519":
+            let edKid = alg == "Ed25519" && kid.hasSuffix(Self.ed25519Suffix) ? String(kid.dropLast(Self.ed25519Suffix.count)) : kid
+            guard let key = keyRing.verificationKey(kid: edKid, now: clock.now()) else { return false }
+            return Ed25519.verify(signature: signature, message: input, publicKey: key.keyPair.publicKey)
+        default:
+            return false
+        }
     }
 
     /// The claims of a client access token this server signed, still valid; nil otherwise.
@@ -29,9 +61,8 @@ struct OpenIDTokens: Sendable {
         guard token.utf8.count <= 4096, parts.count == 3, let headerBytes = Base64URL.decode(parts[0]), let payloadBytes = Base64URL.decode(parts[1]),
             let signature = Base64URL.decode(parts[2]),
             let header = try? JSONDecoder().decode([String: JSONValue].self, from: Data(headerBytes)),
-            case .string("EdDSA")? = header["alg"], case .string("at+jwt")? = header["typ"], case .string(let kid)? = header["kid"],
-            let key = keyRing.verificationKey(kid: kid, now: clock.now()),
-            Ed25519.verify(signature: signature, message: Array(token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count)), publicKey: key.keyPair.publicKey),
+            case .string(let alg)? = header["alg"], case .string("at+jwt")? = header["typ"], case .string(let kid)? = header["kid"],
+            verify(alg: alg, kid: kid, signature: signature, input: Array(token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))),
             let claims = try? JSONDecoder().decode([String: JSONValue].self, from: Data(payloadBytes)),
             case .string(issuer.value)? = claims["iss"], case .string? = claims["client_id"],
             case .number(let exp)? = claims["exp"], exp > clock.now().timeIntervalSince1970

@@ -62,6 +62,9 @@ package final class AuthServer: Sendable {
         /// Sends `mail.transport = smtp`; nil in a server built without it, which then refuses a
         /// configuration that asks for it. `AuthdServer` provides SMTP with STARTTLS or TLS (NIOSSL).
         package var smtp: (@Sendable (SMTPSettings) -> any MailTransport)?
+        /// The OpenID Provider's RS256 key, from the server's keys; nil in a server built without it
+        /// (ID tokens are then EdDSA only). `AuthdServer` provides it.
+        package var rsa: (@Sendable (any ServerKeys, Logger) async throws -> any RSASigning)?
         /// `authd import-users`; nil in a server built without it. `AuthdServer` provides it.
         package var importUsers: UserImporter?
         /// Outbound HTTP for providers (`kernel.http`) and webhook deliveries; none by default (every
@@ -197,7 +200,8 @@ package final class AuthServer: Sendable {
             let api = router.group("api/v1/auth").add(middleware: BearerAuthenticator(sessions: sessions))
             let openAPI: String
             do { openAPI = try OpenAPIDocument.assemble(providers: registry.types(started: config.providers)) } catch { throw ConfigError("\(error)") }
-            KernelRoutes(kernel: kernel, keyRing: keyRing, providerIDs: config.providers, openAPI: openAPI).add(to: router, api: api)
+            let rsa = try await options.rsa?(keys, logger)
+            KernelRoutes(kernel: kernel, keyRing: keyRing, providerIDs: config.providers, openAPI: openAPI, rsa: rsa).add(to: router, api: api)
             ApprovalRoutes(kernel: kernel).add(to: api)
             SecondFactorRoutes(kernel: kernel).add(to: api)
             APIKeyRoutes(kernel: kernel).add(to: api)
@@ -229,7 +233,7 @@ package final class AuthServer: Sendable {
             let openID = OpenIDRoutes(
                 kernel: kernel, clients: OpenIDClients(store: store, clock: clock, audience: config.audience),
                 codes: AuthorizationCodes(store: store, clock: clock), consents: ConsentGrants(store: store, clock: clock),
-                tokens: OpenIDTokens(keyRing: keyRing, issuer: issuerName, clock: clock), issuer: issuerName, renderer: renderer, login: login,
+                tokens: OpenIDTokens(keyRing: keyRing, rsa: rsa, issuer: issuerName, clock: clock), issuer: issuerName, renderer: renderer, login: login,
                 box: try SecretBox(key: kernel.secret(named: "oidc-requests")))
             openID.add(to: router)
             OAuthRoutes(kernel: kernel, devices: devices, issuer: issuerName, serviceKeys: serviceKeys, openID: openID).add(to: router)

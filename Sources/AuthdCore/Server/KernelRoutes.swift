@@ -10,9 +10,12 @@ package struct KernelRoutes: Sendable {
     let providerIDs: [String]
     /// The document `GET /openapi.yaml` serves (the kernel's part and the running providers').
     let openAPI: String
+    /// The OpenID Provider's RSA key, published beside the Ed25519 keys.
+    let rsa: (any RSASigning)?
 
     /// Creates the routes.
-    package init(kernel: Kernel, keyRing: SigningKeyRing, providerIDs: [String], openAPI: String) {
+    package init(kernel: Kernel, keyRing: SigningKeyRing, providerIDs: [String], openAPI: String, rsa: (any RSASigning)? = nil) {
+        self.rsa = rsa
         self.kernel = kernel
         self.keyRing = keyRing
         self.providerIDs = providerIDs
@@ -84,11 +87,23 @@ package struct KernelRoutes: Sendable {
         router.get("openapi.yaml") { _, _ -> Response in
             Response(status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"], body: .init(byteBuffer: openAPI))
         }
+        let rsa = self.rsa
         router.get(".well-known/jwks.json") { _, _ -> Response in
-            let data = try JSONEncoder().encode(JWKS(keys: keyRing.jwks(now: kernel.clock.now())["keys"] ?? []))
+            // Each Ed25519 key twice (contract §13): `alg` EdDSA under its kid, and RFC 9864's fully
+            // specified `Ed25519` under `KID-ed25519`; then the RSA key of ID tokens.
+            let ed = keyRing.jwks(now: kernel.clock.now())["keys"] ?? []
+            var keys = ed
+            for key in ed {
+                var fully = key
+                fully["alg"] = "Ed25519"
+                fully["kid"] = (key["kid"] ?? "") + OpenIDTokens.ed25519Suffix
+                keys.append(fully)
+            }
+            if let rsa { keys.append(rsa.jwk) }
+            let data = try JSONEncoder().encode(JWKS(keys: keys))
             return Response(
                 status: .ok,
-                headers: [.contentType: "application/json", .cacheControl: "public, max-age=300"],
+                headers: [.contentType: "application/json", .cacheControl: "public, max-age=300", .accessControlAllowOrigin: "*"],
                 body: .init(byteBuffer: ByteBuffer(bytes: data))
             )
         }

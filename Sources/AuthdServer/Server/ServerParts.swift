@@ -3,11 +3,12 @@ import AuthdCore
 
 extension AuthServer.Options {
     /// What the full server adds to the core: HTTPS with HTTP/2 (`http.tls`), APNs (`push.apns`),
-    /// SMTP (`mail.transport`) and outbound HTTP (webhooks, `kernel.http`), each with the libraries
-    /// the core and the test kit do without.
+    /// SMTP (`mail.transport`), outbound HTTP (webhooks, `kernel.http`) and the OpenID Provider's
+    /// RS256 key, each with the libraries the core and the test kit do without.
     package mutating func addFullServerParts() {
         smtp = { settings in SMTPTransport(settings: settings) }
         http = AsyncHTTPClientOutbound.shared
+        rsa = { keys, logger in try await RSASigningKey.load(from: keys, logger: logger) }
         importUsers = { path, dryRun, store, clock, progress in
             let report = try await UserImport(store: store, clock: clock).run(path: path, dryRun: dryRun, progress: progress)
             return UserImportOutcome(text: report.text(dryRun: dryRun), imported: report.imported, refused: report.refused)

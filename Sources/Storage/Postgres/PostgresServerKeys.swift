@@ -38,7 +38,9 @@ package final class PostgresServerKeys: ServerKeys {
         try await store.client.query(
             "INSERT INTO server_secrets (name, sealed) VALUES (\(masterName), \(fresh)) ON CONFLICT (name) DO NOTHING", logger: logger)
         var secrets: [String: [UInt8]] = [:]
-        for try await (name, sealed) in try await store.client.query("SELECT name, sealed FROM server_secrets", logger: logger).decode((String, String).self) {
+        for try await (name, sealed) in try await store.client.query(
+            "SELECT name, sealed FROM server_secrets WHERE name NOT LIKE 'blob:%'", logger: logger
+        ).decode((String, String).self) {
             guard let opened = box.open(sealed), let bytes = Base64URL.decode(opened), bytes.count == 32 else {
                 throw PostgresStoreError(
                     "the key-encryption key does not open the database's secret \"\(name)\": every instance needs the KEK the database was first used with")
@@ -47,6 +49,26 @@ package final class PostgresServerKeys: ServerKeys {
         }
         guard let master = secrets.removeValue(forKey: masterName) else { throw PostgresStoreError("the master secret is missing") }
         return PostgresServerKeys(store: store, box: box, master: master, named: secrets)
+    }
+
+    /// Blobs are rows `blob:NAME` of `server_secrets`, sealed like the secrets; made under a lock,
+    /// so instances starting together make one.
+    package func loadOrCreateBlob(named name: String, logger: Logger, create: @Sendable () throws -> [UInt8]) async throws -> [UInt8] {
+        let row = "blob:" + name, box = self.box
+        return try await store.client.withTransaction(logger: logger) { connection -> [UInt8] in
+            try await connection.query("SELECT pg_advisory_xact_lock(7245773)", logger: logger)
+            for try await sealed in try await connection.query("SELECT sealed FROM server_secrets WHERE name = \(row)", logger: logger).decode(String.self) {
+                guard let opened = box.open(sealed), let bytes = Base64URL.decode(opened) else {
+                    throw PostgresStoreError("the key-encryption key does not open the database's key \"\(name)\"")
+                }
+                return bytes
+            }
+            let made = try create()
+            let sealed = box.seal(Base64URL.encode(made))
+            try await connection.query("INSERT INTO server_secrets (name, sealed) VALUES (\(row), \(sealed))", logger: logger)
+            logger.info("created a new server key", metadata: ["key.name": "\(name)"])
+            return made
+        }
     }
 
     package func loadOrCreateSecret(named name: String, logger: Logger) throws -> [UInt8] {
@@ -70,6 +92,12 @@ package final class PostgresServerKeys: ServerKeys {
         for name in Set(named.keys).union(asked.withLock { $0 }) {
             files["\(name).key"] = try loadOrCreateSecret(named: name, logger: store.logger)
         }
+        for try await (name, sealed) in try await store.client.query(
+            "SELECT name, sealed FROM server_secrets WHERE name LIKE 'blob:%'", logger: store.logger
+        ).decode((String, String).self) {
+            guard let opened = box.open(sealed), let bytes = Base64URL.decode(opened) else { continue }
+            files[String(name.dropFirst(5)) + ".bin"] = bytes
+        }
         return files
     }
 
@@ -82,6 +110,12 @@ package final class PostgresServerKeys: ServerKeys {
         for (name, bytes) in files where name.hasSuffix(".key") {
             guard bytes.count == 32 else { throw PostgresStoreError("\(name) in the export is not a 32-byte secret") }
             try await importSecret(named: String(name.dropLast(4)), bytes, logger: logger)
+        }
+        for (name, bytes) in files where name.hasSuffix(".bin") {
+            let row = "blob:" + name.dropLast(4), sealed = box.seal(Base64URL.encode(bytes))
+            try await store.client.query(
+                "INSERT INTO server_secrets (name, sealed) VALUES (\(row), \(sealed)) ON CONFLICT (name) DO UPDATE SET sealed = excluded.sealed",
+                logger: logger)
         }
         try await store.client.withTransaction(logger: logger) { connection in
             try await connection.query("DELETE FROM signing_keys", logger: logger)

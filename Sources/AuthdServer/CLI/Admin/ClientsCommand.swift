@@ -28,16 +28,20 @@ struct ClientsCommand: AsyncParsableCommand {
         @Flag(help: "A public client (a native or browser app): no secret, PKCE always.") var `public` = false
         @Flag(name: .customLong("first-party"), help: "The deployment's own app: no consent is asked.") var firstParty = false
         @Option(help: "`optional` for a confidential client that sends no PKCE (it must then send a nonce).") var pkce: String?
+        @Option(name: .customLong("id-token-alg"), help: "RS256 (the default), EdDSA or Ed25519.") var idTokenAlg = "RS256"
         @OptionGroup var target: DataFolderOptions
 
         func validate() throws {
             if redirectURIs.isEmpty { throw ValidationError("give at least one --redirect-uri") }
             if let pkce, pkce != "optional" { throw ValidationError("--pkce takes only `optional`") }
+            if !["RS256", "EdDSA", "Ed25519"].contains(idTokenAlg) { throw ValidationError("--id-token-alg is RS256, EdDSA or Ed25519") }
         }
 
         func run() async throws {
             try await AdminConnection.run(
-                .createClient(name: name, redirectURIs: redirectURIs, isPublic: self.public, firstParty: firstParty, pkceOptional: pkce == "optional"), target)
+                .createClient(
+                    name: name, redirectURIs: redirectURIs, isPublic: self.public, firstParty: firstParty, pkceOptional: pkce == "optional",
+                    idTokenAlg: idTokenAlg), target)
         }
     }
 
