@@ -203,3 +203,82 @@ def test_a_client_may_ask_for_ed25519_id_tokens(alg):
 def base64url(text):
     import base64
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def test_offline_access_gives_a_refresh_token_that_rotates_and_revocation_ends_it():
+    with running_server({**PAGES, "tokens": {"refresh_reuse_grace": 0}}) as server:
+        client = register_client(server, "--first-party")
+        verifier = generate_token(48)
+        rp = OAuth2Session(client["client_id"], client["client_secret"], scope="openid email offline_access", redirect_uri=REDIRECT,
+                           code_challenge_method="S256")
+        url, _ = rp.create_authorization_url(server.url + "/oauth/authorize", code_verifier=verifier, nonce="first")
+        token = rp.fetch_token(server.url + "/oauth/token", authorization_response=authorize(Browserish(), server, url), code_verifier=verifier)
+        assert "refresh_token" in token and "offline_access" in token["scope"].split()
+        keys = KeySet.import_key_set(requests.get(server.url + "/.well-known/jwks.json").json())
+        first = jwt.decode(token["id_token"], keys, algorithms=["RS256"]).claims
+
+        old_refresh = token["refresh_token"]
+        refreshed = rp.refresh_token(server.url + "/oauth/token", refresh_token=old_refresh)
+        assert refreshed["refresh_token"] != old_refresh
+        second = jwt.decode(refreshed["id_token"], keys, algorithms=["RS256"]).claims
+        assert second["sub"] == first["sub"] and second["auth_time"] == first["auth_time"] and "nonce" not in second
+
+        # An authd session's refresh token is not a client's, and a client's needs its client.
+        app = server.sign_in("other@example.com")
+        mixed = requests.post(server.url + "/oauth/token", data={"grant_type": "refresh_token", "refresh_token": app["refresh_token"]},
+                              auth=(client["client_id"], client["client_secret"]))
+        assert mixed.status_code == 400 and mixed.json()["error"] == "invalid_grant"
+        bare = requests.post(server.url + "/oauth/token", data={"grant_type": "refresh_token", "refresh_token": refreshed["refresh_token"]})
+        assert bare.status_code == 400 and bare.json()["error"] == "invalid_grant"
+
+        # The rotated-out token again is reuse: that grant ends (its newest token too).
+        reused = requests.post(server.url + "/oauth/token", data={"grant_type": "refresh_token", "refresh_token": old_refresh},
+                               auth=(client["client_id"], client["client_secret"]))
+        assert reused.status_code == 400 and reused.json()["error"] == "invalid_grant"
+        gone = requests.post(server.url + "/oauth/token", data={"grant_type": "refresh_token", "refresh_token": refreshed["refresh_token"]},
+                             auth=(client["client_id"], client["client_secret"]))
+        assert gone.status_code == 400
+
+        # Revocation (RFC 7009) of a fresh grant's refresh token ends its access token too.
+        verifier = generate_token(48)
+        url, _ = rp.create_authorization_url(server.url + "/oauth/authorize", code_verifier=verifier, nonce="again")
+        token = rp.fetch_token(server.url + "/oauth/token", authorization_response=authorize(Browserish(), server, url, email="rhea@example.com"),
+                               code_verifier=verifier)
+        bearer = {"Authorization": "Bearer " + token["access_token"]}
+        assert requests.get(server.url + "/oauth/userinfo", headers=bearer).status_code == 200
+        revoked = requests.post(server.url + "/oauth/revoke", data={"token": token["refresh_token"]}, auth=(client["client_id"], client["client_secret"]))
+        assert revoked.status_code == 200
+        assert requests.get(server.url + "/oauth/userinfo", headers=bearer).status_code == 401
+        # Unknown tokens are answered 200 too; a wrong client secret is not.
+        assert requests.post(server.url + "/oauth/revoke", data={"token": "nothing"}, auth=(client["client_id"], client["client_secret"])).status_code == 200
+        assert requests.post(server.url + "/oauth/revoke", data={"token": "nothing"}, auth=(client["client_id"], "wrong")).status_code == 401
+
+
+def test_a_password_reset_ends_every_client_token():
+    with running_server(PAGES) as server:
+        client = register_client(server, "--first-party")
+        from test_pages import register_password
+        register_password(server, "tess@example.com", "correct horse battery")
+        verifier = generate_token(48)
+        rp = OAuth2Session(client["client_id"], client["client_secret"], scope="openid offline_access", redirect_uri=REDIRECT,
+                           code_challenge_method="S256")
+        url, _ = rp.create_authorization_url(server.url + "/oauth/authorize", code_verifier=verifier, nonce="n")
+        browser = Browserish()
+        first = browser.get(url, allow_redirects=False)
+        page = browser.get(server.url + first.headers["Location"])
+        csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+        done = browser.post(server.url + "/login/password/login", data={"csrf": csrf, "email": "tess@example.com", "password": "correct horse battery"},
+                            headers={"Origin": server.url}, allow_redirects=False)
+        callback = browser.get(server.url + done.headers["Location"], allow_redirects=False).headers["Location"]
+        token = rp.fetch_token(server.url + "/oauth/token", authorization_response=callback, code_verifier=verifier)
+        bearer = {"Authorization": "Bearer " + token["access_token"]}
+        assert requests.get(server.url + "/oauth/userinfo", headers=bearer).status_code == 200
+        server.call("POST", "/api/v1/auth/password/reset/email/initiate", {"email": "tess@example.com"})
+        code = server.mailed_code("tess@example.com", about="reset")
+        status, body, _ = server.call("POST", "/api/v1/auth/password/reset/email/verify",
+                                      {"email": "tess@example.com", "code": code, "new_password": "a new horse battery"})
+        assert status in (200, 204), body
+        assert requests.get(server.url + "/oauth/userinfo", headers=bearer).status_code == 401
+        after = requests.post(server.url + "/oauth/token", data={"grant_type": "refresh_token", "refresh_token": token["refresh_token"]},
+                              auth=(client["client_id"], client["client_secret"]))
+        assert after.status_code == 400

@@ -139,12 +139,25 @@ public struct SessionService: Sendable {
     /// Exchanges a refresh token for a new pair (rotation; see ``RefreshTokenRotation``).
     /// - Throws: 401 `INVALID_REFRESH_TOKEN`, 401 `REFRESH_TOKEN_REUSED` (the session is ended), 429 per session.
     package func refresh(_ token: String) async throws -> SessionResponse {
+        // An API key's hash sits in the same index; a key is exchanged, never rotated. A browser's
+        // cookie is never turned into tokens, and a client's refresh token needs its client.
+        let (session, user, newToken, now) = try await rotate(token) { !$0.isAPIKey && !$0.isBrowser && $0.kind != .client }
+        return try response(user: user, session: session, refreshToken: newToken, now: now)
+    }
+
+    /// Rotates an OpenID client's refresh token (kind `client`, issued to `clientID`), with the
+    /// same reuse detection as every refresh token.
+    /// - Returns: the session as rotated, its user and the new refresh token.
+    package func refreshClient(_ token: String, clientID: String) async throws -> (SessionRecord, UserRecord, String) {
+        let (session, user, newToken, _) = try await rotate(token) { $0.kind == .client && $0.clientID == clientID }
+        return (session, user, newToken)
+    }
+
+    private func rotate(_ token: String, accept: @escaping @Sendable (SessionRecord) -> Bool) async throws -> (SessionRecord, UserRecord, String, Date) {
         guard token.utf8.count <= 256 else { throw AuthError.invalidRefreshToken }
         let presented = RefreshToken.hash(token)
         let found = try await store.read([.sessionByRefreshHash(presented)]) { state in
-            // An API key's hash sits in the same index; a key is exchanged, never rotated. A browser's
-            // cookie is never turned into tokens.
-            state.session(refreshHash: presented).flatMap { $0.isAPIKey || $0.isBrowser || $0.kind == .client ? nil : ($0.id, $0.userID) }
+            state.session(refreshHash: presented).flatMap { accept($0) ? ($0.id, $0.userID) : nil }
         }
         guard let (sessionID, userID) = found else { throw AuthError.invalidRefreshToken }
         try await rateLimiter.consume(settings.refreshRate, key: "refresh:\(sessionID)", message: "Too many refreshes for this session. Wait before trying again.")
@@ -172,7 +185,7 @@ public struct SessionService: Sendable {
         switch outcome {
         case .rotated(let session):
             guard let user else { throw AuthError.invalidRefreshToken }
-            return try response(user: user, session: session, refreshToken: newToken, now: now)
+            return (session, user, newToken, now)
         case .reused:
             logger.warning("refresh token reuse detected; session revoked", metadata: ["session.id": "\(sessionID.lowercased)", "user.id": "\(user?.id.lowercased ?? "-")"])
             await audit?.record("refresh_reuse", user: user?.id)
@@ -223,6 +236,15 @@ public struct SessionService: Sendable {
             throw AuthError.unauthorized
         }
         return Principal(user: user, session: session, claims: claims)
+    }
+
+    /// The session of `clientID`'s tokens this refresh token (current or retired) belongs to.
+    package func clientSession(refreshToken token: String, clientID: String) async throws -> SessionRecord? {
+        guard token.utf8.count <= 256 else { return nil }
+        let presented = RefreshToken.hash(token)
+        return try await store.read([.sessionByRefreshHash(presented)]) { state in
+            state.session(refreshHash: presented).flatMap { $0.kind == .client && $0.clientID == clientID ? $0 : nil }
+        }
     }
 
     /// Stores the session of an OpenID client's tokens (kind `client`), while its user exists and is enabled.

@@ -321,13 +321,15 @@ extension SessionRecord {
     package static func read(_ r: inout JSONReader) throws -> SessionRecord {
         var id: UUID?, userID: UUID?, created: Date?, lastUsed: Date?, expires: Date?
         var deviceName: String?, platform: String?, amr: [String]?, hashes: [String]?, retired: [RetiredRefreshToken]?
-        var kind: SessionRecord.Kind?, keyPrefix: String?
+        var kind: SessionRecord.Kind?, keyPrefix: String?, clientID: String?, clientGrant: String?
         try r.object { r, key in
             switch key {
             case "kind":
                 guard let k = SessionRecord.Kind(rawValue: try r.string()) else { throw JSONReader.Mismatch() }
                 kind = k
             case "key_prefix": keyPrefix = try r.optionalString()
+            case "client_id": clientID = try r.optionalString()
+            case "client_grant": clientGrant = try r.optionalString()
             case "id": id = try r.uuid()
             case "user_id": userID = try r.uuid()
             case "device_name": deviceName = try r.optionalString()
@@ -364,6 +366,8 @@ extension SessionRecord {
         s.retired = retired
         s.kind = kind
         s.keyPrefix = keyPrefix
+        s.clientID = clientID
+        s.clientGrant = clientGrant
         return s
     }
 }

@@ -67,6 +67,8 @@ extension SessionRecord {
     package func write(to w: inout JSONWriter) {
         w.beginObject()
         w.key("amr"); w.strings(amr)
+        if let clientGrant { w.key("client_grant"); w.string(clientGrant) }
+        if let clientID { w.key("client_id"); w.string(clientID) }
         w.key("created_at"); w.double(createdAt.timeIntervalSince1970)
         if let deviceName { w.key("device_name"); w.string(deviceName) }
         w.key("expires_at"); w.double(expiresAt.timeIntervalSince1970)

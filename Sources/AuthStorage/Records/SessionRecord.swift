@@ -28,6 +28,10 @@ public struct SessionRecord: Codable, Sendable, Equatable {
     public var kind: Kind?
     /// An API key's first 8 characters after `authd_ak_`, which tell keys apart; nil for a sign-in.
     public var keyPrefix: String?
+    /// The OpenID client whose tokens a session of kind `client` holds.
+    public var clientID: String?
+    /// What that client was granted: `AUTH_TIME BROWSER_SESSION_ID SCOPE…`, space-separated.
+    package var clientGrant: String?
 
     /// The kinds of session.
     public enum Kind: String, Codable, Sendable {
@@ -70,12 +74,14 @@ public struct SessionRecord: Codable, Sendable, Equatable {
         self.retired = []
         self.kind = nil
         self.keyPrefix = nil
+        self.clientID = nil
+        self.clientGrant = nil
     }
 
     package enum CodingKeys: String, CodingKey {
         case id, userID = "user_id", deviceName = "device_name", platform, amr, createdAt = "created_at"
         case lastUsedAt = "last_used_at", expiresAt = "expires_at", refreshHashes = "refresh_hashes", retired
-        case kind, keyPrefix = "key_prefix"
+        case kind, keyPrefix = "key_prefix", clientID = "client_id", clientGrant = "client_grant"
     }
 }
 

@@ -44,6 +44,12 @@ struct OAuthRoutes: Sendable {
             return w.response()
         }
 
+        if let openID {
+            oauth.post("revoke") { request, context -> Response in
+                try await openID.revoke(try await OAuthParameters.read(request, context: context), request)
+            }
+        }
+
         oauth.post("introspect") { request, context -> Response in
             try await Self.introspect(request, context, kernel: kernel, serviceKeys: serviceKeys)
         }
@@ -64,6 +70,9 @@ struct OAuthRoutes: Sendable {
             case "authorization_code"? where openID != nil:
                 return try await openID!.token(parameters, request)
             case "refresh_token"?:
+                // A registered OpenID client's refresh, with its authentication (an authd session's token
+                // presented so is refused there); a device-flow client's `client_id` names no such client.
+                if let openID, try await openID.isClientRequest(parameters, request) { return try await openID.refresh(parameters, request) }
                 guard let token = parameters["refresh_token"] else { throw OAuthError("invalid_request", "The parameter `refresh_token` is required.") }
                 do {
                     return try Self.tokenResponse(try await kernel.sessions.refresh(token))

@@ -21,7 +21,7 @@ struct OpenIDRoutes: Sendable {
     /// Seals a pending authorize request into the consent form.
     let box: SecretBox
 
-    static let scopesSupported = ["openid", "profile", "email"]
+    static let scopesSupported = ["openid", "profile", "email", "offline_access"]
     static let authorizesPerNetwork = RateLimitRule(limit: 60, window: 60)
     static let tokensPerClient = RateLimitRule(limit: 60, window: 60)
 
@@ -45,8 +45,9 @@ struct OpenIDRoutes: Sendable {
         let document: [String: JSONValue] = [
             "issuer": .string(base), "authorization_endpoint": .string(base + "/oauth/authorize"), "token_endpoint": .string(base + "/oauth/token"),
             "userinfo_endpoint": .string(base + "/oauth/userinfo"), "jwks_uri": .string(base + "/.well-known/jwks.json"),
+            "revocation_endpoint": .string(base + "/oauth/revoke"),
             "response_types_supported": Self.list(["code"]), "response_modes_supported": Self.list(["query"]),
-            "grant_types_supported": Self.list(["authorization_code"]), "subject_types_supported": Self.list(["public"]),
+            "grant_types_supported": Self.list(["authorization_code", "refresh_token"]), "subject_types_supported": Self.list(["public"]),
             "code_challenge_methods_supported": Self.list(["S256"]), "id_token_signing_alg_values_supported": Self.list(tokens.algorithms),
             "token_endpoint_auth_methods_supported": Self.list(["client_secret_basic", "client_secret_post", "none"]),
             "scopes_supported": Self.list(Self.scopesSupported),
@@ -149,7 +150,8 @@ struct OpenIDRoutes: Sendable {
     func consentPage(_ pending: Pending, client: OpenIDClient, principal: Principal) throws -> Response {
         let csrf = LoginRoutes.csrf(principal.session.id, key: login.csrfKey)
         let sealed = box.seal(String(decoding: try JSONEncoder().encode(pending), as: UTF8.self))
-        let words = pending.scopes.compactMap { ["email": "your email address", "profile": "your name"][$0] }
+        var words = pending.scopes.compactMap { ["email": "your email address", "profile": "your name"][$0] }
+        if pending.scopes.contains("offline_access") { words.append("keep you signed in until you end it") }
         let values: [String: Any] = [
             "client": client.name, "scopes_text": words.joined(separator: " and "), "who": principal.user.email ?? principal.user.id.lowercased,
             "csrf": csrf, "request": sealed,
@@ -183,8 +185,16 @@ struct OpenIDRoutes: Sendable {
 
     // MARK: - Token
 
-    /// `grant_type=authorization_code` of `POST /oauth/token`.
-    func token(_ parameters: OAuthParameters, _ request: Request) async throws -> Response {
+    /// Whether the request comes from a registered client: Basic authentication, or a `client_id`
+    /// that names one (a device-flow client's does not).
+    func isClientRequest(_ parameters: OAuthParameters, _ request: Request) async throws -> Bool {
+        if request.headers[.authorization]?.lowercased().hasPrefix("basic ") == true { return true }
+        guard let id = parameters["client_id"] else { return false }
+        return try await clients.find(id) != nil
+    }
+
+    /// The client the request authenticates: Basic or the body's `client_id` and `client_secret`.
+    func authenticatedClient(_ parameters: OAuthParameters, _ request: Request) async throws -> OpenIDClient {
         var clientID = parameters["client_id"], secret = parameters["client_secret"]
         if let header = request.headers[.authorization], header.lowercased().hasPrefix("basic "),
             let decoded = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)).map({ String(decoding: $0, as: UTF8.self) }),
@@ -198,6 +208,12 @@ struct OpenIDRoutes: Sendable {
         guard let client = try await clients.authenticate(id: clientID, secret: secret) else {
             throw OAuthError("invalid_client", "The client's credentials are not right.", status: .unauthorized)
         }
+        return client
+    }
+
+    /// `grant_type=authorization_code` of `POST /oauth/token`.
+    func token(_ parameters: OAuthParameters, _ request: Request) async throws -> Response {
+        let client = try await authenticatedClient(parameters, request)
         guard let code = parameters["code"] else { throw OAuthError("invalid_request", "The parameter `code` is required.") }
         let session = SecureRandom.uuid()
         let grant: AuthorizationCodes.Grant
@@ -227,13 +243,62 @@ struct OpenIDRoutes: Sendable {
         guard let userID = UUID(uuidString: grant.userID), let user = try await kernel.users.user(id: userID), user.disabledAt == nil else {
             throw OAuthError("invalid_grant", "The account is gone or disabled.")
         }
-        let now = kernel.clock.now(), t = Int(now.timeIntervalSince1970)
+        let now = kernel.clock.now()
+        // A refresh token only with offline_access; without one the session lives as long as the access token.
+        let refreshToken = grant.scopes.contains("offline_access") ? RefreshToken.generate() : nil
         var record = SessionRecord(
             id: session, userID: userID, deviceName: client.name, platform: nil, amr: grant.amr, createdAt: now,
-            expiresAt: now.addingTimeInterval(TimeInterval(OpenIDTokens.accessTTL)), refreshHash: Hex.encode(SecureRandom.bytes(32)))
+            expiresAt: now.addingTimeInterval(TimeInterval(refreshToken == nil ? OpenIDTokens.accessTTL : kernel.config.tokens.refreshTTL)),
+            refreshHash: RefreshToken.hash(refreshToken ?? Base64URL.encode(SecureRandom.bytes(32))))
         record.kind = .client
+        record.clientID = client.id
+        record.clientGrant = ([String(grant.authTime), grant.sessionID] + grant.scopes).joined(separator: " ")
         let started = record
         try await kernel.sessions.startClientSession(started)
+        return try tokenResponse(
+            client: client, user: user, session: session, scopes: grant.scopes, authTime: grant.authTime, sid: grant.sessionID, amr: grant.amr,
+            nonce: grant.nonce, refreshToken: refreshToken)
+    }
+
+    /// `grant_type=refresh_token` with client authentication: a client's refresh token rotates (reuse
+    /// beyond the grace ends that grant only) and answers a new ID token, same `sub` and `auth_time`, no `nonce`.
+    func refresh(_ parameters: OAuthParameters, _ request: Request) async throws -> Response {
+        let client = try await authenticatedClient(parameters, request)
+        guard let token = parameters["refresh_token"] else { throw OAuthError("invalid_request", "The parameter `refresh_token` is required.") }
+        let session: SessionRecord, user: UserRecord, next: String
+        do {
+            (session, user, next) = try await kernel.sessions.refreshClient(token, clientID: client.id)
+        } catch let error as AuthError where error.status == .unauthorized {
+            throw OAuthError("invalid_grant", error.message)
+        }
+        let parts = (session.clientGrant ?? "").split(separator: " ").map(String.init)
+        guard parts.count >= 2, let authTime = Int(parts[0]), user.disabledAt == nil else { throw OAuthError("invalid_grant", "The grant has ended.") }
+        return try tokenResponse(
+            client: client, user: user, session: session.id, scopes: Array(parts.dropFirst(2)), authTime: authTime, sid: parts[1], amr: session.amr,
+            nonce: nil, refreshToken: next)
+    }
+
+    /// `POST /oauth/revoke` (RFC 7009): a client ends one of its refresh or access tokens, and with it
+    /// the grant's session. 200 whatever the token was, as the RFC asks.
+    func revoke(_ parameters: OAuthParameters, _ request: Request) async throws -> Response {
+        let client = try await authenticatedClient(parameters, request)
+        guard let token = parameters["token"] else { throw OAuthError("invalid_request", "The parameter `token` is required.") }
+        if let claims = tokens.verifiedAccessToken(token), case .string(client.id)? = claims["client_id"], case .string(let sid)? = claims["sid"],
+            case .string(let sub)? = claims["sub"], let sessionID = UUID(uuidString: sid), let userID = UUID(uuidString: sub)
+        {
+            try? await kernel.sessions.revoke(sessionID, of: userID)
+        } else if let ended = try await kernel.sessions.clientSession(refreshToken: token, clientID: client.id) {
+            try? await kernel.sessions.revoke(ended.id, of: ended.userID)
+        }
+        return Response(status: .ok, headers: [.cacheControl: "no-store"])
+    }
+
+    func tokenResponse(
+        client: OpenIDClient, user: UserRecord, session: UUID, scopes grantScopes: [String], authTime: Int, sid: String, amr: [String], nonce: String?,
+        refreshToken: String?
+    ) throws -> Response {
+        let t = Int(kernel.clock.now().timeIntervalSince1970)
+        let grant = (scopes: grantScopes, userID: user.id.lowercased, authTime: authTime, sessionID: sid, amr: amr, nonce: nonce)
         let scopes = Set(grant.scopes)
         let accessToken = try tokens.sign(
             [
@@ -252,12 +317,13 @@ struct OpenIDRoutes: Sendable {
         idClaims["sid"] = .string(grant.sessionID)
         if let nonce = grant.nonce { idClaims["nonce"] = .string(nonce) }
         let idToken = try tokens.sign(idClaims, typ: "JWT", alg: client.idTokenAlg)
+        var answer: [String: JSONValue] = [
+            "access_token": .string(accessToken), "token_type": .string("Bearer"), "expires_in": .number(Double(OpenIDTokens.accessTTL)),
+            "id_token": .string(idToken), "scope": .string(grant.scopes.joined(separator: " ")),
+        ]
+        if let refreshToken { answer["refresh_token"] = .string(refreshToken) }
         var w = JSONWriter(capacity: 1536)
-        w.value(
-            .object([
-                "access_token": .string(accessToken), "token_type": .string("Bearer"), "expires_in": .number(Double(OpenIDTokens.accessTTL)),
-                "id_token": .string(idToken), "scope": .string(grant.scopes.joined(separator: " ")),
-            ]))
+        w.value(.object(answer))
         var response = w.response()
         response.headers[.cacheControl] = "no-store"
         return response
