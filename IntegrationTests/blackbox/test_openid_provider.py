@@ -282,3 +282,30 @@ def test_a_password_reset_ends_every_client_token():
         after = requests.post(server.url + "/oauth/token", data={"grant_type": "refresh_token", "refresh_token": token["refresh_token"]},
                               auth=(client["client_id"], client["client_secret"]))
         assert after.status_code == 400
+
+
+def test_a_person_sees_and_ends_the_apps_they_allowed():
+    with running_server(PAGES) as server:
+        client = register_client(server, name="Photo frame web")
+        verifier = generate_token(48)
+        rp = OAuth2Session(client["client_id"], client["client_secret"], scope="openid email", redirect_uri=REDIRECT, code_challenge_method="S256")
+        url, _ = rp.create_authorization_url(server.url + "/oauth/authorize", code_verifier=verifier, nonce="n")
+        browser = Browserish()
+        token = rp.fetch_token(server.url + "/oauth/token", authorization_response=authorize(browser, server, url, email="gail@example.com"),
+                               code_verifier=verifier)
+        app = server.sign_in("gail@example.com")
+        status, listed, _ = server.call("GET", "/api/v1/auth/grants", token=app["access_token"])
+        assert status == 200 and [(g["client_id"], g["name"], sorted(g["scopes"])) for g in listed["grants"]] == [
+            (client["client_id"], "Photo frame web", ["email", "openid"])]
+        assert listed["grants"][0]["last_used_at"] is not None
+        # The account page shows it too.
+        account = browser.get(server.url + "/account")
+        assert "Photo frame web" in account.text and "Apps you allowed" in account.text
+
+        assert server.call("DELETE", "/api/v1/auth/grants/" + client["client_id"], token=app["access_token"])[0] == 204
+        assert server.call("DELETE", "/api/v1/auth/grants/" + client["client_id"], token=app["access_token"])[0] == 404
+        assert requests.get(server.url + "/oauth/userinfo", headers={"Authorization": "Bearer " + token["access_token"]}).status_code == 401
+        # Consent is asked again.
+        again, _ = rp.create_authorization_url(server.url + "/oauth/authorize", code_verifier=generate_token(48), nonce="n2")
+        page = browser.get(again, allow_redirects=False)
+        assert page.status_code == 200 and "consent" in page.text

@@ -78,6 +78,38 @@ struct ConsentGrants: Sendable {
         return scopes.isSubset(of: Set(granted.compactMap { if case .string(let s) = $0 { s } else { nil } }))
     }
 
+    /// One remembered consent.
+    struct Grant: Sendable {
+        var clientID: String
+        var scopes: [String]
+        var createdAt: String
+    }
+
+    /// The user's remembered consents. Grants are kept by `USER:CLIENT`, read among all of them:
+    /// a deployment has few.
+    func grants(of user: UUID) async throws -> [Grant] {
+        let prefix = user.lowercased + ":"
+        return try await store.read([.codesOfPurpose(Self.purpose)]) { state in
+            state.codes(purpose: Self.purpose).filter { $0.key.hasPrefix(prefix) }.map { record in
+                var scopes: [String] = []
+                if case .array(let items)? = record.payload?["scopes"] { for case .string(let s) in items { scopes.append(s) } }
+                var created = ""
+                if case .string(let s)? = record.payload?["created_at"] { created = s }
+                return Grant(clientID: String(record.key.dropFirst(prefix.count)), scopes: scopes, createdAt: created)
+            }
+        }
+    }
+
+    /// Forgets a consent; false when there was none.
+    func forget(user: UUID, client: String) async throws -> Bool {
+        let key = Self.key(user: user, client: client)
+        return try await store.write([.code(purpose: Self.purpose, key: key)]) { state -> Bool in
+            guard let record = state.code(purpose: Self.purpose, key: key) else { return false }
+            state.deleteCode(id: record.id)
+            return true
+        }
+    }
+
     func remember(user: UUID, client: String, scopes: Set<String>) async throws {
         let key = Self.key(user: user, client: client), now = clock.now()
         try await store.write([.code(purpose: Self.purpose, key: key)]) { state in

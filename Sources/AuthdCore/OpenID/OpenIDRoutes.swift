@@ -35,6 +35,15 @@ struct OpenIDRoutes: Sendable {
             try await routes.login.posted(request, context) { form in try await routes.consent(form, request) }
         }
         router.get("oauth/userinfo") { request, _ in try await routes.userinfo(request) }
+        let api = router.group("api/v1/auth").add(middleware: BearerAuthenticator(sessions: kernel.sessions))
+        api.get("grants") { _, context -> Response in try await routes.listGrants(try context.requirePrincipal()) }
+        api.delete("grants/{client_id}") { _, context -> Response in
+            let principal = try context.requirePrincipal()
+            guard try await routes.endGrant(of: principal.user.id, client: context.parameters.get("client_id") ?? "") else {
+                throw AuthError.notFound("No app holds a grant of this account with that client id.")
+            }
+            return Response(status: .noContent)
+        }
         router.post("oauth/userinfo") { request, _ in try await routes.userinfo(request) }
     }
 
@@ -327,6 +336,34 @@ struct OpenIDRoutes: Sendable {
         var response = w.response()
         response.headers[.cacheControl] = "no-store"
         return response
+    }
+
+    // MARK: - Grants
+
+    /// The apps the user has allowed, with when each last used its tokens.
+    func listGrants(_ principal: Principal) async throws -> Response {
+        let sessions = try await kernel.sessions.sessions(of: principal.user.id).filter { $0.kind == .client }
+        var rows: [JSONValue] = []
+        for grant in try await consents.grants(of: principal.user.id) {
+            let name = try await clients.find(grant.clientID)?.name ?? grant.clientID
+            let lastUsed = sessions.filter { $0.clientID == grant.clientID }.map(\.lastUsedAt).max()
+            rows.append(
+                .object([
+                    "client_id": .string(grant.clientID), "name": .string(name), "scopes": Self.list(grant.scopes), "created_at": .string(grant.createdAt),
+                    "last_used_at": lastUsed.map { .string(Timestamp.string($0)) } ?? .null,
+                ]))
+        }
+        var w = JSONWriter(capacity: 256)
+        w.value(.object(["grants": .array(rows)]))
+        return w.response()
+    }
+
+    /// Ends a consent and every token the app holds for the user.
+    func endGrant(of user: UUID, client: String) async throws -> Bool {
+        let forgot = try await consents.forget(user: user, client: client)
+        let held = try await kernel.sessions.sessions(of: user).filter { $0.kind == .client && $0.clientID == client }
+        for session in held { try await kernel.sessions.revoke(session.id, of: user) }
+        return forgot || !held.isEmpty
     }
 
     // MARK: - Userinfo

@@ -11,12 +11,17 @@ struct AccountRoutes: Sendable {
     let gate: PageGate
     let renderer: PageRenderer
     let login: LoginRoutes
+    /// The apps the user allowed, and ending one's access.
+    let openID: OpenIDRoutes
 
     func add(to router: Router<AuthRequestContext>) {
         let routes = self
         router.get("account") { request, context in try await routes.login.guarded(request, context) { try await routes.show(request) } }
         router.post("account/sessions/:id/end") { request, context in
             try await routes.login.posted(request, context) { form in try await routes.end(form, request, context) }
+        }
+        router.post("account/grants/:client/end") { request, context in
+            try await routes.login.posted(request, context) { form in try await routes.endGrant(form, request, context) }
         }
     }
 
@@ -37,9 +42,24 @@ struct AccountRoutes: Sendable {
             ]
         }
         let who = principal.user.email ?? principal.user.username ?? principal.user.id.lowercased
+        var grants: [[String: Any]] = []
+        for grant in try await openID.consents.grants(of: principal.user.id) {
+            let name = try await openID.clients.find(grant.clientID)?.name ?? grant.clientID
+            grants.append(["client_id": grant.clientID, "name": name, "scopes": grant.scopes.joined(separator: ", "), "created": grant.createdAt, "csrf": csrf])
+        }
         return renderer.page(
-            title: "Your account", content: renderer.render("account", ["who": who, "sessions": rows]), error: error, status: status,
-            signedIn: true, csrf: csrf)
+            title: "Your account",
+            content: renderer.render("account", ["who": who, "sessions": rows, "grants": grants, "has_grants": !grants.isEmpty]), error: error,
+            status: status, signedIn: true, csrf: csrf)
+    }
+
+    func endGrant(_ form: PageForm, _ request: Request, _ context: AuthRequestContext) async throws -> Response {
+        guard let principal = try await principal(request) else { return PageGate.redirect(to: "/login?return_to=%2Faccount") }
+        guard let csrf = form["csrf"], ConstantTime.equals(Array(csrf.utf8), Array(LoginRoutes.csrf(principal.session.id, key: login.csrfKey).utf8)) else {
+            return try await show(request, error: "This form is out of date. Try again.", status: .forbidden)
+        }
+        _ = try await openID.endGrant(of: principal.user.id, client: context.parameters.get("client") ?? "")
+        return PageGate.redirect(to: "/account")
     }
 
     func end(_ form: PageForm, _ request: Request, _ context: AuthRequestContext) async throws -> Response {

@@ -227,7 +227,6 @@ package final class AuthServer: Sendable {
                 kernel: kernel, gate: gate, renderer: renderer, providers: pageProviders, box: try SecretBox(key: kernel.secret(named: "pages")),
                 csrfKey: try kernel.secret(named: "pages-csrf"))
             login.add(to: router)
-            AccountRoutes(kernel: kernel, gate: gate, renderer: renderer, login: login).add(to: router)
             try NotMeRoutes.registerMail(on: mailer)
             NotMeRoutes(kernel: kernel, renderer: renderer, login: login).add(to: router)
             let openID = OpenIDRoutes(
@@ -236,6 +235,7 @@ package final class AuthServer: Sendable {
                 tokens: OpenIDTokens(keyRing: keyRing, rsa: rsa, issuer: issuerName, clock: clock), issuer: issuerName, renderer: renderer, login: login,
                 box: try SecretBox(key: kernel.secret(named: "oidc-requests")))
             openID.add(to: router)
+            AccountRoutes(kernel: kernel, gate: gate, renderer: renderer, login: login, openID: openID).add(to: router)
             OAuthRoutes(kernel: kernel, devices: devices, issuer: issuerName, serviceKeys: serviceKeys, openID: openID).add(to: router)
             for provider in providers {
                 api.addRoutes(provider.routes())
