@@ -3,19 +3,15 @@
 /oauth/token and receives its session. A screenshot of each step is kept under
 IntegrationTests/blackbox/output/device-page/ (look at them after a change to the page)."""
 import os
-import shutil
 import time
 
 import pytest
 import requests
 
+from chromium import chromium, click
 from conftest import running_server
 
-from selenium import webdriver
-from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
 OUTPUT = os.path.join(os.path.dirname(__file__), "output", "device-page")
@@ -24,32 +20,8 @@ GRANT = "urn:ietf:params:oauth:grant-type:device_code"
 
 @pytest.fixture
 def browser():
-    options = webdriver.ChromeOptions()
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=390,900"):
-        options.add_argument(flag)
-    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
-    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"), options=options)
-    try:
+    with chromium(390, 900) as driver:
         yield driver
-    finally:
-        driver.quit()
-
-
-def click(driver, by, selector):
-    """Clicks and waits for the next page: the form posts, the server answers or redirects."""
-    page = driver.find_element(By.TAG_NAME, "html")
-    driver.find_element(by, selector).click()
-
-    def replaced(_):
-        # Chromedriver may report the old page's node as not belonging to the new document instead
-        # of as stale, when asked while the navigation lands: both mean the page was replaced.
-        try:
-            page.is_enabled()
-            return False
-        except (StaleElementReferenceException, WebDriverException):
-            return True
-
-    WebDriverWait(driver, 10).until(replaced)
 
 
 def shot(driver, name):

@@ -4,7 +4,6 @@ return_to rules; an accessibility check of each page (axe-core, nothing serious 
 Screenshots at 375 and 1280 px are kept under IntegrationTests/blackbox/output/pages/."""
 import os
 import re
-import shutil
 import time
 import urllib.parse
 
@@ -12,12 +11,9 @@ import pyotp
 import pytest
 import requests
 from axe_selenium_python import Axe
-from selenium import webdriver
-from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
 
+from chromium import chromium, click as clicked
 from conftest import running_server
 from mailtext import check_filled, code_in, links_in
 
@@ -28,30 +24,13 @@ PAGES = {"issuer": None}
 
 @pytest.fixture
 def browser():
-    options = webdriver.ChromeOptions()
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=375,900"):
-        options.add_argument(flag)
-    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
-    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"), options=options)
-    try:
+    with chromium(375, 900) as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 def click(driver, selector):
-    """Clicks and waits until the next page has replaced this one."""
-    page = driver.find_element(By.TAG_NAME, "html")
-    driver.find_element(By.CSS_SELECTOR, selector).click()
-
-    def replaced(_):
-        try:
-            page.is_enabled()
-            return False
-        except (StaleElementReferenceException, WebDriverException):
-            return True
-
-    WebDriverWait(driver, 10).until(replaced)
+    """Clicks the element `selector` names and waits until the next page has replaced this one."""
+    clicked(driver, By.CSS_SELECTOR, selector)
 
 
 def shots(driver, name):
