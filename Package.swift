@@ -228,7 +228,7 @@ let package = Package(
                 .embedInCode("Pages/Templates/layout.mustache"), .embedInCode("Pages/Templates/login.mustache"),
                 .embedInCode("Pages/Templates/factor.mustache"), .embedInCode("Pages/Templates/account.mustache"),
                 .embedInCode("Pages/Templates/message.mustache"), .embedInCode("Pages/Templates/not-me.mustache"),
-                .embedInCode("Pages/Templates/consent.mustache"),
+                .embedInCode("Pages/Templates/consent.mustache"), .embedInCode("Pages/Templates/logout.mustache"),
                 .embedInCode("Pages/Templates/authd.css"),
             ],
             swiftSettings: swiftSettings

@@ -126,16 +126,19 @@ def test_a_rate_limit_holds_across_instances():
 
 def test_key_rotation_reaches_every_instance():
     with cluster() as (a, b):
-        def kids(s):
-            return sorted(k["kid"] for k in s.call("GET", "/.well-known/jwks.json")[1]["keys"] if k["alg"] == "EdDSA")
+        def kids(s, alg="EdDSA"):
+            return sorted(k["kid"] for k in s.call("GET", "/.well-known/jwks.json")[1]["keys"] if k["alg"] == alg)
 
         assert kids(a) == kids(b) and len(kids(a)) == 1
+        assert kids(a, "RS256") == kids(b, "RS256") and len(kids(a, "RS256")) == 1
         out = subprocess.run([BINARY, "keys", "rotate", "--data", a.folder], capture_output=True, text=True)
         assert out.returncode == 0, out.stderr
         deadline = time.time() + 120  # generous for a loaded machine; it goes on as soon as it happens
-        while kids(b) != kids(a) and time.time() < deadline:
+        while (kids(b) != kids(a) or kids(b, "RS256") != kids(a, "RS256")) and time.time() < deadline:
             time.sleep(0.1)
         assert kids(b) == kids(a) and len(kids(a)) == 2
+        # The RSA key of ID tokens rotates with them, on every instance.
+        assert kids(b, "RS256") == kids(a, "RS256") and len(kids(a, "RS256")) == 2
         # A token signed with the new key on a works on b.
         session = sign_in_across(b, a, "rotated@example.com")
         assert b.call("GET", "/api/v1/auth/me", token=session["access_token"])[0] == 200

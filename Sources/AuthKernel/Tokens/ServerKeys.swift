@@ -21,6 +21,8 @@ package protocol ServerKeys: Sendable {
     /// A named secret of any length (the OpenID Provider's RSA key, DER): `create` makes it on first
     /// use, and it is the same ever after, on every instance.
     func loadOrCreateBlob(named name: String, logger: Logger, create: @Sendable () throws -> [UInt8]) async throws -> [UInt8]
+    /// Replaces a named blob (a rotated key), durably, on every instance.
+    func replaceBlob(named name: String, with bytes: [UInt8], logger: Logger) async throws
     /// Every key and secret in use, as the files of a key folder (`signing-KID.json`, `NAME.key`),
     /// for `authd export`.
     func exportFiles() async throws -> [String: [UInt8]]
@@ -36,6 +38,10 @@ extension KeyFolder: ServerKeys {
         try DurableFile.replace(file, with: made, mode: 0o600)
         logger.info("created a new server key", metadata: ["key.name": "\(name)"])
         return made
+    }
+
+    package func replaceBlob(named name: String, with bytes: [UInt8], logger: Logger) throws {
+        try DurableFile.replace(path + "/\(name).bin", with: bytes, mode: 0o600)
     }
 
     package func exportFiles() throws -> [String: [UInt8]] {

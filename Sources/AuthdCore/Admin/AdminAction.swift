@@ -38,9 +38,15 @@ package enum AdminAction: Codable, Sendable, Equatable {
     /// Users from another system, JSON lines (contract §11); with `dryRun` nothing is written.
     case importUsers(from: String, dryRun: Bool)
     /// Registers an OpenID client; prints `{"client_id","client_secret"?}` once.
-    case createClient(name: String, redirectURIs: [String], isPublic: Bool, firstParty: Bool, pkceOptional: Bool, idTokenAlg: String)
+    case createClient(OpenIDClientSettings)
     /// The registered OpenID clients.
     case listClients(json: Bool)
+    /// One client's settings (never its secret).
+    case showClient(String, json: Bool)
+    /// Changes what the settings name.
+    case updateClient(String, OpenIDClientSettings)
+    /// A new secret, printed once; the old one works `grace` more seconds.
+    case rotateClientSecret(String, grace: Int)
     /// Removes an OpenID client by id: its codes and tokens stop working.
     case deleteClient(String)
 }

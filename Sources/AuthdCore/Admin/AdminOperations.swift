@@ -10,6 +10,8 @@ package struct AdminOperations: Sendable {
     let kernel: Kernel
     let store: any AuthStore
     let keyRing: SigningKeyRing
+    /// The OpenID Provider's RSA keys, rotated with the Ed25519 ones.
+    let rsa: (any RSASigning)?
     let cluster: (any ClusterEvents)?
     let dataFolder: String
     /// Who runs the command, for the log: "admin socket" or "admin cli".
@@ -22,12 +24,12 @@ package struct AdminOperations: Sendable {
     /// Creates the operations over a built server (the CLI's direct mode).
     package init(server: AuthServer, dataFolder: String) throws {
         try self.init(
-            kernel: server.kernel, store: server.store, keyRing: server.keyRing, cluster: server.cluster, dataFolder: dataFolder, via: "admin cli",
+            kernel: server.kernel, store: server.store, keyRing: server.keyRing, rsa: server.rsa, cluster: server.cluster, dataFolder: dataFolder, via: "admin cli",
             importUsers: server.importUsers, providerTypes: server.providers.map { type(of: $0) })
     }
 
     init(
-        kernel: Kernel, store: any AuthStore, keyRing: SigningKeyRing, cluster: (any ClusterEvents)?, dataFolder: String, via: String,
+        kernel: Kernel, store: any AuthStore, keyRing: SigningKeyRing, rsa: (any RSASigning)?, cluster: (any ClusterEvents)?, dataFolder: String, via: String,
         importUsers: UserImporter?, providerTypes: [any AuthProvider.Type]
     ) throws {
         self.importUsers = importUsers
@@ -36,9 +38,12 @@ package struct AdminOperations: Sendable {
         self.kernel = kernel
         self.store = store
         self.keyRing = keyRing
+        self.rsa = rsa
         self.dataFolder = dataFolder
         self.via = via
     }
+
+    var clients: OpenIDClients { OpenIDClients(store: store, clock: kernel.clock, audience: kernel.config.audience) }
 
     /// Runs one action; failures come back as output with exit code 1, never as a thrown error.
     /// - Parameter progress: where the long commands (`import-users`, `import`, `export`, `backup`)
@@ -102,10 +107,8 @@ package struct AdminOperations: Sendable {
             kernel.logger.notice("service key revoked", metadata: ["service_key": "\(name)", "via": "\(via)"])
             return AdminOutput(text: "service key \(name) revoked\n")
 
-        case .createClient(let name, let redirectURIs, let isPublic, let firstParty, let pkceOptional, let idTokenAlg):
-            let clients = OpenIDClients(store: store, clock: kernel.clock, audience: kernel.config.audience)
-            let created = try await clients.create(
-                name: name, redirectURIs: redirectURIs, isPublic: isPublic, firstParty: firstParty, pkceOptional: pkceOptional, idTokenAlg: idTokenAlg)
+        case .createClient(let settings):
+            let created = try await clients.create(settings)
             await kernel.audit.record("admin", account: created.client.id, reason: "clients create")
             kernel.logger.notice("OpenID client registered", metadata: ["client.id": "\(created.client.id)", "via": "\(via)"])
             var shown: [String: String] = ["client_id": created.client.id]
@@ -114,22 +117,33 @@ package struct AdminOperations: Sendable {
             return AdminOutput(text: output.text + (created.secret == nil ? "" : "keep client_secret: it is not shown again\n"))
 
         case .listClients(let json):
-            let clients = try await OpenIDClients(store: store, clock: kernel.clock, audience: kernel.config.audience).list().map {
-                AdminClientView(
-                    clientID: $0.id, name: $0.name, redirectURIs: $0.redirectURIs, isPublic: $0.isPublic, firstParty: $0.firstParty,
-                    createdAt: Timestamp.string($0.createdAt))
-            }
+            let listed = try await clients.list().map { AdminClientView($0, now: now) }
             return json
-                ? try AdminFormat.json(clients)
+                ? try AdminFormat.json(listed)
                 : AdminOutput(
                     text: AdminFormat.table(
                         ["CLIENT ID", "NAME", "KIND", "REDIRECT URIS"],
-                        clients.map { [$0.clientID, $0.name, ($0.isPublic ? "public" : "confidential") + ($0.firstParty ? ", first-party" : ""), $0.redirectURIs.joined(separator: " ")] }))
+                        listed.map { [$0.clientID, $0.name, ($0.isPublic ? "public" : "confidential") + ($0.firstParty ? ", first-party" : ""), $0.redirectURIs.joined(separator: " ")] }))
+
+        case .showClient(let id, let json):
+            guard let client = try await clients.find(id) else { throw AdminError("no client \(id)") }
+            let view = AdminClientView(client, now: now)
+            return json ? try AdminFormat.json(view) : AdminOutput(text: view.text)
+
+        case .updateClient(let id, let settings):
+            guard let client = try await clients.update(id, settings) else { throw AdminError("no client \(id)") }
+            await kernel.audit.record("admin", account: id, reason: "clients update")
+            return AdminOutput(text: AdminClientView(client, now: now).text)
+
+        case .rotateClientSecret(let id, let grace):
+            guard let (_, secret) = try await clients.rotateSecret(id, grace: grace) else { throw AdminError("no client \(id)") }
+            await kernel.audit.record("admin", account: id, reason: "clients rotate-secret")
+            kernel.logger.notice("OpenID client secret rotated", metadata: ["client.id": "\(id)", "grace": "\(grace)", "via": "\(via)"])
+            let output = try AdminFormat.json(["client_id": id, "client_secret": secret])
+            return AdminOutput(text: output.text + "keep client_secret: it is not shown again\n")
 
         case .deleteClient(let id):
-            guard try await OpenIDClients(store: store, clock: kernel.clock, audience: kernel.config.audience).delete(id) else {
-                throw AdminError("no client \(id)")
-            }
+            guard try await clients.delete(id) else { throw AdminError("no client \(id)") }
             await kernel.audit.record("admin", account: id, reason: "clients delete")
             return AdminOutput(text: "client \(id) deleted\n")
 
@@ -165,12 +179,15 @@ package struct AdminOperations: Sendable {
             try await kernel.keys.save(fresh)
             let retired = keyRing.rotate(to: fresh, now: now)
             try await kernel.keys.save(retired)
+            let rsaRotated = try await rsa?.rotate()
             await cluster?.publishKeysChanged()
             kernel.logger.notice("signing key rotated", metadata: ["key.kid": "\(fresh.kid)", "key.retired": "\(retired.kid)", "via": "\(via)"])
             await kernel.audit.record("admin", reason: "keys rotate")
-            return AdminOutput(
-                text: "new signing key \(fresh.kid)\nold key \(retired.kid) stays in the JWKS until the tokens it signed have expired\n"
-            )
+            var text = "new signing key \(fresh.kid)\nold key \(retired.kid) stays in the JWKS until the tokens it signed have expired\n"
+            if let rsaRotated {
+                text += "new RSA key \(rsaRotated.active) (ID tokens)\nold RSA key \(rsaRotated.retired) stays in the JWKS until the next rotation\n"
+            }
+            return AdminOutput(text: text)
 
         case .backup(let path):
             guard let journal = store as? JournalStore else {
@@ -208,8 +225,9 @@ package struct AdminOperations: Sendable {
             let (users, sessions) = (counts.users, counts.sessions)
             let config = kernel.config
             let problems = kernel.configurationProblems.all
+            let warnings = try await clientWarnings()
             return AdminOutput(
-                text: problems.map { "problem       \($0)\n" }.joined() + """
+                text: problems.map { "problem       \($0)\n" }.joined() + warnings.map { "warning       \($0)\n" }.joined() + """
                     data folder   \(dataFolder)
                     issuer        \(config.issuer)
                     audience      \(config.audience)
@@ -222,6 +240,16 @@ package struct AdminOperations: Sendable {
                     """ + declarations(),
                 exitCode: problems.isEmpty ? 0 : 1
             )
+        }
+    }
+
+    /// Clients whose redirect URI is on the issuer's host name: browsers scope cookies by host, not
+    /// port, so such an app and authd can read each other's cookies (contract §13).
+    func clientWarnings() async throws -> [String] {
+        guard let issuerHost = URLComponents(string: kernel.config.issuer)?.host?.lowercased() else { return [] }
+        return try await clients.list().compactMap { client in
+            guard client.redirectURIs.contains(where: { URLComponents(string: $0)?.host?.lowercased() == issuerHost }) else { return nil }
+            return "client \(client.id) (\(client.name)) redirects to \(issuerHost), the issuer's host: cookies ignore ports, so give each app its own host name"
         }
     }
 

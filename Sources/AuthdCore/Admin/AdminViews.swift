@@ -70,11 +70,42 @@ struct AdminClientView: Codable, Sendable {
     var clientID: String
     var name: String
     var redirectURIs: [String]
+    var postLogoutRedirectURIs: [String]
     var isPublic: Bool
     var firstParty: Bool
+    var pkceOptional: Bool
+    var idTokenAlg: String
+    var claims: [String]
+    var allowPin: Bool
+    var unverifiedEmail: Bool
+    var previousSecretExpiresAt: String?
     var createdAt: String
     enum CodingKeys: String, CodingKey {
-        case clientID = "client_id", name, redirectURIs = "redirect_uris", isPublic = "public", firstParty = "first_party", createdAt = "created_at"
+        case clientID = "client_id", name, redirectURIs = "redirect_uris", postLogoutRedirectURIs = "post_logout_redirect_uris", isPublic = "public"
+        case firstParty = "first_party", pkceOptional = "pkce_optional", idTokenAlg = "id_token_alg", claims, allowPin = "allow_pin"
+        case unverifiedEmail = "unverified_email", previousSecretExpiresAt = "previous_secret_expires_at", createdAt = "created_at"
+    }
+
+    init(_ c: OpenIDClient, now: Date) {
+        (clientID, name, redirectURIs, postLogoutRedirectURIs) = (c.id, c.name, c.redirectURIs, c.postLogoutRedirectURIs)
+        (isPublic, firstParty, pkceOptional, idTokenAlg) = (c.isPublic, c.firstParty, c.pkceOptional, c.idTokenAlg)
+        (claims, allowPin, unverifiedEmail, createdAt) = (c.claims, c.allowPin, c.unverifiedEmail, Timestamp.string(c.createdAt))
+        previousSecretExpiresAt = c.previousSecretExpiresAt.flatMap { $0 > now ? Timestamp.string($0) : nil }
+    }
+
+    /// The lines `clients show` prints.
+    var text: String {
+        var lines = [
+            "client_id: \(clientID)", "name: \(name)", "kind: " + (isPublic ? "public" : "confidential") + (firstParty ? ", first-party" : ""),
+            "redirect_uris: " + redirectURIs.joined(separator: " "), "id_token_alg: \(idTokenAlg)", "pkce: " + (pkceOptional ? "optional" : "required"),
+        ]
+        if !postLogoutRedirectURIs.isEmpty { lines.append("post_logout_redirect_uris: " + postLogoutRedirectURIs.joined(separator: " ")) }
+        if !claims.isEmpty { lines.append("claims: " + claims.joined(separator: ",")) }
+        if allowPin { lines.append("allow_pin: true") }
+        if unverifiedEmail { lines.append("unverified_email: true") }
+        if let previousSecretExpiresAt { lines.append("previous secret works until: \(previousSecretExpiresAt)") }
+        lines.append("created_at: \(createdAt)")
+        return lines.joined(separator: "\n") + "\n"
     }
 }
 

@@ -51,7 +51,7 @@ struct OAuthRoutes: Sendable {
         }
 
         oauth.post("introspect") { request, context -> Response in
-            try await Self.introspect(request, context, kernel: kernel, serviceKeys: serviceKeys)
+            try await Self.introspect(request, context, kernel: kernel, serviceKeys: serviceKeys, openID: openID)
         }
 
         oauth.post("token") { request, context -> Response in
@@ -87,22 +87,40 @@ struct OAuthRoutes: Sendable {
         }
     }
 
-    /// RFC 7662 for resource servers holding a service key: whether an access token or an API key is
-    /// still active. A token whose session or key has ended, expired or been disabled is `{"active":false}`.
-    static func introspect(_ request: Request, _ context: AuthRequestContext, kernel: Kernel, serviceKeys: ServiceKeys) async throws -> Response {
-        guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer "),
-            let caller = try await serviceKeys.verify(String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces))
-        else {
-            var error = try OAuthError("invalid_client", "Send a service key (authd service-keys create) as the Bearer token.", status: .unauthorized)
-                .response(from: request, context: context)
+    /// RFC 7662 for resource servers holding a service key: whether an access token, an API key or
+    /// a client access token is still active. An OpenID client may authenticate with its own
+    /// credentials instead, and learns only about tokens issued to it. A token whose session or key
+    /// has ended, expired or been disabled is `{"active":false}`.
+    static func introspect(
+        _ request: Request, _ context: AuthRequestContext, kernel: Kernel, serviceKeys: ServiceKeys, openID: OpenIDRoutes?
+    ) async throws -> Response {
+        let parameters = try await OAuthParameters.read(request, context: context)
+        var caller: String?, askingClient: String?
+        if let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") {
+            caller = try await serviceKeys.verify(String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces))
+        } else if let openID, try await openID.isClientRequest(parameters, request) {
+            askingClient = try await openID.authenticatedClient(parameters, request).id
+        }
+        guard caller != nil || askingClient != nil else {
+            var error = try OAuthError(
+                "invalid_client", "Send a service key (authd service-keys create) as the Bearer token, or a client's credentials.", status: .unauthorized
+            )
+            .response(from: request, context: context)
             error.headers[.wwwAuthenticate] = "Bearer"
             return error
         }
-        let parameters = try await OAuthParameters.read(request, context: context)
         guard let token = parameters["token"] else { throw OAuthError("invalid_request", "The parameter `token` is required.") }
+        if let openID, let claims = try await openID.introspectClientToken(token, askedBy: askingClient) {
+            var w = JSONWriter(capacity: 256)
+            w.value(.object(claims))
+            return w.response()
+        }
         var w = JSONWriter(capacity: 256)
         w.beginObject()
-        if token.hasPrefix(SessionService.apiKeyPrefix) {
+        if askingClient != nil {
+            // A client asks only about its own tokens.
+            w.key("active"); w.bool(false)
+        } else if token.hasPrefix(SessionService.apiKeyPrefix) {
             if let (key, user) = try await kernel.sessions.activeAPIKey(token) {
                 w.key("active"); w.bool(true)
                 w.key("sub"); w.string(user.id.lowercased)
@@ -125,7 +143,7 @@ struct OAuthRoutes: Sendable {
             w.key("active"); w.bool(false)
         }
         w.endObject()
-        kernel.logger.debug("introspection", metadata: ["service_key": "\(caller)"])
+        kernel.logger.debug("introspection", metadata: ["service_key": "\(caller ?? "-")", "client.id": "\(askingClient ?? "-")"])
         return w.response()
     }
 

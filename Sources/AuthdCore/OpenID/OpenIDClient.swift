@@ -16,21 +16,31 @@ struct OpenIDClient: Codable, Sendable, Equatable {
     var pkceOptional: Bool
     /// RS256 (the default: many relying parties accept nothing else), EdDSA or Ed25519.
     var idTokenAlg: String = "RS256"
+    /// Where RP-initiated logout may send the person back.
+    var postLogoutRedirectURIs: [String] = []
+    /// `app_metadata` keys put in the ID token and userinfo as claims of the same name.
+    var claims: [String] = []
+    /// The sign-in page offers user name + PIN to this client's sign-ins.
+    var allowPin = false
+    /// The `email` claim is given even when the address is not verified (`email_verified` false).
+    var unverifiedEmail = false
+    /// After `rotate-secret --grace`: the old secret's hash, accepted until `previousSecretExpiresAt`.
+    var previousSecretHash: String?
+    var previousSecretExpiresAt: Date?
     var createdAt: Date
 
     var isPublic: Bool { secretHash == nil }
 
     enum CodingKeys: String, CodingKey {
         case id, name, redirectURIs = "redirect_uris", secretHash = "secret_hash", firstParty = "first_party", pkceOptional = "pkce_optional"
-        case idTokenAlg = "id_token_alg", createdAt = "created_at"
+        case idTokenAlg = "id_token_alg", postLogoutRedirectURIs = "post_logout_redirect_uris", claims, allowPin = "allow_pin"
+        case unverifiedEmail = "unverified_email", previousSecretHash = "previous_secret_hash", previousSecretExpiresAt = "previous_secret_expires_at"
+        case createdAt = "created_at"
     }
 
-    init(
-        id: String, name: String, redirectURIs: [String], secretHash: String?, firstParty: Bool, pkceOptional: Bool, idTokenAlg: String,
-        createdAt: Date
-    ) {
-        (self.id, self.name, self.redirectURIs, self.secretHash) = (id, name, redirectURIs, secretHash)
-        (self.firstParty, self.pkceOptional, self.idTokenAlg, self.createdAt) = (firstParty, pkceOptional, idTokenAlg, createdAt)
+    init(id: String, name: String, redirectURIs: [String], secretHash: String?, createdAt: Date) {
+        (self.id, self.name, self.redirectURIs, self.secretHash, self.createdAt) = (id, name, redirectURIs, secretHash, createdAt)
+        (firstParty, pkceOptional) = (false, false)
     }
 
     init(from decoder: any Decoder) throws {
@@ -42,6 +52,12 @@ struct OpenIDClient: Codable, Sendable, Equatable {
         firstParty = try c.decode(Bool.self, forKey: .firstParty)
         pkceOptional = try c.decode(Bool.self, forKey: .pkceOptional)
         idTokenAlg = try c.decodeIfPresent(String.self, forKey: .idTokenAlg) ?? "RS256"
+        postLogoutRedirectURIs = try c.decodeIfPresent([String].self, forKey: .postLogoutRedirectURIs) ?? []
+        claims = try c.decodeIfPresent([String].self, forKey: .claims) ?? []
+        allowPin = try c.decodeIfPresent(Bool.self, forKey: .allowPin) ?? false
+        unverifiedEmail = try c.decodeIfPresent(Bool.self, forKey: .unverifiedEmail) ?? false
+        previousSecretHash = try c.decodeIfPresent(String.self, forKey: .previousSecretHash)
+        previousSecretExpiresAt = try c.decodeIfPresent(Date.self, forKey: .previousSecretExpiresAt)
         createdAt = try c.decode(Date.self, forKey: .createdAt)
     }
 

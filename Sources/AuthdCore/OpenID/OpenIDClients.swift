@@ -22,29 +22,62 @@ struct OpenIDClients: Sendable {
 
     static let algorithms = ["RS256", "EdDSA", "Ed25519"]
 
-    func create(name: String, redirectURIs: [String], isPublic: Bool, firstParty: Bool, pkceOptional: Bool, idTokenAlg: String = "RS256") async throws -> Created {
-        guard Self.algorithms.contains(idTokenAlg) else { throw AuthError.invalidRequest("The ID token algorithm is RS256, EdDSA or Ed25519.", field: "id_token_alg") }
-        guard (1...100).contains(name.count) else { throw AuthError.invalidRequest("A client's name is 1 to 100 characters.", field: "name") }
-        guard !redirectURIs.isEmpty, redirectURIs.count <= 20, redirectURIs.allSatisfy(OpenIDClient.isValidRedirect) else {
-            throw AuthError.invalidRequest(
-                "Give 1 to 20 redirect URIs: https, http to loopback, or a native app's own scheme (com.example.app:/…), without a fragment.",
-                field: "redirect_uris")
-        }
-        if isPublic, pkceOptional { throw AuthError.invalidRequest("A public client always uses PKCE.", field: "pkce") }
+    /// Registers a client from `settings` (`name` and `redirect_uris` required).
+    func create(_ settings: OpenIDClientSettings) async throws -> Created {
+        guard settings.name != nil else { throw AuthError.invalidRequest("Name the client.", field: "name") }
+        guard settings.redirectURIs != nil else { throw AuthError.invalidRequest("Give at least one redirect URI.", field: "redirect_uris") }
         var fresh = ""
         repeat { fresh = Base64URL.encode(SecureRandom.bytes(16)) } while fresh == audience
-        let id = fresh
-        let secret = isPublic ? nil : Self.secretPrefix + Base64URL.encode(SecureRandom.bytes(32))
-        let client = OpenIDClient(
-            id: id, name: name, redirectURIs: redirectURIs, secretHash: secret.map { Hex.encode(SHA256.hash($0)) }, firstParty: firstParty,
-            pkceOptional: pkceOptional, idTokenAlg: idTokenAlg, createdAt: clock.now())
+        let id = fresh, now = clock.now()
+        let secret = settings.isPublic == true ? nil : Self.newSecret()
+        let client = try settings.applied(to: OpenIDClient(id: id, name: "", redirectURIs: [], secretHash: secret.map(Self.hash), createdAt: now))
         let payload = try Self.payload(client)
-        let now = clock.now()
         try await store.write([.code(purpose: Self.purpose, key: id)]) { state in
             state.put(CodeRecord(purpose: Self.purpose, key: id, digest: "", sentAt: now, expiresAt: SessionRecord.neverExpires, payload: payload))
         }
         return Created(client: client, secret: secret)
     }
+
+    /// Changes what `settings` names; nil when there is no such client. A client stays public or confidential.
+    func update(_ id: String, _ settings: OpenIDClientSettings) async throws -> OpenIDClient? {
+        if settings.isPublic != nil {
+            throw AuthError.invalidRequest("A client stays public or confidential; register a new one to change that.", field: "public")
+        }
+        return try await change(id) { try settings.applied(to: $0) }
+    }
+
+    /// A new secret; the old one keeps working for `grace` seconds (0: it stops now).
+    func rotateSecret(_ id: String, grace: Int) async throws -> (OpenIDClient, String)? {
+        guard (0...Self.maxGrace).contains(grace) else {
+            throw AuthError.invalidRequest("The grace is 0 to \(Self.maxGrace) seconds.", field: "grace")
+        }
+        let secret = Self.newSecret(), now = clock.now()
+        let changed = try await change(id) { client in
+            guard let current = client.secretHash else { throw AuthError.invalidState("A public client has no secret.") }
+            var c = client
+            c.secretHash = Self.hash(secret)
+            (c.previousSecretHash, c.previousSecretExpiresAt) = grace > 0 ? (current, now.addingTimeInterval(TimeInterval(grace))) : (nil, nil)
+            return c
+        }
+        return changed.map { ($0, secret) }
+    }
+
+    /// The longest a rotated-out secret keeps working: a week.
+    static let maxGrace = 7 * 86_400
+
+    private func change(_ id: String, _ body: @Sendable @escaping (OpenIDClient) throws -> OpenIDClient) async throws -> OpenIDClient? {
+        guard !id.isEmpty, id.utf8.count <= 128 else { return nil }
+        return try await store.write([.code(purpose: Self.purpose, key: id)]) { state -> OpenIDClient? in
+            guard var record = state.code(purpose: Self.purpose, key: id), let payload = record.payload else { return nil }
+            let changed = try body(try Self.client(payload))
+            record.payload = try Self.payload(changed)
+            state.put(record)
+            return changed
+        }
+    }
+
+    static func newSecret() -> String { secretPrefix + Base64URL.encode(SecureRandom.bytes(32)) }
+    static func hash(_ secret: String) -> String { Hex.encode(SHA256.hash(secret)) }
 
     func find(_ id: String) async throws -> OpenIDClient? {
         guard !id.isEmpty, id.utf8.count <= 128 else { return nil }
@@ -57,20 +90,34 @@ struct OpenIDClients: Sendable {
             .compactMap { try $0.payload.map(Self.client) }.sorted { $0.createdAt < $1.createdAt }
     }
 
+    /// Removes the client and every consent given to it; false when there was none. Its tokens
+    /// stop working: refresh needs the client, userinfo and introspection look it up.
     func delete(_ id: String) async throws -> Bool {
-        try await store.write([.code(purpose: Self.purpose, key: id)]) { state -> Bool in
+        let suffix = ":" + id
+        let consents = try await store.read([.codesOfPurpose(ConsentGrants.purpose)]) { state in
+            state.codes(purpose: ConsentGrants.purpose).filter { $0.key.hasSuffix(suffix) }.map(\.key)
+        }
+        return try await store.write([.code(purpose: Self.purpose, key: id)] + consents.map { .code(purpose: ConsentGrants.purpose, key: $0) }) { state -> Bool in
             guard let record = state.code(purpose: Self.purpose, key: id) else { return false }
             state.deleteCode(id: record.id)
+            for key in consents { if let grant = state.code(purpose: ConsentGrants.purpose, key: key) { state.deleteCode(id: grant.id) } }
             return true
         }
     }
 
-    /// The client these credentials authenticate: a confidential one's secret compared in constant time.
+    /// The client these credentials authenticate: a confidential one's secret (or, within its
+    /// grace, the one it replaced) compared in constant time.
     func authenticate(id: String, secret: String?) async throws -> OpenIDClient? {
         guard let client = try await find(id) else { return nil }
         guard let expected = client.secretHash else { return secret == nil ? client : nil }
         guard let secret, secret.utf8.count <= 256 else { return nil }
-        return ConstantTime.equals(Array(Hex.encode(SHA256.hash(secret)).utf8), Array(expected.utf8)) ? client : nil
+        let given = Array(Self.hash(secret).utf8)
+        let current = ConstantTime.equals(given, Array(expected.utf8))
+        var previous = false
+        if let old = client.previousSecretHash, let until = client.previousSecretExpiresAt, until > clock.now() {
+            previous = ConstantTime.equals(given, Array(old.utf8))
+        }
+        return current || previous ? client : nil
     }
 
     static func payload(_ client: OpenIDClient) throws -> [String: JSONValue] {

@@ -5,10 +5,10 @@ import HTTPTypes
 import Hummingbird
 import Logging
 
-/// authd as an OpenID Provider (contract §13), first part: discovery, authorize with PKCE and
-/// consent on authd's pages, the authorization-code grant, userinfo; ID tokens and client access
-/// tokens signed with the client's algorithm, RS256 by default (refresh tokens, revocation and
-/// logout come next).
+/// authd as an OpenID Provider (contract §13): discovery, authorize with PKCE and consent on
+/// authd's pages, the authorization-code and refresh grants, userinfo, revocation, introspection of
+/// client tokens and logout (``addLogout(to:)``); ID tokens and client access tokens signed with the
+/// client's algorithm, RS256 by default.
 struct OpenIDRoutes: Sendable {
     let kernel: Kernel
     let clients: OpenIDClients
@@ -45,6 +45,7 @@ struct OpenIDRoutes: Sendable {
             return Response(status: .noContent)
         }
         router.post("oauth/userinfo") { request, _ in try await routes.userinfo(request) }
+        addLogout(to: router)
     }
 
     // MARK: - Discovery
@@ -54,7 +55,8 @@ struct OpenIDRoutes: Sendable {
         let document: [String: JSONValue] = [
             "issuer": .string(base), "authorization_endpoint": .string(base + "/oauth/authorize"), "token_endpoint": .string(base + "/oauth/token"),
             "userinfo_endpoint": .string(base + "/oauth/userinfo"), "jwks_uri": .string(base + "/.well-known/jwks.json"),
-            "revocation_endpoint": .string(base + "/oauth/revoke"),
+            "revocation_endpoint": .string(base + "/oauth/revoke"), "end_session_endpoint": .string(base + "/oauth/logout"),
+            "introspection_endpoint": .string(base + "/oauth/introspect"),
             "response_types_supported": Self.list(["code"]), "response_modes_supported": Self.list(["query"]),
             "grant_types_supported": Self.list(["authorization_code", "refresh_token"]), "subject_types_supported": Self.list(["public"]),
             "code_challenge_methods_supported": Self.list(["S256"]), "id_token_signing_alg_values_supported": Self.list(tokens.algorithms),
@@ -249,9 +251,11 @@ struct OpenIDRoutes: Sendable {
         } else if parameters["code_verifier"] != nil {
             throw OAuthError("invalid_grant", "PKCE: no challenge was sent with this code.")
         }
-        guard let userID = UUID(uuidString: grant.userID), let user = try await kernel.users.user(id: userID), user.disabledAt == nil else {
-            throw OAuthError("invalid_grant", "The account is gone or disabled.")
-        }
+        // A code dies with the browser sign-in it came from: a reset, a password change, disabling or
+        // deleting the account, or signing out ends that session before the code is redeemed.
+        guard let userID = UUID(uuidString: grant.userID), let browser = UUID(uuidString: grant.sessionID),
+            await kernel.sessions.isLive(browser, of: userID), let user = try await kernel.users.user(id: userID), user.disabledAt == nil
+        else { throw OAuthError("invalid_grant", "The sign-in this code came from has ended.") }
         let now = kernel.clock.now()
         // A refresh token only with offline_access; without one the session lives as long as the access token.
         let refreshToken = grant.scopes.contains("offline_access") ? RefreshToken.generate() : nil
@@ -316,7 +320,7 @@ struct OpenIDRoutes: Sendable {
                 "exp": .number(Double(t + OpenIDTokens.accessTTL)), "jti": .string(Base64URL.encode(SecureRandom.bytes(16))),
                 "auth_time": .number(Double(grant.authTime)),
             ], typ: "at+jwt", alg: client.idTokenAlg)
-        var idClaims = OpenIDTokens.userClaims(user, scopes: scopes)
+        var idClaims = OpenIDTokens.userClaims(user, scopes: scopes, client: client)
         idClaims["iss"] = .string(issuer.value)
         idClaims["aud"] = .string(client.id)
         idClaims["iat"] = .number(Double(t))
@@ -366,6 +370,25 @@ struct OpenIDRoutes: Sendable {
         return forgot || !held.isEmpty
     }
 
+    // MARK: - Introspection
+
+    /// RFC 7662's answer about a client access token this server signed: nil when `token` is not
+    /// one (the caller then looks at authd's own tokens); `{"active":false}` when it has ended, or
+    /// when `client` asks about another client's token.
+    func introspectClientToken(_ token: String, askedBy client: String?) async throws -> [String: JSONValue]? {
+        guard token.split(separator: ".").count == 3, let claims = tokens.verifiedAccessToken(token) else {
+            return client == nil || token.hasPrefix(SessionService.apiKeyPrefix) ? nil : ["active": .bool(false)]
+        }
+        guard case .string(let clientID)? = claims["client_id"], client == nil || client == clientID, case .string(let sub)? = claims["sub"],
+            case .string(let sid)? = claims["sid"], let userID = UUID(uuidString: sub), let sessionID = UUID(uuidString: sid),
+            await kernel.sessions.isLive(sessionID, of: userID), try await clients.find(clientID) != nil,
+            let user = try await kernel.users.user(id: userID), user.disabledAt == nil
+        else { return ["active": .bool(false)] }
+        var answer: [String: JSONValue] = ["active": .bool(true), "token_type": .string("Bearer")]
+        for name in ["sub", "client_id", "aud", "scope", "sid", "exp", "iat", "iss", "auth_time"] { answer[name] = claims[name] }
+        return answer
+    }
+
     // MARK: - Userinfo
 
     func userinfo(_ request: Request) async throws -> Response {
@@ -375,13 +398,14 @@ struct OpenIDRoutes: Sendable {
         guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer "),
             let claims = tokens.verifiedAccessToken(String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)),
             case .string(let sub)? = claims["sub"], case .string(let sid)? = claims["sid"], case .string(let scope)? = claims["scope"],
-            let userID = UUID(uuidString: sub), let sessionID = UUID(uuidString: sid)
+            case .string(let clientID)? = claims["client_id"], let userID = UUID(uuidString: sub), let sessionID = UUID(uuidString: sid)
         else { return refused("invalid_token") }
-        guard await kernel.sessions.isLive(sessionID, of: userID), let user = try await kernel.users.user(id: userID), user.disabledAt == nil else {
-            return refused("invalid_token")
-        }
+        // The session (ended by logout, reset, disable, a revoked grant) and the client (deleted) must both still be there.
+        guard await kernel.sessions.isLive(sessionID, of: userID), let client = try await clients.find(clientID),
+            let user = try await kernel.users.user(id: userID), user.disabledAt == nil
+        else { return refused("invalid_token") }
         var w = JSONWriter(capacity: 512)
-        w.value(.object(OpenIDTokens.userClaims(user, scopes: Set(scope.split(separator: " ").map(String.init)))))
+        w.value(.object(OpenIDTokens.userClaims(user, scopes: Set(scope.split(separator: " ").map(String.init)), client: client)))
         var response = w.response()
         response.headers[.cacheControl] = "no-store"
         return response

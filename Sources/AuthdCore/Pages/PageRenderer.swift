@@ -14,7 +14,7 @@ struct PageRenderer: Sendable {
     static let coreTemplates: [String: [UInt8]] = [
         "layout": PackageResources.layout_mustache, "login": PackageResources.login_mustache, "factor": PackageResources.factor_mustache,
         "account": PackageResources.account_mustache, "message": PackageResources.message_mustache, "not-me": PackageResources.not_me_mustache,
-        "consent": PackageResources.consent_mustache,
+        "consent": PackageResources.consent_mustache, "logout": PackageResources.logout_mustache,
     ]
 
     /// - Throws: ``ConfigError`` for a template that does not parse, or a provider's outside its id.

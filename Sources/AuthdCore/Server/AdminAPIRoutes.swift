@@ -33,15 +33,7 @@ struct AdminAPIRoutes: Sendable {
         let admin = router.group("api/v1/admin")
         let kernel = self.kernel, serviceKeys = self.serviceKeys
 
-        /// The calling key's name, or 401 `UNAUTHORIZED` (the contract's shape, with a Bearer challenge).
-        @Sendable func caller(_ request: Request) async throws -> String {
-            guard let header = request.headers[.authorization], header.count > 7, header.prefix(7).lowercased() == "bearer ",
-                let name = try await serviceKeys.verify(String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces))
-            else {
-                throw AuthError(status: .unauthorized, code: "UNAUTHORIZED", message: "Send a service key (authd service-keys create) as the Bearer token.")
-            }
-            return name
-        }
+        @Sendable func caller(_ request: Request) async throws -> String { try await Self.caller(request, serviceKeys) }
 
         @Sendable func user(_ context: AuthRequestContext) async throws -> UserRecord {
             guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)), let user = try await kernel.users.user(id: id) else {
@@ -159,6 +151,16 @@ struct AdminAPIRoutes: Sendable {
             await kernel.audit.record("admin_api", user: found.id, account: key, reason: "end sessions")
             return Response(status: .noContent)
         }
+    }
+
+    /// The calling key's name, or 401 `UNAUTHORIZED` (the contract's shape, with a Bearer challenge).
+    static func caller(_ request: Request, _ serviceKeys: ServiceKeys) async throws -> String {
+        guard let header = request.headers[.authorization], header.count > 7, header.prefix(7).lowercased() == "bearer ",
+            let name = try await serviceKeys.verify(String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces))
+        else {
+            throw AuthError(status: .unauthorized, code: "UNAUTHORIZED", message: "Send a service key (authd service-keys create) as the Bearer token.")
+        }
+        return name
     }
 
     /// The user object plus what only the admin sees: `disabled` and `disabled_at`.

@@ -104,12 +104,15 @@ package final class AuthServer: Sendable {
     let smtp: (@Sendable (SMTPSettings) -> any MailTransport)?
     /// Imports users, when this server can.
     package let importUsers: UserImporter?
+    /// The OpenID Provider's RSA keys, when this server has them.
+    package let rsa: (any RSASigning)?
 
     private init(
         kernel: Kernel, store: any AuthStore, keyRing: SigningKeyRing, cluster: (any ClusterEvents)?, application: Application<RouterResponder<AuthRequestContext>>, routes: [String],
         providers: [any AuthProvider], certificates: (any TLSTermination)?, smtp: (@Sendable (SMTPSettings) -> any MailTransport)?,
-        importUsers: UserImporter?
+        importUsers: UserImporter?, rsa: (any RSASigning)?
     ) {
+        self.rsa = rsa
         self.certificates = certificates
         self.smtp = smtp
         self.importUsers = importUsers
@@ -194,6 +197,7 @@ package final class AuthServer: Sendable {
             let metrics = config.metricsListen.flatMap { listen in options.metricsExposition.map { (listen, $0) } }
             // Requests by route and status, and their latency; only when someone collects them.
             if metrics != nil { router.add(middleware: HTTPMetricsMiddleware()) }
+            router.add(middleware: ClientCORSMiddleware(clients: OpenIDClients(store: store, clock: clock, audience: config.audience)))
             router.add(middleware: ErrorRenderingMiddleware(routes: routeTable))
             // Per-request lines at debug: at thousands of requests a second an info line each is the bottleneck.
             router.add(middleware: LogRequestsMiddleware(.debug, includeHeaders: .none))
@@ -209,6 +213,8 @@ package final class AuthServer: Sendable {
             DeviceRoutes(kernel: kernel, devices: devices).add(to: api)
             let serviceKeys = ServiceKeys(store: store, clock: clock)
             AdminAPIRoutes(kernel: kernel, serviceKeys: serviceKeys).add(to: router)
+            ClientAdminRoutes(kernel: kernel, serviceKeys: serviceKeys, clients: OpenIDClients(store: store, clock: clock, audience: config.audience))
+                .add(to: router)
             try DevicePageRoutes.registerMail(on: mailer)
             let passwordCheck = providers.lazy.compactMap { $0 as? any PasswordVerifying }.first.map { provider in
                 { @Sendable (email: String, password: String, context: AuthRequestContext) async throws -> UserRecord in
@@ -266,7 +272,7 @@ package final class AuthServer: Sendable {
             if let apnsClient { services.append(ShutdownAction { await apnsClient.shutdown() }) }
             if let cluster = options.cluster {
                 services.append(
-                    ClusterEventService(events: cluster, approvals: kernel.approvals, keys: keys, keyRing: keyRing, clock: clock, logger: logger))
+                    ClusterEventService(events: cluster, approvals: kernel.approvals, keys: keys, keyRing: keyRing, rsa: rsa, clock: clock, logger: logger))
             }
             let readiness = ListenerReadiness(announce: options.onServerRunning)
             readiness.expect()  // the API
@@ -279,7 +285,7 @@ package final class AuthServer: Sendable {
             }
             if options.adminSocket {
                 let operations = try AdminOperations(
-                    kernel: kernel, store: store, keyRing: keyRing, cluster: options.cluster, dataFolder: options.dataFolder, via: "admin socket",
+                    kernel: kernel, store: store, keyRing: keyRing, rsa: rsa, cluster: options.cluster, dataFolder: options.dataFolder, via: "admin socket",
                     importUsers: options.importUsers, providerTypes: providers.map { type(of: $0) })
                 // Last, so it stops first, before the store closes.
                 if let admin = AdminSocket.service(
@@ -348,7 +354,7 @@ package final class AuthServer: Sendable {
             let routes = router.routes.map { "\($0.method.rawValue) \($0.path)" }.sorted()
             return AuthServer(
                 kernel: kernel, store: store, keyRing: keyRing, cluster: options.cluster, application: application, routes: routes,
-                providers: providers, certificates: certificates, smtp: options.smtp, importUsers: options.importUsers)
+                providers: providers, certificates: certificates, smtp: options.smtp, importUsers: options.importUsers, rsa: rsa)
         } catch {
             await store.close()
             throw error

@@ -10,15 +10,19 @@ struct ClusterEventService: Service {
     let approvals: ApprovalService
     let keys: any ServerKeys
     let keyRing: SigningKeyRing
+    let rsa: (any RSASigning)?
     let clock: any AuthClock
     let logger: Logger
 
     func run() async throws {
-        let reload: @Sendable () async -> Void = { [keys, keyRing, clock, logger] in
+        let reload: @Sendable () async -> Void = { [keys, keyRing, rsa, clock, logger] in
             do {
                 let loaded = try await keys.loadOrCreateSigningKeys(now: clock.now(), logger: logger)
                 if keyRing.replace(with: loaded) {
                     logger.notice("signing keys changed on another instance; reloaded", metadata: ["key.kid": "\(keyRing.active.kid)"])
+                }
+                if let rsa, try await rsa.reload() {
+                    logger.notice("the RSA key changed on another instance; reloaded", metadata: ["key.kid": "\(rsa.kid)"])
                 }
             } catch {
                 logger.warning("could not reload the signing keys", metadata: ["error": "\(error)"])

@@ -99,7 +99,7 @@ package struct KernelRoutes: Sendable {
                 fully["kid"] = (key["kid"] ?? "") + OpenIDTokens.ed25519Suffix
                 keys.append(fully)
             }
-            if let rsa { keys.append(rsa.jwk) }
+            if let rsa { keys += rsa.jwks }
             let data = try JSONEncoder().encode(JWKS(keys: keys))
             return Response(
                 status: .ok,

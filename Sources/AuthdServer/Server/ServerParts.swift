@@ -8,7 +8,7 @@ extension AuthServer.Options {
     package mutating func addFullServerParts() {
         smtp = { settings in SMTPTransport(settings: settings) }
         http = AsyncHTTPClientOutbound.shared
-        rsa = { keys, logger in try await RSASigningKey.load(from: keys, logger: logger) }
+        rsa = { keys, logger in try await RSASigningKeys.load(from: keys, logger: logger) }
         importUsers = { path, dryRun, store, clock, progress in
             let report = try await UserImport(store: store, clock: clock).run(path: path, dryRun: dryRun, progress: progress)
             return UserImportOutcome(text: report.text(dryRun: dryRun), imported: report.imported, refused: report.refused)

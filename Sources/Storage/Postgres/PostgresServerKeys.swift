@@ -71,6 +71,12 @@ package final class PostgresServerKeys: ServerKeys {
         }
     }
 
+    package func replaceBlob(named name: String, with bytes: [UInt8], logger: Logger) async throws {
+        let row = "blob:" + name, sealed = box.seal(Base64URL.encode(bytes))
+        try await store.client.query(
+            "INSERT INTO server_secrets (name, sealed) VALUES (\(row), \(sealed)) ON CONFLICT (name) DO UPDATE SET sealed = excluded.sealed", logger: logger)
+    }
+
     package func loadOrCreateSecret(named name: String, logger: Logger) throws -> [UInt8] {
         asked.withLock { _ = $0.insert(name) }
         return named[name] ?? SHA256.hmac(key: master, message: Array("authd server secret\u{0}\(name)".utf8))

@@ -1,0 +1,232 @@
+"""The OpenID Provider's second part, as relying parties and operators see it (contract §13):
+RP-initiated logout, claims from app_metadata, CORS for public clients, client credentials at
+introspection, a code that dies with its browser sign-in, the RSA key rotated with the others, and
+clients changed and their secrets rotated from the command line."""
+import json
+import re
+import subprocess
+import urllib.parse
+
+import requests
+from authlib.common.security import generate_token
+from authlib.integrations.requests_client import OAuth2Session
+from joserfc import jwt
+from joserfc.jwk import KeySet
+
+from conftest import running_server
+from test_app_flows import service_key
+from test_openid_provider import BINARY, REDIRECT, authorize, register_client
+from test_pages import PAGES, Browserish
+
+BYE = "http://127.0.0.1:9/signed-out"
+# The same person signs in twice in a moment here: no wait between codes.
+CONFIG = {**PAGES, "email": {"resend_interval": 0}}
+
+
+def authd(server, *args, check=True):
+    out = subprocess.run([BINARY, *args, "--data", server.folder], capture_output=True, text=True)
+    assert not check or out.returncode == 0, out.stdout + out.stderr
+    return out
+
+
+def code_flow(server, client, browser, scope="openid email", email="lena@example.com", consent="allow"):
+    """Authlib's code flow through authd's pages; the token response."""
+    verifier = generate_token(48)
+    rp = OAuth2Session(client["client_id"], client.get("client_secret"), scope=scope, redirect_uri=REDIRECT, code_challenge_method="S256")
+    url, _ = rp.create_authorization_url(server.url + "/oauth/authorize", code_verifier=verifier, nonce=generate_token(16))
+    return rp.fetch_token(server.url + "/oauth/token", authorization_response=authorize(browser, server, url, email=email, consent=consent),
+                          code_verifier=verifier)
+
+
+def userinfo(server, token):
+    return requests.get(server.url + "/oauth/userinfo", headers={"Authorization": "Bearer " + token["access_token"]})
+
+
+def signed_in(browser, server):
+    return browser.get(server.url + "/account", allow_redirects=False).status_code == 200
+
+
+def test_logout_with_the_apps_id_token_ends_the_browser_and_that_apps_tokens_and_keeps_consent():
+    with running_server(CONFIG) as server:
+        client = register_client(server, "--post-logout-redirect-uri", BYE)
+        meta = requests.get(server.url + "/.well-known/openid-configuration").json()
+        assert meta["end_session_endpoint"] == server.url + "/oauth/logout"
+        assert meta["introspection_endpoint"] == server.url + "/oauth/introspect"
+        browser = Browserish()
+        token = code_flow(server, client, browser, scope="openid email offline_access")
+        hint = token["id_token"]
+
+        # An address the app did not register is never followed, and nothing ends.
+        bad = browser.get(server.url + "/oauth/logout?" + urllib.parse.urlencode(
+            {"id_token_hint": hint, "post_logout_redirect_uri": "https://evil.example/"}), allow_redirects=False)
+        assert bad.status_code == 400 and "Location" not in bad.headers
+        # A hint this server did not sign: refused, nothing ends.
+        head, body, sig = hint.split(".")
+        forged = head + "." + body + "." + ("A" if sig[0] != "A" else "B") + sig[1:]
+        bad = browser.get(server.url + "/oauth/logout?id_token_hint=" + forged, allow_redirects=False)
+        assert bad.status_code == 400 and signed_in(browser, server) and userinfo(server, token).status_code == 200
+
+        out = browser.get(server.url + "/oauth/logout?" + urllib.parse.urlencode(
+            {"id_token_hint": hint, "post_logout_redirect_uri": BYE, "state": "st-1"}), allow_redirects=False)
+        assert out.status_code == 302 and out.headers["Location"] == BYE + "?state=st-1"
+        assert "__Host-authd=;" in out.headers["Set-Cookie"] or "Max-Age=0" in out.headers["Set-Cookie"]
+        assert not signed_in(browser, server)
+        assert userinfo(server, token).status_code == 401
+        refreshed = requests.post(server.url + "/oauth/token", data={"grant_type": "refresh_token", "refresh_token": token["refresh_token"]},
+                                  auth=(client["client_id"], client["client_secret"]))
+        assert refreshed.status_code == 400 and refreshed.json()["error"] == "invalid_grant"
+
+        # Consent stays: signing in again goes straight back to the app.
+        again = code_flow(server, client, browser, scope="openid email offline_access")
+        assert userinfo(server, again).status_code == 200
+
+
+def test_logout_without_a_hint_asks_the_person_first():
+    with running_server(CONFIG) as server:
+        client = register_client(server, "--first-party", "--post-logout-redirect-uri", BYE)
+        browser = Browserish()
+        token = code_flow(server, client, browser)
+        asked = browser.get(server.url + "/oauth/logout?" + urllib.parse.urlencode(
+            {"client_id": client["client_id"], "post_logout_redirect_uri": BYE, "state": "s2"}), allow_redirects=False)
+        assert asked.status_code == 200 and "asks to sign you out" in asked.text and signed_in(browser, server)
+        csrf = re.search(r'name="csrf" value="([^"]+)"', asked.text).group(1)
+        sealed = re.search(r'name="request" value="([^"]+)"', asked.text).group(1)
+        form = {"csrf": csrf, "request": sealed, "decision": "logout"}
+        foreign = browser.post(server.url + "/oauth/logout/confirm", data=form, headers={"Origin": "https://evil.example"}, allow_redirects=False)
+        assert foreign.status_code == 403 and signed_in(browser, server)
+        no_csrf = browser.post(server.url + "/oauth/logout/confirm", data={**form, "csrf": "x"}, headers={"Origin": server.url}, allow_redirects=False)
+        assert no_csrf.status_code == 403 and signed_in(browser, server)
+        stay = browser.post(server.url + "/oauth/logout/confirm", data={**form, "decision": "stay"}, headers={"Origin": server.url},
+                            allow_redirects=False)
+        assert stay.status_code == 303 and signed_in(browser, server)
+        done = browser.post(server.url + "/oauth/logout/confirm", data=form, headers={"Origin": server.url}, allow_redirects=False)
+        assert done.status_code == 302 and done.headers["Location"] == BYE + "?state=s2"
+        assert not signed_in(browser, server) and userinfo(server, token).status_code == 401
+
+        # A relying party's form post (no SameSite=Lax cookie comes with it) is answered with the same request as a GET.
+        posted = requests.post(server.url + "/oauth/logout", data={"client_id": client["client_id"], "state": "s3"}, allow_redirects=False)
+        assert posted.status_code == 303 and posted.headers["Location"] == "/oauth/logout?client_id=" + client["client_id"] + "&state=s3"
+
+
+def test_app_metadata_keys_a_client_names_are_claims_and_reserved_names_are_refused():
+    with running_server(CONFIG) as server:
+        refused = authd(server, "clients", "create", "Bad", "--redirect-uri", REDIRECT, "--claims", "email", check=False)
+        assert refused.returncode == 1 and "standard claim" in refused.stdout + refused.stderr
+        client = register_client(server, "--first-party", "--claims", "groups,plan")
+        key = service_key(server.folder)
+        app = server.sign_in("gus@example.com")
+        status, body, _ = server.call("GET", "/api/v1/auth/me", token=app["access_token"])
+        headers = {"Authorization": "Bearer " + key, "Content-Type": "application/json"}
+        patched = requests.patch(server.url + "/api/v1/admin/users/" + body["id"], headers=headers,
+                                 data=json.dumps({"app_metadata": {"groups": ["admins"], "plan": "pro", "internal": "x"}}))
+        assert patched.status_code == 200, patched.text
+        token = code_flow(server, client, Browserish(), email="gus@example.com")
+        keys = KeySet.import_key_set(requests.get(server.url + "/.well-known/jwks.json").json())
+        claims = jwt.decode(token["id_token"], keys, algorithms=["RS256"]).claims
+        assert claims["groups"] == ["admins"] and claims["plan"] == "pro" and "internal" not in claims
+        info = userinfo(server, token).json()
+        assert info["groups"] == ["admins"] and info["plan"] == "pro" and "internal" not in info
+
+
+def test_token_userinfo_and_revoke_answer_a_public_clients_origin_only():
+    with running_server(CONFIG) as server:
+        spa = register_client(server, "--public", redirect="http://127.0.0.1:5173/callback")
+        register_client(server, redirect="https://confidential.example/cb")
+        for path in ("/oauth/token", "/oauth/userinfo", "/oauth/revoke"):
+            pre = requests.options(server.url + path, headers={"Origin": "http://127.0.0.1:5173", "Access-Control-Request-Method": "POST"})
+            assert pre.status_code == 204 and pre.headers["Access-Control-Allow-Origin"] == "http://127.0.0.1:5173", path
+            assert "Access-Control-Allow-Credentials" not in pre.headers
+            other = requests.options(server.url + path, headers={"Origin": "https://confidential.example"})
+            assert "Access-Control-Allow-Origin" not in other.headers, path
+        # The answer itself carries the header, errors too; another origin gets none.
+        answered = requests.post(server.url + "/oauth/token", data={"grant_type": "authorization_code", "code": "x", "client_id": spa["client_id"]},
+                                 headers={"Origin": "http://127.0.0.1:5173"})
+        assert answered.status_code == 400 and answered.headers["Access-Control-Allow-Origin"] == "http://127.0.0.1:5173"
+        foreign = requests.post(server.url + "/oauth/token", data={"grant_type": "authorization_code", "code": "x", "client_id": spa["client_id"]},
+                                headers={"Origin": "https://evil.example"})
+        assert "Access-Control-Allow-Origin" not in foreign.headers
+        # Discovery and the JWKS are for anyone.
+        assert requests.get(server.url + "/.well-known/jwks.json").headers["Access-Control-Allow-Origin"] == "*"
+
+
+def test_a_client_introspects_its_own_tokens_only_and_a_deleted_clients_tokens_stop():
+    with running_server(CONFIG) as server:
+        a = register_client(server, "--first-party", name="A")
+        b = register_client(server, "--first-party", name="B")
+        token = code_flow(server, a, Browserish())
+        ask = lambda auth=None, headers=None: requests.post(server.url + "/oauth/introspect", data={"token": token["access_token"]}, auth=auth,
+                                                            headers=headers).json()
+        own = ask(auth=(a["client_id"], a["client_secret"]))
+        assert own["active"] is True and own["client_id"] == a["client_id"] and own["scope"] == "openid email"
+        assert ask(auth=(b["client_id"], b["client_secret"])) == {"active": False}
+        assert requests.post(server.url + "/oauth/introspect", data={"token": token["access_token"]}, auth=(a["client_id"], "wrong")).status_code == 401
+        key = service_key(server.folder)
+        assert ask(headers={"Authorization": "Bearer " + key})["active"] is True
+        # An authd session's token is not a client's business.
+        app = server.sign_in("lena@example.com")
+        theirs = requests.post(server.url + "/oauth/introspect", data={"token": app["access_token"]}, auth=(a["client_id"], a["client_secret"]))
+        assert theirs.json() == {"active": False}
+
+        authd(server, "clients", "delete", a["client_id"])
+        assert userinfo(server, token).status_code == 401
+        assert ask(headers={"Authorization": "Bearer " + key}) == {"active": False}
+
+
+def test_a_code_dies_with_the_browser_sign_in_it_came_from():
+    with running_server(CONFIG) as server:
+        client = register_client(server, "--first-party")
+        browser = Browserish()
+        verifier = generate_token(48)
+        rp = OAuth2Session(client["client_id"], client["client_secret"], scope="openid", redirect_uri=REDIRECT, code_challenge_method="S256")
+        url, _ = rp.create_authorization_url(server.url + "/oauth/authorize", code_verifier=verifier, nonce="n")
+        callback = authorize(browser, server, url)
+        account = browser.get(server.url + "/account")
+        csrf = re.search(r'name="csrf" value="([^"]+)"', account.text).group(1)
+        assert browser.post(server.url + "/logout", data={"csrf": csrf}, headers={"Origin": server.url}, allow_redirects=False).status_code == 303
+        code = urllib.parse.parse_qs(urllib.parse.urlparse(callback).query)["code"][0]
+        late = requests.post(server.url + "/oauth/token", data={"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT,
+                                                                "code_verifier": verifier}, auth=(client["client_id"], client["client_secret"]))
+        assert late.status_code == 400 and late.json()["error"] == "invalid_grant"
+
+
+def test_keys_rotate_rotates_the_rsa_key_and_the_old_one_still_verifies():
+    with running_server(CONFIG) as server:
+        client = register_client(server, "--first-party")
+        before = code_flow(server, client, Browserish())
+        jwks = requests.get(server.url + "/.well-known/jwks.json").json()
+        old_kid = jwt.decode(before["id_token"], KeySet.import_key_set(jwks), algorithms=["RS256"]).header["kid"]
+        out = authd(server, "keys", "rotate").stdout
+        assert "new RSA key" in out and old_kid in out
+        jwks = requests.get(server.url + "/.well-known/jwks.json").json()
+        rsa = [k["kid"] for k in jwks["keys"] if k["kty"] == "RSA"]
+        assert len(rsa) == 2 and rsa[1] == old_kid
+        keys = KeySet.import_key_set(jwks)
+        assert jwt.decode(before["id_token"], keys, algorithms=["RS256"]).claims["aud"] == client["client_id"]
+        assert userinfo(server, before).status_code == 200, "a token the retired key signed still works"
+        after = code_flow(server, client, Browserish(), email="nia@example.com")
+        assert jwt.decode(after["id_token"], keys, algorithms=["RS256"]).header["kid"] == rsa[0]
+
+
+def test_clients_are_shown_changed_and_their_secrets_rotated_from_the_command_line():
+    with running_server(CONFIG) as server:
+        client = register_client(server)
+        shown = json.loads(authd(server, "clients", "show", client["client_id"], "--json").stdout)
+        assert shown["client_id"] == client["client_id"] and shown["id_token_alg"] == "RS256" and "secret_hash" not in shown
+        changed = authd(server, "clients", "update", client["client_id"], "--claims", "groups", "--id-token-alg", "EdDSA").stdout
+        assert "claims: groups" in changed and "id_token_alg: EdDSA" in changed
+        assert authd(server, "clients", "update", client["client_id"], "--claims", "sub", check=False).returncode == 1
+
+        def authenticates(secret):
+            return requests.post(server.url + "/oauth/revoke", data={"token": "x"}, auth=(client["client_id"], secret)).status_code == 200
+
+        rotated = authd(server, "clients", "rotate-secret", client["client_id"], "--grace", "600").stdout
+        new = json.loads(rotated[: rotated.rindex("}") + 1])["client_secret"]
+        assert authenticates(new) and authenticates(client["client_secret"]), "the old secret works through the grace"
+        assert "previous secret works until" in authd(server, "clients", "show", client["client_id"]).stdout
+        rotated = authd(server, "clients", "rotate-secret", client["client_id"]).stdout
+        latest = json.loads(rotated[: rotated.rindex("}") + 1])["client_secret"]
+        assert authenticates(latest) and not authenticates(new) and not authenticates(client["client_secret"])
+
+        # `authd check` warns of a client redirecting to the issuer's own host (cookies ignore ports).
+        check = authd(server, "check").stdout
+        assert re.search(r"warning\s+client " + re.escape(client["client_id"]) + r" .*issuer's host", check), check
