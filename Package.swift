@@ -129,7 +129,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Sources/Providers/PIN",
-            resources: [.embedInCode("openapi.yaml")],
+            resources: [.embedInCode("openapi.yaml"), .embedInCode("Pages/login.mustache")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -147,7 +147,10 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Sources/Providers/Password",
-            resources: [.embedInCode("openapi.yaml"), .embedInCode("Pages/login.mustache")],
+            resources: [
+                .embedInCode("openapi.yaml"), .embedInCode("Pages/login.mustache"), .embedInCode("Pages/verify.mustache"),
+                .embedInCode("Pages/reset-code.mustache"), .embedInCode("Pages/reset-wait.mustache"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -185,7 +188,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/Providers/Passkey",
-            resources: [.embedInCode("openapi.yaml")],
+            resources: [
+                .embedInCode("openapi.yaml"), .embedInCode("Pages/start.mustache"), .embedInCode("Pages/ceremony.mustache"),
+                .embedInCode("Pages/account.mustache"),
+            ],
             swiftSettings: swiftSettings
         ),
         // The PostgreSQL store: the same records and rules as the file store, rows and row locks instead of a journal.
@@ -229,7 +235,7 @@ let package = Package(
                 .embedInCode("Pages/Templates/factor.mustache"), .embedInCode("Pages/Templates/account.mustache"),
                 .embedInCode("Pages/Templates/message.mustache"), .embedInCode("Pages/Templates/not-me.mustache"),
                 .embedInCode("Pages/Templates/consent.mustache"), .embedInCode("Pages/Templates/logout.mustache"),
-                .embedInCode("Pages/Templates/authd.css"),
+                .embedInCode("Pages/Templates/authd.css"), .embedInCode("Pages/Templates/passkey.js"),
             ],
             swiftSettings: swiftSettings
         ),

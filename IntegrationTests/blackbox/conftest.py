@@ -15,7 +15,7 @@ from mailtext import code_in, read_mail
 
 
 class Server:
-    def __init__(self, folder, log=False, level_from_env=True):
+    def __init__(self, folder, log=False, level_from_env=True, port=0):
         self.folder = folder
         binary = os.environ.get("AUTHD_BINARY", ".build/debug/authd")
         # `log` is True (a log file in the data folder) or the path of one. The server writes its log
@@ -24,7 +24,7 @@ class Server:
         self.log_path = (log if isinstance(log, str) else os.path.join(folder, "server.log")) if log else None
         self._stderr = tempfile.TemporaryFile()  # warnings and start-up errors, shown when start-up fails
         self.proc = subprocess.Popen(
-            [binary, "serve", "--data", folder, "--port", "0"],
+            [binary, "serve", "--data", folder, "--port", str(port)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE if log else self._stderr, text=True,
             env={**{k: v for k, v in os.environ.items() if k != "AUTHD_LOG_LEVEL"},
                  **({"AUTHD_LOG_LEVEL": "info" if log else "warning"} if level_from_env else {})},
@@ -149,12 +149,13 @@ BASE_CONFIG = {"issuer": "https://auth.example.test", "audience": "my-app", "mai
 
 
 @contextlib.contextmanager
-def running_server(config=None, log=False, level_from_env=True):
-    """A server on a fresh data folder; `config` entries are merged over BASE_CONFIG (None removes one)."""
+def running_server(config=None, log=False, level_from_env=True, port=0):
+    """A server on a fresh data folder; `config` entries are merged over BASE_CONFIG (None removes one).
+    `port` 0 takes any free one."""
     with tempfile.TemporaryDirectory() as folder:
         with open(os.path.join(folder, "authd.json"), "w") as f:
             json.dump({k: v for k, v in {**BASE_CONFIG, **(config or {})}.items() if v is not None}, f)
-        s = Server(folder, log=log, level_from_env=level_from_env)
+        s = Server(folder, log=log, level_from_env=level_from_env, port=port)
         try:
             yield s
         finally:

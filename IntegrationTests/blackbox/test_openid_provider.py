@@ -89,6 +89,10 @@ def test_authlib_signs_a_person_in_with_the_code_flow_and_pkce():
         claims = id_token.claims
         assert claims["iss"] == server.url and claims["aud"] == client["client_id"] and claims["nonce"] == nonce
         assert claims["email"] == "rita@example.com" and claims["email_verified"] is True and claims["amr"] == ["email"]
+        # at_hash (RS256): the left half of the access token's SHA-256, base64url.
+        import base64, hashlib
+        digest = hashlib.sha256(token["access_token"].encode()).digest()[:16]
+        assert claims["at_hash"] == base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
         access = jwt.decode(token["access_token"], keys, algorithms=["RS256"])
         assert access.header["typ"] == "at+jwt" and access.claims["aud"] == client["client_id"] and access.claims["client_id"] == client["client_id"]
 

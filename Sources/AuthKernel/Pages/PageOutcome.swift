@@ -6,5 +6,7 @@ public enum PageOutcome: Sendable {
     case step(PageStep)
     /// The first factor is right: the server runs the sign-in policies and asks the second factors
     /// they demand, then signs the browser in and returns to where the person was going.
-    case signedIn(UserRecord, amr: [String], device: DeviceInfo)
+    /// `multiFactor`: the method was two factors at once (a passkey with user verification), so no
+    /// policy asks for another.
+    case signedIn(UserRecord, amr: [String], device: DeviceInfo, multiFactor: Bool = false)
 }

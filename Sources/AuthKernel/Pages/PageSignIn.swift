@@ -22,4 +22,38 @@ public protocol PageSignIn: AuthProvider {
     ///   - context: the request's context (the client's network for rate limits).
     /// - Throws: ``AuthError``: the server shows its message above the provider's first step.
     func pagePost(action: String, form: PageForm, state: inout [String: String], context: AuthRequestContext) async throws -> PageOutcome
+
+    /// Runs the server's sign-in after this provider answered ``PageOutcome/signedIn(_:amr:device:multiFactor:)``;
+    /// the sign-in policies run inside `signIn`. A provider whose step proved something its own
+    /// policy reads (an address just proven by a mailed code) sets it around the call. The default
+    /// runs `signIn` as it is.
+    /// - Parameters:
+    ///   - state: the sign-in's pending state as the provider left it.
+    ///   - signIn: the server's sign-in.
+    func whilePageSignsIn<T: Sendable>(state: [String: String], _ signIn: () async throws -> T) async throws -> T
+
+    /// Its part of `/account` for the signed-in person (their passkeys and a button to add one),
+    /// or nil to show nothing there.
+    func accountStep(for principal: Principal) -> PageStep?
+
+    /// Handles a form its account step posted to `/account/ID/ACTION` (CSRF token, `Origin` and
+    /// the browser's session already checked).
+    /// - Returns: the next step to show, or nil when done (back to `/account`).
+    /// - Throws: ``AuthError``: the server shows its message on `/account`.
+    func accountPost(action: String, form: PageForm, principal: Principal, context: AuthRequestContext) async throws -> PageStep?
+}
+
+extension PageSignIn {
+    /// Runs `signIn` as it is.
+    public func whilePageSignsIn<T: Sendable>(state: [String: String], _ signIn: () async throws -> T) async throws -> T {
+        try await signIn()
+    }
+
+    /// Nothing on `/account`.
+    public func accountStep(for principal: Principal) -> PageStep? { nil }
+
+    /// No account forms: 404.
+    public func accountPost(action: String, form: PageForm, principal: Principal, context: AuthRequestContext) async throws -> PageStep? {
+        throw AuthError.notFound()
+    }
 }

@@ -329,6 +329,8 @@ struct OpenIDRoutes: Sendable {
         idClaims["amr"] = .array(grant.amr.map { .string($0) })
         idClaims["sid"] = .string(grant.sessionID)
         if let nonce = grant.nonce { idClaims["nonce"] = .string(nonce) }
+        // OpenID Connect Core §3.1.3.6: the left half of the access token's SHA-256 (RS256 tokens).
+        if client.idTokenAlg == "RS256" { idClaims["at_hash"] = .string(Base64URL.encode(Array(SHA256.hash(accessToken).prefix(16)))) }
         let idToken = try tokens.sign(idClaims, typ: "JWT", alg: client.idTokenAlg)
         var answer: [String: JSONValue] = [
             "access_token": .string(accessToken), "token_type": .string("Bearer"), "expires_in": .number(Double(OpenIDTokens.accessTTL)),

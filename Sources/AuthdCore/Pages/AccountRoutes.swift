@@ -5,7 +5,8 @@ import HTTPTypes
 import Hummingbird
 
 /// `GET /account` (contract §13): a signed-in person sees where they are signed in and ends
-/// sessions. Managing passkeys, TOTP, the password and client grants comes with their pages.
+/// sessions, sees and removes the apps they allowed, and manages what providers offer there
+/// (passkeys).
 struct AccountRoutes: Sendable {
     let kernel: Kernel
     let gate: PageGate
@@ -22,6 +23,33 @@ struct AccountRoutes: Sendable {
         }
         router.post("account/grants/:client/end") { request, context in
             try await routes.login.posted(request, context) { form in try await routes.endGrant(form, request, context) }
+        }
+        router.post("account/:provider/:action") { request, context in
+            try await routes.login.posted(request, context) { form in try await routes.providerPost(form, request, context) }
+        }
+    }
+
+    /// A provider's account form (adding a passkey): its next step, or back to `/account`.
+    func providerPost(_ form: PageForm, _ request: Request, _ context: AuthRequestContext) async throws -> Response {
+        guard let principal = try await principal(request) else { return PageGate.redirect(to: "/login?return_to=%2Faccount") }
+        let csrf = LoginRoutes.csrf(principal.session.id, key: login.csrfKey)
+        guard let sent = form["csrf"], ConstantTime.equals(Array(sent.utf8), Array(csrf.utf8)) else {
+            return try await show(request, error: "This form is out of date. Try again.", status: .forbidden)
+        }
+        let id = context.parameters.get("provider") ?? ""
+        guard let provider = login.providers.first(where: { type(of: $0).id == id }) else {
+            return try await show(request, error: "There is no such setting.", status: .notFound)
+        }
+        do {
+            guard let step = try await provider.accountPost(action: context.parameters.get("action") ?? "", form: form, principal: principal, context: context)
+            else { return PageGate.redirect(to: "/account") }
+            return renderer.page(
+                title: "Your account", content: renderer.render(step, csrf: csrf, action: "/account/\(id)/"), error: step.error, status: step.status,
+                signedIn: true, csrf: csrf)
+        } catch let error as AuthError where error.code == "REAUTH_REQUIRED" {
+            return try await show(request, error: "Sign out and in again first: your sign-in is too old for this.", status: .forbidden)
+        } catch let error as AuthError {
+            return try await show(request, error: LoginRoutes.sentence(error), status: error.status)
         }
     }
 
@@ -47,10 +75,13 @@ struct AccountRoutes: Sendable {
             let name = try await openID.clients.find(grant.clientID)?.name ?? grant.clientID
             grants.append(["client_id": grant.clientID, "name": name, "scopes": grant.scopes.joined(separator: ", "), "created": grant.createdAt, "csrf": csrf])
         }
+        let sections: [[String: Any]] = login.providers.compactMap { provider in
+            provider.accountStep(for: principal).map { ["html": renderer.render($0, csrf: csrf, action: "/account/\(type(of: provider).id)/")] }
+        }
         return renderer.page(
             title: "Your account",
-            content: renderer.render("account", ["who": who, "sessions": rows, "grants": grants, "has_grants": !grants.isEmpty]), error: error,
-            status: status, signedIn: true, csrf: csrf)
+            content: renderer.render("account", ["who": who, "sessions": rows, "grants": grants, "has_grants": !grants.isEmpty, "sections": sections]),
+            error: error, status: status, signedIn: true, csrf: csrf)
     }
 
     func endGrant(_ form: PageForm, _ request: Request, _ context: AuthRequestContext) async throws -> Response {

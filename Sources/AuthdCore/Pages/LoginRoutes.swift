@@ -18,6 +18,24 @@ struct LoginRoutes: Sendable {
     let box: SecretBox
     /// Derives the signed-in pages' CSRF tokens.
     let csrfKey: [UInt8]
+    /// The OpenID clients, for which of them allow a PIN.
+    let clients: OpenIDClients
+
+    /// Offered only to the sign-ins of OpenID clients registered `--allow-pin` (contract §13).
+    static let pinProvider = "pin"
+
+    /// Whether the sign-in returns to an authorize request of a client registered `--allow-pin`.
+    func allowsPin(returnTo: String) async throws -> Bool {
+        guard let c = URLComponents(string: returnTo), c.path == "/oauth/authorize",
+            let id = PageForm(urlencoded: c.percentEncodedQuery ?? "")["client_id"]
+        else { return false }
+        return try await clients.find(id)?.allowPin == true
+    }
+
+    /// The providers this sign-in shows.
+    func offered(_ pre: PreSignIn) -> [any PageSignIn] {
+        providers.filter { type(of: $0).id != Self.pinProvider || pre.allowPin }
+    }
 
     /// New sign-in pages per client network (each seals a cookie; nothing is stored).
     static let pagesPerNetwork = RateLimitRule(limit: 120, window: 600)
@@ -27,6 +45,13 @@ struct LoginRoutes: Sendable {
         router.get("assets/authd.css") { _, _ -> Response in
             var response = Response(
                 status: .ok, headers: [.contentType: "text/css; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: PageRenderer.stylesheet)))
+            response.headers[.cacheControl] = "public, max-age=3600"
+            response.headers[.xContentTypeOptions] = "nosniff"
+            return response
+        }
+        router.get("assets/passkey.js") { _, _ -> Response in
+            var response = Response(
+                status: .ok, headers: [.contentType: "text/javascript; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: PageRenderer.passkeyScript)))
             response.headers[.cacheControl] = "public, max-age=3600"
             response.headers[.xContentTypeOptions] = "nosniff"
             return response
@@ -80,6 +105,7 @@ struct LoginRoutes: Sendable {
         }
         var state = pre ?? PreSignIn.new(returnTo: returnTo, now: now)
         state.returnTo = returnTo
+        state.allowPin = try await allowsPin(returnTo: returnTo)
         (state.provider, state.state, state.challenge, state.factors) = (nil, [:], nil, [])
         pre = state
         return try loginPage(state)
@@ -87,7 +113,7 @@ struct LoginRoutes: Sendable {
 
     /// The first screen: each provider's first step.
     func loginPage(_ pre: PreSignIn, error: String? = nil, status: HTTPResponse.Status = .ok) throws -> Response {
-        let sections: [[String: Any]] = providers.compactMap { provider in
+        let sections: [[String: Any]] = offered(pre).compactMap { provider in
             guard let step = provider.loginStep() else { return nil }
             let id = type(of: provider).id
             return ["label": type(of: provider).methodName, "html": renderer.render(step, csrf: pre.csrf, action: "/login/\(id)/")]
@@ -112,7 +138,9 @@ struct LoginRoutes: Sendable {
         let (found, refusal) = preSignIn(form, request)
         guard var pre = found else { return refusal! }
         let id = context.parameters.get("provider") ?? "", action = context.parameters.get("action") ?? ""
-        guard let provider = providers.first(where: { type(of: $0).id == id }) else { return message("There is no such way to sign in.", status: .notFound) }
+        guard let provider = offered(pre).first(where: { type(of: $0).id == id }) else {
+            return message("There is no such way to sign in.", status: .notFound)
+        }
         var state = pre.provider == id ? pre.state : [:]
         let outcome: PageOutcome
         do {
@@ -126,17 +154,19 @@ struct LoginRoutes: Sendable {
             return renderer.page(
                 title: "Sign in", content: renderer.render(step, csrf: pre.csrf, action: "/login/\(id)/"), error: step.error, status: step.status,
                 csrf: pre.csrf, cookies: [try pre.cookie(box: box)])
-        case .signedIn(let user, let amr, let device):
-            return try await signIn(user, amr: amr, device: device, pre: pre)
+        case .signedIn(let user, let amr, let device, let multiFactor):
+            return try await provider.whilePageSignsIn(state: state) {
+                try await signIn(user, amr: amr, device: device, multiFactor: multiFactor, pre: pre)
+            }
         }
     }
 
     /// After the first factor: the policies, then a second factor or the browser's session.
-    func signIn(_ user: UserRecord, amr: [String], device: DeviceInfo, pre: PreSignIn) async throws -> Response {
+    func signIn(_ user: UserRecord, amr: [String], device: DeviceInfo, multiFactor: Bool = false, pre: PreSignIn) async throws -> Response {
         var pre = pre
         let result: SignInResponse
         do {
-            result = try await kernel.sessions.signIn(user, amr: amr, device: device, kind: .browser)
+            result = try await kernel.sessions.signIn(user, amr: amr, device: device, multiFactor: multiFactor, kind: .browser)
         } catch let error as AuthError {
             return try loginPage(pre, error: Self.sentence(error), status: error.status)
         }
@@ -145,7 +175,7 @@ struct LoginRoutes: Sendable {
             return signedIn(session, returnTo: pre.returnTo)
         case .secondFactorRequired(let required):
             (pre.challenge, pre.factors, pre.provider, pre.state) = (required.challenge, required.factors, nil, [:])
-            return try factorPage(pre)
+            return try await factorPage(pre)
         }
     }
 
@@ -157,20 +187,38 @@ struct LoginRoutes: Sendable {
         return response
     }
 
-    /// Second factors a page can ask (a passkey or an emailed code need more than a field: not yet here).
-    static let pageFactors: [String: String] = ["totp": "Code from your authenticator app", "recovery_code": "One of your recovery codes"]
+    /// Second factors a page can ask, with the label of their field. A passkey is asked by the
+    /// pages' script (its options in the page, its answer in the `credential` field).
+    static let pageFactors: [String: String] = [
+        "totp": "Code from your authenticator app", "recovery_code": "One of your recovery codes", "email_code": "Code we emailed to you",
+        "passkey": "",
+    ]
 
-    func factorPage(_ pre: PreSignIn, error: String? = nil, status: HTTPResponse.Status = .ok) throws -> Response {
-        let factors: [[String: Any]] = pre.factors.compactMap { name in
-            guard let factor = kernel.signInHooks.factor(named: name), let label = Self.pageFactors[name] else { return nil }
-            return ["field": factor.answerField, "label": label, "csrf": pre.csrf]
+    func factorPage(_ pre: PreSignIn, error: String? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
+        var factors: [[String: Any]] = []
+        var passkeyOptions: String?
+        for name in pre.factors {
+            guard let factor = kernel.signInHooks.factor(named: name), let label = Self.pageFactors[name] else { continue }
+            if name == "passkey" {
+                // Fresh options (a new WebAuthn challenge for this sign-in challenge) each time the page is shown.
+                guard let token = pre.challenge, let (challenge, user) = try? await kernel.sessions.pendingChallenge(token),
+                    let fields = try? await factor.challengeFields(challenge, for: user), let options = fields["passkey_options"]
+                else { continue }
+                var w = JSONWriter(capacity: 512)
+                w.value(options)
+                passkeyOptions = String(decoding: w.bytes, as: UTF8.self)
+                continue
+            }
+            factors.append(["field": factor.answerField, "label": label, "csrf": pre.csrf, "mailed": name == "email_code"])
         }
-        guard !factors.isEmpty else {
+        guard !factors.isEmpty || passkeyOptions != nil else {
             return message("Your account's second factor cannot be answered on this page yet. Sign in with the app.", status: .forbidden)
         }
+        var values: [String: Any] = ["factors": factors, "csrf": pre.csrf]
+        if let passkeyOptions { values["passkey_options"] = passkeyOptions }
         return renderer.page(
-            title: "Second step", content: renderer.render("factor", ["factors": factors, "csrf": pre.csrf]), error: error, status: status,
-            csrf: pre.csrf, cookies: [try pre.cookie(box: box)])
+            title: "Second step", content: renderer.render("factor", values), error: error, status: status, csrf: pre.csrf,
+            cookies: [try pre.cookie(box: box)])
     }
 
     func factor(_ form: PageForm, _ request: Request, _ context: AuthRequestContext) async throws -> Response {
@@ -180,13 +228,21 @@ struct LoginRoutes: Sendable {
         do {
             let (challenge, user) = try await kernel.sessions.pendingChallenge(token)
             let offered = challenge.factors.compactMap { kernel.signInHooks.factor(named: $0) }.filter { Self.pageFactors[$0.name] != nil }
-            let answered = offered.compactMap { factor in form[factor.answerField].map { (factor, $0) } }
-            guard answered.count == 1, let (factor, answer) = answered.first else { return try factorPage(pre, error: "Answer one of the questions.", status: .badRequest) }
+            let answered = offered.compactMap { factor in form[factor.answerField].flatMap { $0.isEmpty ? nil : (factor, $0) } }
+            guard answered.count == 1, let (factor, text) = answered.first else { return try await factorPage(pre, error: "Answer one of the questions.", status: .badRequest) }
+            // A passkey's answer is WebAuthn's JSON, as the API takes it; the others are text.
+            var answer = JSONValue.string(text)
+            if factor.answerField == "credential" {
+                guard text.utf8.count <= 16_384, let json = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) else {
+                    return try await factorPage(pre, error: "The browser sent no passkey. Try again.", status: .badRequest)
+                }
+                answer = json
+            }
             let reservation = try await kernel.sessions.reserveAnswer(challenge, network: ClientNetwork.network(for: context.clientIP))
-            guard try await factor.verify(.string(answer), for: user, challenge: challenge) else {
+            guard try await factor.verify(answer, for: user, challenge: challenge) else {
                 await kernel.audit.record("second_factor_failed", provider: factor.name, user: user.id)
                 let left = reservation.remaining
-                return try factorPage(pre, error: "That is not right. \(left) \(left == 1 ? "try" : "tries") left.", status: .unauthorized)
+                return try await factorPage(pre, error: "That is not right. \(left) \(left == 1 ? "try" : "tries") left.", status: .unauthorized)
             }
             try await kernel.sessions.releaseAnswer(challenge, reservation)
             return signedIn(try await kernel.sessions.completeChallenge(challenge, factor: factor.name, kind: .browser), returnTo: pre.returnTo)

@@ -69,4 +69,6 @@ struct PageRenderer: Sendable {
 
     /// The stylesheet.
     static let stylesheet = PackageResources.authd_css
+    /// The pages' one script: a passkey's WebAuthn ceremony.
+    static let passkeyScript = PackageResources.passkey_js
 }

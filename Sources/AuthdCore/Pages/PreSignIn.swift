@@ -14,6 +14,8 @@ struct PreSignIn: Codable, Sendable, Equatable {
     /// A second-factor challenge the sign-in policies asked for, and the factors offered.
     var challenge: String?
     var factors: [String] = []
+    /// The sign-in returns to a client registered `--allow-pin`: user name + PIN is offered.
+    var allowPin = false
     var expiresAt: Int
 
     static let cookieName = "__Host-authd-signin"

@@ -231,7 +231,7 @@ package final class AuthServer: Sendable {
             do { renderer = try PageRenderer(providers: pageProviders, productName: config.mail.productName) } catch { throw error }
             let login = LoginRoutes(
                 kernel: kernel, gate: gate, renderer: renderer, providers: pageProviders, box: try SecretBox(key: kernel.secret(named: "pages")),
-                csrfKey: try kernel.secret(named: "pages-csrf"))
+                csrfKey: try kernel.secret(named: "pages-csrf"), clients: OpenIDClients(store: store, clock: clock, audience: config.audience))
             login.add(to: router)
             try NotMeRoutes.registerMail(on: mailer)
             NotMeRoutes(kernel: kernel, renderer: renderer, login: login).add(to: router)

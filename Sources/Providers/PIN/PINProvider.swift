@@ -129,6 +129,12 @@ public struct PINProvider: AuthProvider {
     static let refusalFloor = Duration.milliseconds(5)
 
     private func signIn(_ body: VerifyBody, device: DeviceInfo) async throws -> SignInResponse {
+        try await kernel.sessions.signIn(try await verifiedUser(body), amr: [Self.id], device: device)
+    }
+
+    /// The account whose PIN this is; every refusal the same 401 (or 429 while locked), a decoy's
+    /// work done for an unknown name.
+    func verifiedUser(_ body: VerifyBody) async throws -> UserRecord {
         // A name or id that cannot exist is refused before any lookup, with the same answer as an
         // unknown one: nothing is kept, and nothing about it is logged, whatever the client sent.
         if let id = body.userID {
@@ -157,7 +163,7 @@ public struct PINProvider: AuthProvider {
         }
         switch try await verify(body.pin, for: user.id) {
         case .done, .changed:
-            return try await kernel.sessions.signIn(user, amr: [Self.id], device: device)
+            return user
         case .locked(let seconds), .lockStarted(let seconds):
             throw Self.lockedError(seconds)
         case .wrong, .currentPINRequired:

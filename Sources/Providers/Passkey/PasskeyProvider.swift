@@ -54,55 +54,14 @@ public struct PasskeyProvider: AuthProvider {
         let routes = RouteCollection(context: AuthRequestContext.self)
 
         routes.post("passkeys/register/options") { request, context -> Response in
-            let principal = try context.requirePrincipal()
-            try kernel.sessions.requireFresh(principal)
-            let user = principal.user
-            let challenge = try await challenges.issue(.register, key: principal.session.id.lowercased)
-            let name = user.email ?? user.username ?? user.id.lowercased
-            let options = CreationOptions(
-                rp: .init(id: settings.rpID, name: settings.rpName),
-                user: .init(id: Self.userHandle(user.id), name: name, displayName: user.displayName ?? name),
-                challenge: challenge, excludeCredentials: PasskeyRecord.all(user).map { Descriptor(id: $0.id) })
-            return try options.response(from: request, context: context)
+            try await creationOptions(for: try context.requirePrincipal()).response(from: request, context: context)
         }
 
         routes.post("passkeys/register") { request, context -> Response in
             let principal = try context.requirePrincipal()
             try kernel.sessions.requireFresh(principal)
             let body = try await request.decodeJSON(as: RegisterBody.self, context: context)
-            let name = try Self.validName(body.name)
-            let registration: WebAuthnVerifier.Registration
-            do {
-                guard body.credential.type == "public-key", let clientData = Base64URL.decode(body.credential.response.clientDataJSON),
-                    let attestation = Base64URL.decode(body.credential.response.attestationObject),
-                    let rawID = Base64URL.decode(body.credential.rawId ?? body.credential.id), Base64URL.decode(body.credential.id) == rawID
-                else { throw WebAuthnError("the credential is not a RegistrationResponseJSON with base64url fields") }
-                registration = try verifier.verifyRegistration(clientDataJSON: clientData, attestationObject: attestation, rawID: rawID)
-                try await challenges.consume(registration.clientData.challenge, .register, key: principal.session.id.lowercased)
-            } catch let error as WebAuthnError {
-                kernel.logger.info("passkey registration refused", metadata: ["user.id": "\(principal.user.id.lowercased)", "reason": "\(error)"])
-                throw AuthError.invalidRequest("The passkey did not verify: \(error.description).", field: "credential")
-            }
-            let record = PasskeyRecord(
-                id: Base64URL.encode(registration.credentialID), algorithm: registration.publicKey.algorithm.rawValue,
-                publicKey: Base64URL.encode(registration.publicKey.key), signCount: registration.signCount,
-                name: name ?? "Passkey", createdAt: kernel.clock.now().timeIntervalSince1970, lastUsedAt: nil,
-                backupEligible: registration.flags.contains(.backupEligible), backedUp: registration.flags.contains(.backedUp))
-            let identity = Identity(provider: Self.id, subject: PasskeyRecord.subject(credentialID: registration.credentialID))
-            if let owner = try await kernel.users.user(identity: identity), owner.id != principal.user.id { throw AuthError.identityInUse }
-            let maxPerUser = settings.maxPerUser
-            try await kernel.users.change(principal.user.id) { user in
-                var all = PasskeyRecord.all(user)
-                guard !all.contains(where: { $0.id == record.id }) else { throw AuthError.identityInUse }
-                guard all.count < maxPerUser else { throw AuthError.invalidState("This account has \(maxPerUser) passkeys, the most it may have: remove one first.") }
-                all.append(record)
-                try user.setSecret(PasskeyRecord.key, all)
-                user.identities.append(identity)
-            }
-            kernel.logger.info("passkey registered", metadata: ["user.id": "\(principal.user.id.lowercased)"])
-            await kernel.audit.record("passkey_added", provider: Self.id, user: principal.user.id, device: principal.session.deviceName)
-            // The owner's notice goes out with the new identity (UserService mails it).
-            await kernel.events.credentialChanged(principal.user.id, credential: Self.id)
+            let record = try await register(body.credential, name: try Self.validName(body.name), principal: principal)
             var response = try Listed(id: record.id, name: record.name, createdAt: Timestamp.string(Date(timeIntervalSince1970: record.createdAt)), lastUsedAt: nil, backedUp: record.backedUp)
                 .response(from: request, context: context)
             response.status = .created
@@ -136,9 +95,7 @@ public struct PasskeyProvider: AuthProvider {
         }
 
         routes.post("passkeys/login/options") { request, context -> Response in
-            try await kernel.rateLimiter.consume(settings.loginPerIP, key: "passkey.options.ip:\(context.clientKey)")
-            let challenge = try await challenges.issue(.login)
-            return try RequestOptions(challenge: challenge, rpId: settings.rpID, allowCredentials: []).response(from: request, context: context)
+            try await loginOptions(context).response(from: request, context: context)
         }
 
         routes.post("passkeys/login") { request, context -> SignInResponse in
@@ -158,6 +115,63 @@ public struct PasskeyProvider: AuthProvider {
             return try await kernel.sessions.signIn(user, amr: [Self.id], device: device, multiFactor: true)
         }
         return routes
+    }
+
+    /// A discoverable sign-in's options (rate-limited per network).
+    func loginOptions(_ context: AuthRequestContext) async throws -> RequestOptions {
+        try await kernel.rateLimiter.consume(settings.loginPerIP, key: "passkey.options.ip:\(context.clientKey)")
+        return RequestOptions(challenge: try await challenges.issue(.login), rpId: settings.rpID, allowCredentials: [])
+    }
+
+    /// A new passkey's options for a fresh session's user (its challenge bound to the session).
+    func creationOptions(for principal: Principal) async throws -> CreationOptions {
+        try kernel.sessions.requireFresh(principal)
+        let user = principal.user
+        let challenge = try await challenges.issue(.register, key: principal.session.id.lowercased)
+        let name = user.email ?? user.username ?? user.id.lowercased
+        return CreationOptions(
+            rp: .init(id: settings.rpID, name: settings.rpName),
+            user: .init(id: Self.userHandle(user.id), name: name, displayName: user.displayName ?? name),
+            challenge: challenge, excludeCredentials: PasskeyRecord.all(user).map { Descriptor(id: $0.id) })
+    }
+
+    /// Checks a new passkey against its session's challenge and adds it to the account (audited,
+    /// the owner told).
+    func register(_ credential: RegistrationCredential, name: String?, principal: Principal) async throws -> PasskeyRecord {
+        try kernel.sessions.requireFresh(principal)
+        let registration: WebAuthnVerifier.Registration
+        do {
+            guard credential.type == "public-key", let clientData = Base64URL.decode(credential.response.clientDataJSON),
+                let attestation = Base64URL.decode(credential.response.attestationObject),
+                let rawID = Base64URL.decode(credential.rawId ?? credential.id), Base64URL.decode(credential.id) == rawID
+            else { throw WebAuthnError("the credential is not a RegistrationResponseJSON with base64url fields") }
+            registration = try verifier.verifyRegistration(clientDataJSON: clientData, attestationObject: attestation, rawID: rawID)
+            try await challenges.consume(registration.clientData.challenge, .register, key: principal.session.id.lowercased)
+        } catch let error as WebAuthnError {
+            kernel.logger.info("passkey registration refused", metadata: ["user.id": "\(principal.user.id.lowercased)", "reason": "\(error)"])
+            throw AuthError.invalidRequest("The passkey did not verify: \(error.description).", field: "credential")
+        }
+        let record = PasskeyRecord(
+            id: Base64URL.encode(registration.credentialID), algorithm: registration.publicKey.algorithm.rawValue,
+            publicKey: Base64URL.encode(registration.publicKey.key), signCount: registration.signCount,
+            name: name ?? "Passkey", createdAt: kernel.clock.now().timeIntervalSince1970, lastUsedAt: nil,
+            backupEligible: registration.flags.contains(.backupEligible), backedUp: registration.flags.contains(.backedUp))
+        let identity = Identity(provider: Self.id, subject: PasskeyRecord.subject(credentialID: registration.credentialID))
+        if let owner = try await kernel.users.user(identity: identity), owner.id != principal.user.id { throw AuthError.identityInUse }
+        let maxPerUser = settings.maxPerUser
+        try await kernel.users.change(principal.user.id) { user in
+            var all = PasskeyRecord.all(user)
+            guard !all.contains(where: { $0.id == record.id }) else { throw AuthError.identityInUse }
+            guard all.count < maxPerUser else { throw AuthError.invalidState("This account has \(maxPerUser) passkeys, the most it may have: remove one first.") }
+            all.append(record)
+            try user.setSecret(PasskeyRecord.key, all)
+            user.identities.append(identity)
+        }
+        kernel.logger.info("passkey registered", metadata: ["user.id": "\(principal.user.id.lowercased)"])
+        await kernel.audit.record("passkey_added", provider: Self.id, user: principal.user.id, device: principal.session.deviceName)
+        // The owner's notice goes out with the new identity (UserService mails it).
+        await kernel.events.credentialChanged(principal.user.id, credential: Self.id)
+        return record
     }
 
     /// `/.well-known/apple-app-site-association`, when `passkeys.apple_app_ids` lists apps.

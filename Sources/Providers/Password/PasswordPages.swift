@@ -1,24 +1,140 @@
 public import AuthKernel
+import AuthStorage
+import Foundation
 import HTTPTypes
 
-/// The password provider on authd's pages: the address and the password.
+/// The password provider on authd's pages: sign-in, sign-up with the mailed code, and both resets
+/// (a mailed code, or another signed-in device's approval with number matching).
 extension PasswordProvider: PageSignIn {
-    /// `password.login`, the file in `Pages/`.
-    public static let pageTemplates = [PageTemplateDeclaration("password.login", PackageResources.login_mustache)]
+    /// `password.login` and the steps after it, the files in `Pages/`.
+    public static let pageTemplates = [
+        PageTemplateDeclaration("password.login", PackageResources.login_mustache),
+        PageTemplateDeclaration("password.verify", PackageResources.verify_mustache),
+        PageTemplateDeclaration("password.reset-code", PackageResources.reset_code_mustache),
+        PageTemplateDeclaration("password.reset-wait", PackageResources.reset_wait_mustache),
+    ]
 
-    /// The address and password form.
-    public func loginStep() -> PageStep? { PageStep(template: "password.login") }
+    /// The sign-in form, with sign-up and the resets folded under it.
+    public func loginStep() -> PageStep? { loginForm() }
 
-    /// `login` checks the password (audited, held to the refusal floor like the API's) and signs in.
+    func loginForm(email: String = "", notice: String? = nil, error: String? = nil, status: HTTPResponse.Status = .ok) -> PageStep {
+        var values: [String: PageValue] = ["email": .text(email), "min_length": .text(String(policy.minLength))]
+        if let notice { values["notice"] = .text(notice) }
+        return PageStep(template: "password.login", values: values, error: error, status: status)
+    }
+
+    /// `login`, `register` → `verify`, `reset-send` → `reset-verify`, `reset-device` → `reset-device-check`.
+    /// Each does what its API endpoint does, with the same checks, limits and audit.
     public func pagePost(action: String, form: PageForm, state: inout [String: String], context: AuthRequestContext) async throws -> PageOutcome {
-        guard action == "login" else { throw AuthError.notFound() }
-        let email = form["email"] ?? ""
-        do {
-            let user = try await verifiedUser(email: email, password: form["password"] ?? "", device: .none, arrived: nil, context)
-            return .signedIn(user, amr: [Self.id], device: .none)
-        } catch let error as AuthError where error.status != .serviceUnavailable {
-            let sentence = error.retryAfter.map { "\(error.message) (Try again in \($0) s.)" } ?? error.message
-            return .step(PageStep(template: "password.login", values: ["email": .text(email)], error: sentence, status: error.status))
+        func sentence(_ error: AuthError) -> String { error.retryAfter.map { "\(error.message) (Try again in \($0) s.)" } ?? error.message }
+        let lifetime = PageValue.text(MailTemplate.lifetime(settings.codes.ttl))
+        switch action {
+        case "login":
+            let email = form["email"] ?? ""
+            do {
+                let user = try await verifiedUser(email: email, password: form["password"] ?? "", device: .none, arrived: nil, context)
+                return .signedIn(user, amr: [Self.id], device: .none)
+            } catch let error as AuthError where error.status != .serviceUnavailable {
+                return .step(loginForm(email: email, error: sentence(error), status: error.status))
+            }
+
+        case "register":
+            // The browser keeps a secret in its sealed cookie; the registration keeps its hash, so
+            // the code completes this browser's registration without the password kept anywhere.
+            let secret = Base64URL.encode(SecureRandom.bytes(32))
+            do {
+                let email = try await startRegistration(
+                    email: form["email"] ?? "", password: form["password"] ?? "", displayName: form["display_name"].flatMap { $0.isEmpty ? nil : $0 },
+                    principal: nil, browser: Hex.encode(SHA256.hash(secret)), context)
+                state = ["registering": email, "secret": secret]
+                return .step(PageStep(template: "password.verify", values: ["email": .text(email), "lifetime": lifetime]))
+            } catch let error as AuthError where error.status != .serviceUnavailable {
+                return .step(loginForm(error: sentence(error), status: error.status))
+            }
+
+        case "verify":
+            guard let email = state["registering"], let secret = state["secret"] else { return .step(loginForm()) }
+            do {
+                let user = try await completeRegistration(code: form["code"] ?? "", proof: .browser(secret), email: email, principal: nil)
+                state = ["address_proven": "1"]
+                return .signedIn(user, amr: [Self.id], device: .none)
+            } catch let error as AuthError where error.status != .serviceUnavailable {
+                await kernel.audit.record("sign_in_failed", provider: Self.id, account: email, reason: error.code)
+                return .step(PageStep(
+                    template: "password.verify", values: ["email": .text(email), "lifetime": lifetime], error: sentence(error), status: error.status))
+            }
+
+        case "reset-send":
+            do {
+                let email = try self.email(form["email"] ?? "")
+                try await startEmailReset(email, context)
+                state = ["resetting": email]
+                return .step(PageStep(template: "password.reset-code", values: ["email": .text(email), "lifetime": lifetime, "min_length": .text(String(policy.minLength))]))
+            } catch let error as AuthError where error.status != .serviceUnavailable {
+                return .step(loginForm(error: sentence(error), status: error.status))
+            }
+
+        case "reset-verify":
+            guard let email = state["resetting"] else { return .step(loginForm()) }
+            let values: [String: PageValue] = ["email": .text(email), "lifetime": lifetime, "min_length": .text(String(policy.minLength))]
+            do {
+                let password = try policy.check(form["new_password"] ?? "", email: email)
+                let user = try await checkResetCode(form["code"] ?? "", email: email, context)
+                try await finishReset(user, email: email, password: password, how: "reset by emailed code")
+                guard let current = try await kernel.users.user(id: user.id) else { return .step(loginForm()) }
+                // The mailed code proved the address: the sign-in asks no second mailed code.
+                state = ["address_proven": "1"]
+                return .signedIn(current, amr: [Self.id], device: .none)
+            } catch let error as AuthError where error.status != .serviceUnavailable {
+                return .step(PageStep(template: "password.reset-code", values: values, error: sentence(error), status: error.status))
+            }
+
+        case "reset-device":
+            do {
+                let email = try self.email(form["email"] ?? "")
+                let started = try await startDeviceReset(
+                    email: email, newPassword: form["new_password"] ?? "", device: try DeviceInfo(name: "A browser", platform: nil), context)
+                state = ["reset_request": started.requestID, "match_code": started.matchCode, "expires_at": started.expiresAt, "email": email]
+                return .step(waitStep(state))
+            } catch let error as AuthError where error.status != .serviceUnavailable {
+                return .step(loginForm(error: sentence(error), status: error.status))
+            }
+
+        case "reset-device-check":
+            guard let id = state["reset_request"] else { return .step(loginForm()) }
+            let email = state["email"] ?? ""
+            switch try await deviceResetStatus(id: id).status {
+            case "approved":
+                do {
+                    _ = try await completeDeviceReset(id: id)
+                } catch let error as AuthError where error.status != .serviceUnavailable {
+                    state = [:]
+                    return .step(loginForm(email: email, error: sentence(error), status: error.status))
+                }
+                state = [:]
+                return .step(loginForm(email: email, notice: "Your password is changed. Sign in with it."))
+            case "pending":
+                return .step(waitStep(state, error: "Not approved yet. Type the number on your other device, then try again."))
+            default:
+                state = [:]
+                return .step(loginForm(email: email, error: "The request was denied or has expired. Your password is unchanged.", status: .conflict))
+            }
+
+        default:
+            throw AuthError.notFound()
         }
+    }
+
+    func waitStep(_ state: [String: String], error: String? = nil) -> PageStep {
+        let expires = (state["expires_at"] ?? "").replacingOccurrences(of: "T", with: " ").replacingOccurrences(of: "Z", with: " UTC")
+        return PageStep(
+            template: "password.reset-wait", values: ["match_code": .text(state["match_code"] ?? ""), "expires_at": .text(expires)], error: error,
+            status: error == nil ? .ok : .conflict)
+    }
+
+    /// After a registration or a reset by mailed code, the address is proven: no second mailed code.
+    public func whilePageSignsIn<T: Sendable>(state: [String: String], _ signIn: () async throws -> T) async throws -> T {
+        guard state["address_proven"] == "1" else { return try await signIn() }
+        return try await Self.$addressProven.withValue(true) { try await signIn() }
     }
 }

@@ -157,21 +157,26 @@ public struct PasswordProvider: AuthProvider, PasswordVerifying {
         /// Which client made it (a hash of its network), so that one client's registrations push
         /// out only its own when the list is full.
         var client: String?
+        /// A registration made on the sign-in page: a hash of the secret its browser keeps in its
+        /// sealed sign-in cookie, which completes it in place of the password.
+        var browser: String?
 
         var json: JSONValue {
             var o: [String: JSONValue] = ["password_hash": .string(passwordHash), "created_at": .number(createdAt)]
             if let displayName { o["display_name"] = .string(displayName) }
             if let linkUserID { o["link_user_id"] = .string(linkUserID.lowercased) }
             if let client { o["client"] = .string(client) }
+            if let browser { o["browser"] = .string(browser) }
             return .object(o)
         }
 
-        init(passwordHash: String, displayName: String?, linkUserID: UUID?, createdAt: Double, client: String?) {
+        init(passwordHash: String, displayName: String?, linkUserID: UUID?, createdAt: Double, client: String?, browser: String? = nil) {
             self.passwordHash = passwordHash
             self.displayName = displayName
             self.linkUserID = linkUserID
             self.createdAt = createdAt
             self.client = client
+            self.browser = browser
         }
 
         init?(_ value: JSONValue) {
@@ -181,6 +186,7 @@ public struct PasswordProvider: AuthProvider, PasswordVerifying {
             if case .string(let id) = o["link_user_id"] { linkUserID = UUID(uuidString: id) }
             if case .number(let t) = o["created_at"] { createdAt = t } else { createdAt = 0 }
             if case .string(let c) = o["client"] { client = c }
+            if case .string(let b) = o["browser"] { browser = b }
         }
 
         /// The registrations in a code's payload, oldest first (a payload from before several were
@@ -206,19 +212,32 @@ public struct PasswordProvider: AuthProvider, PasswordVerifying {
 
     func register(_ request: Request, _ context: AuthRequestContext) async throws -> EditedResponse<Registered> {
         let body = try await request.decodeJSON(as: RegisterBody.self, context: context)
-        let email = try email(body.email)
-        let password = try policy.check(body.password, email: email)
-        let displayName = try DisplayName.validate(body.displayName)
+        let email = try await startRegistration(
+            email: body.email, password: body.password, displayName: body.displayName, principal: context.principal, browser: nil, context)
+        return EditedResponse(status: .accepted, response: Registered(email: email))
+    }
+
+    /// Registration's first step, for the API and the sign-in page: checks, then mails the code.
+    /// - Parameter browser: on the page, the hash of the secret its sealed cookie keeps (it completes
+    ///   the registration in place of the password).
+    /// - Returns: the normalised address.
+    func startRegistration(
+        email rawEmail: String, password rawPassword: String, displayName rawName: String?, principal: Principal?, browser: String?,
+        _ context: AuthRequestContext
+    ) async throws -> String {
+        let email = try email(rawEmail)
+        let password = try policy.check(rawPassword, email: email)
+        let displayName = try DisplayName.validate(rawName)
         try await kernel.rateLimiter.consume(settings.registerPerIP, key: "password.register.ip:\(context.clientKey)")
-        let linkUserID = context.principal?.user.id
+        let linkUserID = principal?.user.id
         // Linking adds a way in: a stolen token must not be enough (contract 5).
-        if let principal = context.principal { try kernel.sessions.requireFresh(principal) }
+        if let principal { try kernel.sessions.requireFresh(principal) }
         if let owner = try await kernel.users.user(email: email) {
             guard let linkUserID else { throw AuthError.accountExists }
             guard owner.id == linkUserID else { throw AuthError.identityInUse }
         }
         // A password already on the account is changed with the current one, never replaced by a link.
-        if let principal = context.principal, principal.user.secret(Self.id, as: PasswordCredential.self) != nil { throw Self.hasPassword }
+        if let principal, principal.user.secret(Self.id, as: PasswordCredential.self) != nil { throw Self.hasPassword }
         let hash = try await hasher.hash(password)
         if settings.requireEmailVerification {
             // Nothing is created before the inbox answers: the registration waits in the code's
@@ -228,7 +247,7 @@ public struct PasswordProvider: AuthProvider, PasswordVerifying {
             // (rewriting theirs) can take the account.
             let new = PendingRegistration(
                 passwordHash: hash, displayName: displayName, linkUserID: linkUserID, createdAt: kernel.clock.now().timeIntervalSince1970,
-                client: Hex.encode(SHA256.hash(context.clientKey).prefix(8))
+                client: Hex.encode(SHA256.hash(context.clientKey).prefix(8)), browser: browser
             )
             let ttl = settings.codes.ttl
             let code = try await kernel.codes.issue(purpose: Self.verifyPurpose, key: email, policy: settings.codes) { earlier in
@@ -237,7 +256,7 @@ public struct PasswordProvider: AuthProvider, PasswordVerifying {
             try await mailVerification(to: email, code: code)
         } else {
             let user = try await kernel.users.signIn(
-                .init(identity: Identity(provider: Self.id, subject: email), email: email, emailVerified: false), linkingTo: context.principal
+                .init(identity: Identity(provider: Self.id, subject: email), email: email, emailVerified: false), linkingTo: principal
             )
             try await setPassword(hash: hash, for: user.id, email: email, displayName: displayName)
             let code = try await kernel.codes.issue(purpose: Self.verifyPurpose, key: email, policy: settings.codes, payload: [:])
@@ -246,7 +265,7 @@ public struct PasswordProvider: AuthProvider, PasswordVerifying {
         // The mail just sent starts the resend interval (a resend inside it answers 429).
         if settings.codes.resendInterval > 0 { _ = try? await kernel.rateLimiter.consume(resendRule, key: resendKey(email)) }
         kernel.logger.info("password registration started", metadata: ["request.ip": "\(context.clientIP)"])
-        return EditedResponse(status: .accepted, response: Registered(email: email))
+        return email
     }
 
     func verifyEmail(_ request: Request, _ context: AuthRequestContext) async throws -> SignInResponse {
@@ -258,29 +277,47 @@ public struct PasswordProvider: AuthProvider, PasswordVerifying {
             RateLimitCharge(settings.attemptsPerClient, key: "password.verify.client:\(context.clientKey):\(email)"),
         ])
         do {
-            return try await completeRegistration(body, email: email, device: device, context)
+            let user = try await completeRegistration(code: body.code, proof: .password(body.password), email: email, principal: context.principal)
+            // The code just mailed to the address proved it: no second one.
+            return try await Self.$addressProven.withValue(true) { try await kernel.sessions.signIn(user, amr: [Self.id], device: device) }
         } catch let error as AuthError {
             await kernel.audit.record("sign_in_failed", provider: Self.id, account: email, device: device.name, reason: error.code)
             throw error
         }
     }
 
+    /// What says which pending registration a right code completes.
+    enum RegistrationProof {
+        /// The password its client chose (the API).
+        case password(String)
+        /// The secret the sign-in page's sealed cookie keeps (its hash is in the registration).
+        case browser(String)
+    }
+
     /// The code proves the inbox; the password says which registration it completes (or, when
     /// accounts exist before verification, that the account is the caller's).
-    private func completeRegistration(_ body: CodeBody, email: String, device: DeviceInfo, _ context: AuthRequestContext) async throws -> SignInResponse {
-        let checked = try await kernel.codes.check(purpose: Self.verifyPurpose, key: email, code: body.code, policy: settings.codes)
-        // Too long to be any registration's password: a wrong try, checked before any hashing.
-        guard body.password.utf8.count <= Self.maxPresentedPasswordBytes else { try await reject(checked) }
-        let password = PasswordPolicy.normalize(body.password)
+    func completeRegistration(code: String, proof: RegistrationProof, email: String, principal: Principal?) async throws -> UserRecord {
+        let checked = try await kernel.codes.check(purpose: Self.verifyPurpose, key: email, code: code, policy: settings.codes)
         let pending = PendingRegistration.all(in: checked.payload)
         var chosen: PendingRegistration?
         var account: UserRecord?
+        if case .browser(let secret) = proof {
+            // The page's registration: the one its cookie's secret names, compared in constant time.
+            let hash = Array(Hex.encode(SHA256.hash(secret)).utf8)
+            chosen = pending.last { $0.browser.map { ConstantTime.equals(Array($0.utf8), hash) } ?? false }
+            guard chosen != nil else { try await reject(checked) }
+            return try await finishRegistration(checked, chosen: chosen, email: email, principal: principal)
+        }
+        guard case .password(let presented) = proof else { try await reject(checked) }
+        // Too long to be any registration's password: a wrong try, checked before any hashing.
+        guard presented.utf8.count <= Self.maxPresentedPasswordBytes else { try await reject(checked) }
+        let password = PasswordPolicy.normalize(presented)
         if pending.isEmpty {
             // The account was created at registration (require_email_verification false).
             account = try await kernel.users.user(email: email)
             let credential = account?.secret(Self.id, as: PasswordCredential.self)
             // With no password to check, the dummy's work: the time says nothing.
-            let ok = if let credential { try await matches(body.password, credential) } else { try await hasher.verify(password, hash: nil) }
+            let ok = if let credential { try await matches(presented, credential) } else { try await hasher.verify(password, hash: nil) }
             guard ok else { try await reject(checked) }
         } else {
             // Newest first: a client that registered twice with the same password gets its latest name.
@@ -290,22 +327,28 @@ public struct PasswordProvider: AuthProvider, PasswordVerifying {
             }
             guard chosen != nil else { try await reject(checked) }
         }
+        _ = account
+        return try await finishRegistration(checked, chosen: chosen, email: email, principal: principal)
+    }
+
+    private func finishRegistration(
+        _ checked: OneTimeCodeService.Checked, chosen: PendingRegistration?, email: String, principal: Principal?
+    ) async throws -> UserRecord {
         // A Bearer sent to `register` links only when the same user's Bearer comes back here.
-        if let target = chosen?.linkUserID, target != context.principal?.user.id { try await reject(checked) }
+        if let target = chosen?.linkUserID, target != principal?.user.id { try await reject(checked) }
         // Checked before the code is used up: a refused link leaves the code for another try.
-        if let principal = context.principal {
+        if let principal {
             try kernel.sessions.requireFresh(principal)
             if chosen != nil, principal.user.secret(Self.id, as: PasswordCredential.self) != nil { throw Self.hasPassword }
         }
         try await kernel.codes.consume(checked)
         var user = try await kernel.users.signIn(
-            .init(identity: Identity(provider: Self.id, subject: email), email: email, emailVerified: true), linkingTo: context.principal
+            .init(identity: Identity(provider: Self.id, subject: email), email: email, emailVerified: true), linkingTo: principal
         )
         if let chosen {
             user = try await setPassword(hash: chosen.passwordHash, for: user.id, email: email, displayName: chosen.displayName)
         }
-        // The code just mailed to the address proved it: no second emailed code.
-        return try await Self.$addressProven.withValue(true) { try await kernel.sessions.signIn(user, amr: [Self.id], device: device) }
+        return user
     }
 
     /// Counts a right code with the wrong password (or Bearer) as a wrong try, and answers as for a wrong code.
@@ -606,7 +649,12 @@ public struct PasswordProvider: AuthProvider, PasswordVerifying {
 
     func initiateEmailReset(_ request: Request, _ context: AuthRequestContext) async throws -> Message {
         let body = try await request.decodeJSON(as: EmailBody.self, context: context)
-        let email = try email(body.email)
+        try await startEmailReset(try email(body.email), context)
+        return Message(message: "If an account exists for this email, a reset code has been sent.", expiresIn: settings.codes.ttl)
+    }
+
+    /// Takes the reset budget, then mails the code off the request's path.
+    func startEmailReset(_ email: String, _ context: AuthRequestContext) async throws {
         try await consumeResetBudget(kind: "email", email: email, context)
         // Answer before doing anything that depends on the account, so neither the answer nor its
         // timing says whether the account exists.
@@ -615,7 +663,6 @@ public struct PasswordProvider: AuthProvider, PasswordVerifying {
             await provider.kernel.audit.record("reset_requested", provider: Self.id, account: email, reason: "email")
             await provider.sendResetCode(to: email)
         }
-        return Message(message: "If an account exists for this email, a reset code has been sent.", expiresIn: settings.codes.ttl)
     }
 
     func sendResetCode(to email: String) async {
@@ -638,12 +685,7 @@ public struct PasswordProvider: AuthProvider, PasswordVerifying {
         let body = try await request.decodeJSON(as: ResetVerifyBody.self, context: context)
         let email = try email(body.email)
         let password = try body.newPassword.map { try policy.check($0, email: email) }
-        try await kernel.rateLimiter.consume([
-            RateLimitCharge(settings.verifiesPerIP, key: "password.verify.ip:\(context.clientKey)"),
-            RateLimitCharge(settings.attemptsPerClient, key: "password.reset.verify.client:\(context.clientKey):\(email)"),
-        ])
-        try await kernel.codes.verify(purpose: Self.resetPurpose, key: email, code: body.code, policy: settings.codes)
-        guard let user = try await kernel.users.user(email: email) else { throw AuthError.invalidCode(attemptsRemaining: 0) }
+        let user = try await checkResetCode(body.code, email: email, context)
         guard let password else {
             // Two steps: the code is spent for a token that sets the password later (a TOTP-app style
             // client asks for the new password on its own screen).
@@ -654,6 +696,17 @@ public struct PasswordProvider: AuthProvider, PasswordVerifying {
         }
         try await finishReset(user, email: email, password: password, how: "reset by emailed code")
         return try Message(message: "Password changed", expiresIn: nil).response(from: request, context: context)
+    }
+
+    /// Spends a right reset code (counted and limited as the API's); the account it resets.
+    func checkResetCode(_ code: String, email: String, _ context: AuthRequestContext) async throws -> UserRecord {
+        try await kernel.rateLimiter.consume([
+            RateLimitCharge(settings.verifiesPerIP, key: "password.verify.ip:\(context.clientKey)"),
+            RateLimitCharge(settings.attemptsPerClient, key: "password.reset.verify.client:\(context.clientKey):\(email)"),
+        ])
+        try await kernel.codes.verify(purpose: Self.resetPurpose, key: email, code: code, policy: settings.codes)
+        guard let user = try await kernel.users.user(email: email) else { throw AuthError.invalidCode(attemptsRemaining: 0) }
+        return user
     }
 
     /// The second step of the two-step reset: the token from `reset/email/verify` and the new password;
@@ -676,7 +729,7 @@ public struct PasswordProvider: AuthProvider, PasswordVerifying {
     }
 
     /// Sets the password the owner chose after proving the inbox, ends every session, tells the owner.
-    private func finishReset(_ user: UserRecord, email: String, password: String, how: String) async throws {
+    func finishReset(_ user: UserRecord, email: String, password: String, how: String) async throws {
         let hash = try await hasher.hash(password)
         // The code proved the inbox.
         let (removed, passkeys) = try await recover(user.id, hash: hash, email: email, provesInbox: true)
@@ -723,9 +776,14 @@ public struct PasswordProvider: AuthProvider, PasswordVerifying {
 
     func initiateDeviceReset(_ request: Request, _ context: AuthRequestContext) async throws -> EditedResponse<DeviceReset> {
         let body = try await request.decodeJSON(as: DeviceResetBody.self, context: context)
-        let email = try email(body.email)
-        let password = try policy.check(body.newPassword, email: email)
         let device = try DeviceInfo(name: body.deviceName, platform: nil)
+        let started = try await startDeviceReset(email: try email(body.email), newPassword: body.newPassword, device: device, context)
+        return EditedResponse(status: .accepted, response: started)
+    }
+
+    /// Asks the account's signed-in devices to approve a new password (number matching).
+    func startDeviceReset(email: String, newPassword: String, device: DeviceInfo, _ context: AuthRequestContext) async throws -> DeviceReset {
+        let password = try policy.check(newPassword, email: email)
         try await consumeResetBudget(kind: "device", email: email, context)
         // Hashed now, known account or not: the plain text is never stored and the timing is the same.
         let hash = try await hasher.hash(password)
@@ -740,14 +798,14 @@ public struct PasswordProvider: AuthProvider, PasswordVerifying {
             payload: ["password_hash": .string(hash)]
         )
         await kernel.audit.record("reset_requested", provider: Self.id, account: email, device: device.name, reason: "device")
-        return EditedResponse(
-            status: .accepted,
-            response: DeviceReset(requestID: approval.id, expiresAt: Timestamp.string(approval.expiresAt), matchCode: matchCode)
-        )
+        return DeviceReset(requestID: approval.id, expiresAt: Timestamp.string(approval.expiresAt), matchCode: matchCode)
     }
 
     func deviceResetStatus(_ context: AuthRequestContext) async throws -> DeviceResetStatus {
-        let id = try context.parameters.require("request_id")
+        try await deviceResetStatus(id: try context.parameters.require("request_id"))
+    }
+
+    func deviceResetStatus(id: String) async throws -> DeviceResetStatus {
         guard let approval = try await kernel.approvals.approval(id: id), approval.kind == Self.approvalKind else {
             throw AuthError.notFound("No such reset request.")
         }
@@ -757,7 +815,10 @@ public struct PasswordProvider: AuthProvider, PasswordVerifying {
     }
 
     func completeDeviceReset(_ context: AuthRequestContext) async throws -> Message {
-        let id = try context.parameters.require("request_id")
+        try await completeDeviceReset(id: try context.parameters.require("request_id"))
+    }
+
+    func completeDeviceReset(id: String) async throws -> Message {
         let approval = try await kernel.approvals.complete(id: id, kind: Self.approvalKind)
         guard let userID = approval.userID, let user = try await kernel.users.user(id: userID), let email = user.email,
             case .string(let hash) = approval.payload["password_hash"]

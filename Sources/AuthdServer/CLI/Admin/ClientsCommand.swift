@@ -33,8 +33,10 @@ struct ClientsCommand: AsyncParsableCommand {
         @Option(help: "`optional` for a confidential client that sends no PKCE (it must then send a nonce); `required` undoes it.") var pkce: String?
         @Option(name: .customLong("id-token-alg"), help: "RS256 (the default), EdDSA or Ed25519.") var idTokenAlg: String?
         @Option(help: "app_metadata keys given as claims of the same name, comma-separated (groups,plan).") var claims: String?
-        @Option(name: .customLong("allow-pin"), help: "true: the sign-in page offers user name + PIN for this app.") var allowPin: Bool?
-        @Option(name: .customLong("unverified-email"), help: "true: give `email` even when it is not verified.") var unverifiedEmail: Bool?
+        @Flag(name: .customLong("allow-pin"), inversion: .prefixedNo, help: "The sign-in page offers user name + PIN for this app.")
+        var allowPin: Bool?
+        @Flag(name: .customLong("unverified-email"), inversion: .prefixedNo, help: "Give `email` even when it is not verified.")
+        var unverifiedEmail: Bool?
 
         func validate() throws {
             if let pkce, !["optional", "required"].contains(pkce) { throw ValidationError("--pkce is `optional` or `required`") }
@@ -76,7 +78,8 @@ struct ClientsCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Change a client's settings; what is not given stays.")
         @Argument(help: "The client id.") var clientID: String
         @Option(help: "A new name.") var name: String?
-        @Option(name: .customLong("first-party"), help: "true or false.") var firstParty: Bool?
+        @Flag(name: .customLong("first-party"), inversion: .prefixedNo, help: "The deployment's own app: no consent is asked.")
+        var firstParty: Bool?
         @OptionGroup var options: SettingsOptions
         @OptionGroup var target: DataFolderOptions
 

@@ -1,0 +1,78 @@
+public import AuthKernel
+import AuthStorage
+import Foundation
+import HTTPTypes
+import Logging
+
+/// Passkeys on authd's pages: a discoverable sign-in from `/login`, and adding one on `/account`.
+/// The WebAuthn ceremony is the pages' one script (`/assets/passkey.js`); the options travel in
+/// the step's `data-options` and the answer comes back in the form's `credential` field.
+extension PasskeyProvider: PageSignIn {
+    /// The sign-in button, the ceremony's form and the account's list, the files in `Pages/`.
+    public static let pageTemplates = [
+        PageTemplateDeclaration("passkey.start", PackageResources.start_mustache),
+        PageTemplateDeclaration("passkey.ceremony", PackageResources.ceremony_mustache),
+        PageTemplateDeclaration("passkey.account", PackageResources.account_mustache),
+    ]
+
+    /// A button that starts the ceremony.
+    public func loginStep() -> PageStep? { PageStep(template: "passkey.start") }
+
+    /// `begin` issues a challenge and shows the ceremony; `finish` checks the assertion (two factors
+    /// at once: user verification is required) and signs in.
+    public func pagePost(action: String, form: PageForm, state: inout [String: String], context: AuthRequestContext) async throws -> PageOutcome {
+        switch action {
+        case "begin":
+            return .step(try ceremony(mode: "get", options: try await loginOptions(context), button: "Use my passkey"))
+        case "finish":
+            try await kernel.rateLimiter.consume(settings.loginPerIP, key: "passkey.login.ip:\(context.clientKey)")
+            do {
+                guard let json = form["credential"], json.utf8.count <= 16_384,
+                    let credential = try? JSONDecoder().decode(AuthenticationCredential.self, from: Data(json.utf8))
+                else { throw WebAuthnError("the form carries no AuthenticationResponseJSON") }
+                let user = try await verifiedAssertion(credential, purpose: .login, key: nil, expectedUser: nil)
+                return .signedIn(user, amr: [Self.id], device: .none, multiFactor: true)
+            } catch let error as WebAuthnError {
+                kernel.logger.info("passkey sign-in refused", metadata: ["reason": "\(error)"])
+                await kernel.audit.record("sign_in_failed", provider: Self.id, reason: "INVALID_CREDENTIALS")
+                return .step(PageStep(template: "passkey.start", error: "That passkey is not one this site knows. Try another way.", status: .unauthorized))
+            }
+        default:
+            throw AuthError.notFound()
+        }
+    }
+
+    /// The ceremony's step: the options as JSON for the script.
+    func ceremony<Options: Encodable>(mode: String, options: Options, button: String, naming: Bool = false) throws -> PageStep {
+        let json = String(decoding: try JSONEncoder().encode(options), as: UTF8.self)
+        return PageStep(
+            template: "passkey.ceremony", values: ["mode": .text(mode), "options": .text(json), "button": .text(button), "naming": .flag(naming)])
+    }
+
+    /// The account's passkeys and a button to add one.
+    public func accountStep(for principal: Principal) -> PageStep? {
+        let rows: [[String: PageValue]] = PasskeyRecord.all(principal.user).map { record in
+            var row: [String: PageValue] = ["name": .text(record.name), "created": .text(Timestamp.string(Date(timeIntervalSince1970: record.createdAt)))]
+            if let used = record.lastUsedAt { row["last_used"] = .text(Timestamp.string(Date(timeIntervalSince1970: used))) }
+            return row
+        }
+        return PageStep(template: "passkey.account", values: ["passkeys": .list(rows), "has_passkeys": .flag(!rows.isEmpty)])
+    }
+
+    /// `begin` shows the creation ceremony (a fresh sign-in only); `finish` adds the passkey.
+    public func accountPost(action: String, form: PageForm, principal: Principal, context: AuthRequestContext) async throws -> PageStep? {
+        switch action {
+        case "begin":
+            return try ceremony(mode: "create", options: try await creationOptions(for: principal), button: "Create the passkey", naming: true)
+        case "finish":
+            guard let json = form["credential"], json.utf8.count <= 65_536,
+                let credential = try? JSONDecoder().decode(RegistrationCredential.self, from: Data(json.utf8))
+            else { throw AuthError.invalidRequest("The browser sent no passkey. Try again.", field: "credential") }
+            let name = try Self.validName(form["name"].flatMap { $0.isEmpty ? nil : $0 })
+            _ = try await register(credential, name: name, principal: principal)
+            return nil
+        default:
+            throw AuthError.notFound()
+        }
+    }
+}
