@@ -79,7 +79,8 @@ extension OpenIDRoutes {
             "client": client?.name ?? "", "who": principal.user.email ?? principal.user.username ?? principal.user.id.lowercased, "csrf": csrf,
             "request": box.seal(String(decoding: try JSONEncoder().encode(pending), as: UTF8.self)),
         ]
-        return renderer.page(title: "Sign out?", content: renderer.render("logout", values), signedIn: true, csrf: csrf)
+        return renderer.page(
+            title: "Sign out?", content: renderer.render("logout", values), signedIn: true, csrf: csrf, formTarget: redirectURI.flatMap(PageGate.formSource))
     }
 
     func confirmLogout(_ form: PageForm, _ request: Request) async throws -> Response {

@@ -167,7 +167,9 @@ struct OpenIDRoutes: Sendable {
             "client": client.name, "scopes_text": words.joined(separator: " and "), "who": principal.user.email ?? principal.user.id.lowercased,
             "csrf": csrf, "request": sealed,
         ]
-        return renderer.page(title: "Allow \(client.name)?", content: renderer.render("consent", values), signedIn: true, csrf: csrf)
+        return renderer.page(
+            title: "Allow \(client.name)?", content: renderer.render("consent", values), signedIn: true, csrf: csrf,
+            formTarget: PageGate.formSource(pending.redirectURI))
     }
 
     func consent(_ form: PageForm, _ request: Request) async throws -> Response {

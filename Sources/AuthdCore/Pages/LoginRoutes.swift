@@ -24,12 +24,14 @@ struct LoginRoutes: Sendable {
     /// Offered only to the sign-ins of OpenID clients registered `--allow-pin` (contract §13).
     static let pinProvider = "pin"
 
-    /// Whether the sign-in returns to an authorize request of a client registered `--allow-pin`.
-    func allowsPin(returnTo: String) async throws -> Bool {
-        guard let c = URLComponents(string: returnTo), c.path == "/oauth/authorize",
-            let id = PageForm(urlencoded: c.percentEncodedQuery ?? "")["client_id"]
-        else { return false }
-        return try await clients.find(id)?.allowPin == true
+    /// What the sign-in's authorize request (when it returns to one) allows: user name + PIN for a
+    /// client registered `--allow-pin`, and its redirect URI as a form target.
+    func authorizeRequest(returnTo: String) async throws -> (allowPin: Bool, formTarget: String?) {
+        guard let c = URLComponents(string: returnTo), c.path == "/oauth/authorize" else { return (false, nil) }
+        let query = PageForm(urlencoded: c.percentEncodedQuery ?? "")
+        guard let id = query["client_id"], let client = try await clients.find(id) else { return (false, nil) }
+        let target = query["redirect_uri"].flatMap { client.allows(redirect: $0) ? PageGate.formSource($0) : nil }
+        return (client.allowPin, target)
     }
 
     /// The providers this sign-in shows.
@@ -105,7 +107,7 @@ struct LoginRoutes: Sendable {
         }
         var state = pre ?? PreSignIn.new(returnTo: returnTo, now: now)
         state.returnTo = returnTo
-        state.allowPin = try await allowsPin(returnTo: returnTo)
+        (state.allowPin, state.formTarget) = try await authorizeRequest(returnTo: returnTo)
         (state.provider, state.state, state.challenge, state.factors) = (nil, [:], nil, [])
         pre = state
         return try loginPage(state)
@@ -120,7 +122,7 @@ struct LoginRoutes: Sendable {
         }
         return renderer.page(
             title: "Sign in", content: renderer.render("login", ["sections": sections]), error: error, status: status, csrf: pre.csrf,
-            cookies: [try pre.cookie(box: box)])
+            cookies: [try pre.cookie(box: box)], formTarget: pre.formTarget)
     }
 
     /// The pre-sign-in state a POST must carry, with its CSRF token; nil answers for it.
@@ -153,7 +155,7 @@ struct LoginRoutes: Sendable {
             (pre.provider, pre.state) = (id, state)
             return renderer.page(
                 title: "Sign in", content: renderer.render(step, csrf: pre.csrf, action: "/login/\(id)/"), error: step.error, status: step.status,
-                csrf: pre.csrf, cookies: [try pre.cookie(box: box)])
+                csrf: pre.csrf, cookies: [try pre.cookie(box: box)], formTarget: pre.formTarget)
         case .signedIn(let user, let amr, let device, let multiFactor):
             return try await provider.whilePageSignsIn(state: state) {
                 try await signIn(user, amr: amr, device: device, multiFactor: multiFactor, pre: pre)
@@ -218,7 +220,7 @@ struct LoginRoutes: Sendable {
         if let passkeyOptions { values["passkey_options"] = passkeyOptions }
         return renderer.page(
             title: "Second step", content: renderer.render("factor", values), error: error, status: status, csrf: pre.csrf,
-            cookies: [try pre.cookie(box: box)])
+            cookies: [try pre.cookie(box: box)], formTarget: pre.formTarget)
     }
 
     func factor(_ form: PageForm, _ request: Request, _ context: AuthRequestContext) async throws -> Response {

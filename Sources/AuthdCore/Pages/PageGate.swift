@@ -9,9 +9,25 @@ import Hummingbird
 struct PageGate: Sendable {
     let issuer: IssuerName
 
-    /// `Content-Security-Policy` of every page: nothing from another site, no inline script, no frames.
-    static let contentSecurityPolicy =
-        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
+    /// `Content-Security-Policy` of every page: nothing from another site, no inline script, no
+    /// frames; forms post to authd only, and (browsers check `form-action` along a form's
+    /// redirects) to the one app address a sign-in or consent is sent back to.
+    static func contentSecurityPolicy(formTarget: String? = nil) -> String {
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; form-action 'self'\(formTarget.map { " " + $0 } ?? ""); "
+            + "frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
+    }
+
+    /// A redirect URI as a CSP source: its origin (`https://app.example`), or a native app's scheme
+    /// (`com.example.app:`); nil when it is neither.
+    static func formSource(_ uri: String) -> String? {
+        guard let c = URLComponents(string: uri), let scheme = c.scheme?.lowercased() else { return nil }
+        guard scheme == "http" || scheme == "https" else {
+            return scheme.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "." || $0 == "+" || $0 == "-" }) ? scheme + ":" : nil
+        }
+        guard let host = c.host, !host.isEmpty, host.allSatisfy({ $0.isLetter || $0.isNumber || ".-:[]".contains($0) }) else { return nil }
+        let shown = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+        return scheme + "://" + shown + (c.port.map { ":\($0)" } ?? "")
+    }
 
     /// Over HTTPS (the issuer says clients reach authd by https) or from this machine.
     func isAllowed(_ context: AuthRequestContext) -> Bool {
@@ -58,8 +74,8 @@ struct PageGate: Sendable {
     }
 
     /// The headers of every page.
-    static func secure(_ response: inout Response) {
-        response.headers[.contentSecurityPolicy] = contentSecurityPolicy
+    static func secure(_ response: inout Response, formTarget: String? = nil) {
+        response.headers[.contentSecurityPolicy] = contentSecurityPolicy(formTarget: formTarget)
         response.headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
         response.headers[.xContentTypeOptions] = "nosniff"
         // same-origin, not no-referrer: with no-referrer browsers send `Origin: null` on a form POST.

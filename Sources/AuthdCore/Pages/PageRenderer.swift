@@ -56,14 +56,14 @@ struct PageRenderer: Sendable {
     /// A whole page: `content` (rendered) in the layout, with the pages' headers.
     func page(
         title: String, content: String, error: String? = nil, status: HTTPResponse.Status = .ok, signedIn: Bool = false, csrf: String = "",
-        cookies: [Cookie] = []
+        cookies: [Cookie] = [], formTarget: String? = nil
     ) -> Response {
         var values: [String: Any] = ["title": title, "product": productName, "content": content, "signed_in": signedIn, "csrf": csrf]
         if let error { values["error"] = error }
         let html = render("layout", values)
         var response = Response(status: status, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: html)))
         for cookie in cookies { response.setCookie(cookie) }
-        PageGate.secure(&response)
+        PageGate.secure(&response, formTarget: formTarget)
         return response
     }
 

@@ -16,6 +16,8 @@ struct PreSignIn: Codable, Sendable, Equatable {
     var factors: [String] = []
     /// The sign-in returns to a client registered `--allow-pin`: user name + PIN is offered.
     var allowPin = false
+    /// The app address the sign-in ends at (an authorize request's redirect URI), as a CSP source.
+    var formTarget: String?
     var expiresAt: Int
 
     static let cookieName = "__Host-authd-signin"
