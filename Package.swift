@@ -235,6 +235,7 @@ let package = Package(
                 .embedInCode("Pages/Templates/factor.mustache"), .embedInCode("Pages/Templates/account.mustache"),
                 .embedInCode("Pages/Templates/message.mustache"), .embedInCode("Pages/Templates/not-me.mustache"),
                 .embedInCode("Pages/Templates/consent.mustache"), .embedInCode("Pages/Templates/logout.mustache"),
+                .embedInCode("Pages/Templates/device.mustache"),
                 .embedInCode("Pages/Templates/authd.css"), .embedInCode("Pages/Templates/passkey.js"),
             ],
             swiftSettings: swiftSettings
@@ -291,6 +292,8 @@ let package = Package(
                 "AuthKernel",
                 "AuthStorage",
                 "FileStore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -319,7 +322,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AuthKernelTests",
-            dependencies: ["AuthdServer", "AuthdCore",
+            dependencies: ["AuthdServer", "AuthdCore", "EmailProvider",
                 "AuthStorage",
                 "FileStore",
                 "AuthKernel",

@@ -32,6 +32,7 @@ CONFIG = {
                  "resets_per_ip": BIG, "max_pending_resets": 20, "max_failures": 10000, "max_attempts": 100},
     "api_keys": {"exchanges_per_ip": BIG, "exchanges_per_key": BIG, "max_per_user": 10000},
     "device": {"starts_per_ip": BIG, "interval": 1},
+    "openid": {"authorize_per_ip": BIG, "token_per_client": BIG},
 }
 PASSWORD = "a benchmark password"
 
@@ -49,6 +50,9 @@ class Server:
         assert m, f"authd did not start: {line}"
         self.host, self.port = m.group(1), int(m.group(2))
         self.url = f"http://{self.host}:{self.port}"
+        # The pages answer on the issuer's host only.
+        self.issuer = "https://bench.test" if storage else self.url
+        self.issuer_host = self.issuer.split("://", 1)[1]
 
     def cpu_seconds(self):
         fields = open(f"/proc/{self.proc.pid}/stat").read().rsplit(")", 1)[1].split()
@@ -333,18 +337,20 @@ ENUMERATION = [
 ]
 
 
-def device_start(server, email, user_code):
-    """Opens the /device page (its sealed cookie and CSRF token) and times the POST of /device/start."""
+def page_send(server, email):
+    """Opens the sign-in page (its sealed cookie and CSRF token) and times the POST of its first
+    form, /login/email/send (where /device now signs people in)."""
     conn = http.client.HTTPConnection(server.host, server.port, timeout=30)
-    conn.request("GET", "/device")
+    host = {"Host": server.issuer_host}
+    conn.request("GET", "/login", headers=host)
     page = conn.getresponse()
     html = page.read().decode()
     cookie = page.getheader("Set-Cookie").split(";", 1)[0]
     csrf = re.search(r'name="csrf" value="([^"]+)"', html).group(1)
-    body = f"csrf={csrf}&user_code={user_code}&email={email}"
+    body = f"csrf={csrf}&email={email}"
     started = time.perf_counter()
-    conn.request("POST", "/device/start", body=body, headers={
-        "Content-Type": "application/x-www-form-urlencoded", "Origin": server.url, "Cookie": cookie})
+    conn.request("POST", "/login/email/send", body=body, headers={
+        **host, "Content-Type": "application/x-www-form-urlencoded", "Origin": server.issuer, "Cookie": cookie})
     answer = conn.getresponse()
     answer.read()
     elapsed = time.perf_counter() - started
@@ -352,12 +358,84 @@ def device_start(server, email, user_code):
     return elapsed, answer.status
 
 
+class OpenIDBench:
+    """What (m), (n) and (o) need: a first-party RS256 client and a browser signed in on the pages
+    (its `__Host-authd` cookie), and a live pre-sign-in cookie for rendering /login."""
+    REDIRECT = "http://127.0.0.1:9/cb"
+    VERIFIER = "bench-verifier-" + "x" * 40
+
+    def __init__(self, server, binary, outbox, email):
+        out = subprocess.run([binary, "clients", "create", "Bench", "--first-party", "--redirect-uri", self.REDIRECT, "--data", server.folder],
+                             capture_output=True, text=True, check=True).stdout
+        self.client = json.loads(out[: out.rindex("}") + 1])
+        self.server = server
+        self.host = {"Host": server.issuer_host}
+        conn = http.client.HTTPConnection(server.host, server.port, timeout=30)
+        conn.request("GET", "/login", headers=self.host)
+        page = conn.getresponse()
+        html = page.read().decode()
+        self.pre_cookie = page.getheader("Set-Cookie").split(";", 1)[0]
+        csrf = re.search(r'name="csrf" value="([^"]+)"', html).group(1)
+        post = {**self.host, "Content-Type": "application/x-www-form-urlencoded", "Origin": server.issuer}
+        conn.request("POST", "/login/email/send", body=f"csrf={csrf}&email={email}", headers={**post, "Cookie": self.pre_cookie})
+        sent = conn.getresponse()
+        sent.read()
+        signing = sent.getheader("Set-Cookie").split(";", 1)[0]
+        conn.request("POST", "/login/email/verify", body=f"csrf={csrf}&code={outbox.code(email)}", headers={**post, "Cookie": signing})
+        done = conn.getresponse()
+        done.read()
+        assert done.status == 303, done.status
+        self.browser_cookie = next(c.split(";", 1)[0] for c in done.headers.get_all("Set-Cookie") if c.startswith("__Host-authd="))
+        conn.close()
+        challenge = base64.urlsafe_b64encode(hashlib.sha256(self.VERIFIER.encode()).digest()).rstrip(b"=").decode()
+        self.authorize = "/oauth/authorize?" + "&".join([
+            "response_type=code", "client_id=" + self.client["client_id"], "redirect_uri=http%3A%2F%2F127.0.0.1%3A9%2Fcb",
+            "scope=openid%20email", "nonce=n", "code_challenge=" + challenge, "code_challenge_method=S256"])
+        self.basic = "Basic " + base64.b64encode(f"{self.client['client_id']}:{self.client['client_secret']}".encode()).decode()
+
+    def round(self, conn):
+        """One whole authorization-code round on a keep-alive connection: authorize with the
+        browser's cookie, the code back, the token request; the access token."""
+        conn.request("GET", self.authorize, headers={**self.host, "Cookie": self.browser_cookie})
+        answer = conn.getresponse()
+        answer.read()
+        location = answer.getheader("Location") or ""
+        m = re.search(r"[?&]code=([^&]+)", location)
+        if answer.status != 302 or not m:
+            return None, f"authorize {answer.status} {location[:60]}"
+        body = f"grant_type=authorization_code&code={m.group(1)}&redirect_uri=http%3A%2F%2F127.0.0.1%3A9%2Fcb&code_verifier={self.VERIFIER}"
+        conn.request("POST", "/oauth/token", body=body, headers={"Content-Type": "application/x-www-form-urlencoded", "Authorization": self.basic})
+        token = conn.getresponse()
+        raw = token.read()
+        if token.status != 200:
+            return None, f"token {token.status}"
+        return json.loads(raw)["access_token"], None
+
+    def rounds(self, label, seconds, workers=8):
+        """(n) rounds per second from `workers` keep-alive connections."""
+        def worker(client):
+            token, error = self.round(client.conn)
+            return True if token else error
+        return threads_loop(self.server, label, seconds, [worker] * workers)
+
+    def tokens(self, n):
+        conn = http.client.HTTPConnection(self.server.host, self.server.port, timeout=30)
+        out = []
+        while len(out) < n:
+            token, error = self.round(conn)
+            if error:
+                raise RuntimeError(error)
+            out.append(token)
+        conn.close()
+        return out
+
+
 def enumeration(server, known, unknown, samples):
     """(k) for each endpoint that names an account without a session, the known and the unknown
     account's answers interleaved on one keep-alive connection each: p50s and their ratio, which the
     decoys, the same work and `password.refusal_floor_ms` should keep near 1 (contract §12). The tests
-    count that the work is the same; this measures what the answers take. The `/device` page's start
-    is limited per network (30 sign-ins in 10 minutes), so it gets 14 samples a side."""
+    count that the work is the same; this measures what the answers take. The sign-in page's first
+    post (new pages are limited per network) gets 14 samples a side."""
     rows = {}
     for name, path, body in ENUMERATION:
         clients, times = {known: Client(server), unknown: Client(server)}, {known: [], unknown: []}
@@ -369,15 +447,13 @@ def enumeration(server, known, unknown, samples):
                 if i >= 3:
                     times[who].append(time.perf_counter() - started)
         rows[name] = (pct(times[known], 50), pct(times[unknown], 50))
-    client = Client(server)
-    _, started = client.call("POST", "/oauth/device_authorization", {"client_id": "bench"})
     times = {known: [], unknown: []}
     for i in range(14):
         for who in ((known, unknown) if i % 2 == 0 else (unknown, known)):
-            elapsed, status = device_start(server, who, started["user_code"])
-            if status == 303:
+            elapsed, status = page_send(server, who)
+            if status == 200:
                 times[who].append(elapsed)
-    rows["/device/start"] = (pct(times[known], 50), pct(times[unknown], 50))
+    rows["/login/email/send"] = (pct(times[known], 50), pct(times[unknown], 50))
     return {"id": "k", "what": "(k) known vs unknown account, p50 ms by endpoint", "rps": None, "p50_ms": None, "p99_ms": None, "errors": 0,
             "by_endpoint": {name: {"known_p50_ms": k, "unknown_p50_ms": u, "ratio": round(k / u, 2) if k and u else None} for name, (k, u) in rows.items()}}
 
@@ -501,6 +577,22 @@ def main():
             run(refusals(server, "(j) refused password sign-ins, by kind", secs, {
                 "unknown": "nobody@bench.test", "native": "bench@bench.test", "imported": "imported@bench.test"}) | {"id": "j"})
             run(enumeration(server, "bench@bench.test", "nobody@bench.test", 5 if args.quick else 41))
+
+            # The OpenID Provider and the pages (issue #36): (m) and (o) take turns with (a), as (b) does.
+            openid = OpenIDBench(server, args.binary, outbox, "oidc@bench.test")
+            with open(os.path.join(folder, "client-tokens.txt"), "w") as f:
+                f.write("\n".join(openid.tokens(20 if args.quick else 200)) + "\n")
+            userinfo_env = {"TOKENS": os.path.join(folder, "client-tokens.txt"), "ME_PATH": "/oauth/userinfo"}
+            page_env = {"HOST": server.issuer_host, "COOKIE": openid.pre_cookie}
+            oidc_turns = {"a": [], "m": [], "o": []}
+            for i in range(rounds):
+                oidc_turns["a"].append(wrk(server, "(a)", secs / rounds))
+                oidc_turns["m"].append(wrk(server, "(m)", secs / rounds, script="me.lua", env=userinfo_env, path="/oauth/userinfo"))
+                oidc_turns["o"].append(wrk(server, "(o)", secs / rounds, script="page.lua", env=page_env, path="/login"))
+            a_again = combined("(a) GET /health, beside (m) and (o)", oidc_turns["a"])
+            run(combined("(m) GET /oauth/userinfo, client access tokens (RS256)", oidc_turns["m"]) | {"id": "m", "health_rps": a_again["rps"]})
+            run(combined("(o) GET /login, the sign-in page rendered", oidc_turns["o"]) | {"id": "o", "health_rps": a_again["rps"]})
+            run(openid.rounds("(n) authorization-code rounds: authorize with a browser cookie, code, token (RS256)", secs) | {"id": "n"})
         finally:
             server.stop()
 
@@ -557,6 +649,12 @@ def targets(r):
         judge("(h) >= 0.25 x (a)", by["h"]["rps"] / health, 0.25, True)
     if "i" in by:
         judge("(i) >= 0.5 x (a)", by["i"]["rps"] / health, 0.5, True)
+    if "m" in by:
+        judge("(m) >= 0.5 x (a)", by["m"]["rps"] / by["m"]["health_rps"], 0.5, True)
+    if "o" in by:
+        judge("(o) >= 0.3 x (a)", by["o"]["rps"] / by["o"]["health_rps"], 0.3, True)
+    if "n" in by and r["limits"].get("rsa2048_sign_per_s_per_core"):
+        judge("(n) >= 0.25 x RSA-2048 signatures/s/core", by["n"]["rps"] / r["limits"]["rsa2048_sign_per_s_per_core"], 0.25, True)
     if by["b"]["p99_ms"]:
         judge("(f) p99 <= 3 x (b) p99", by["f"]["p99_ms"] / by["b"]["p99_ms"], 3, False)
         out["(f) p99 <= 3 x (b) p99"]["met"] &= not by["f"].get("errors") and not by["f"].get("storm_errors")
@@ -588,6 +686,10 @@ def report(r):
         # One signature per refresh (the new access token).
         "c_over_ed25519_sign_all_cores": round(by["c"]["rps"] / (lim["ed25519_sign_per_s_per_core"] * r["cores"]), 2),
         "f_p99_over_b_p99": round(by["f"]["p99_ms"] / by["b"]["p99_ms"], 2) if by["b"]["p99_ms"] else None,
+        "m_over_a": round(by["m"]["rps"] / by["m"]["health_rps"], 3) if "m" in by else None,
+        "o_over_a": round(by["o"]["rps"] / by["o"]["health_rps"], 3) if "o" in by else None,
+        # Two RS256 signatures a round (the ID token and the access token).
+        "n_over_rsa_sign_one_core": round(by["n"]["rps"] / lim["rsa2048_sign_per_s_per_core"], 3) if "n" in by and lim.get("rsa2048_sign_per_s_per_core") else None,
     }
     if "j" in by:
         # Near 1 when the refusal floor hides which kind of account an email is.
@@ -616,7 +718,8 @@ def report(r):
     r["targets"] = targets(r)
     print(f"authd benchmark — {r['date']}, {r['cores']} cores, {r['build']} build, {r.get('backend', 'file')} store{' (quick)' if r['quick'] else ''}")
     print(f"limits: fsync {lim['fsync_per_s']}/s; per core: Ed25519 sign {lim['ed25519_sign_per_s_per_core']:.0f}/s, "
-          f"verify {lim['ed25519_verify_per_s_per_core']:.0f}/s, Argon2id {lim['argon2id_per_s_per_core']:.1f}/s")
+          f"verify {lim['ed25519_verify_per_s_per_core']:.0f}/s, Argon2id {lim['argon2id_per_s_per_core']:.1f}/s, "
+          f"RSA-2048 sign {lim.get('rsa2048_sign_per_s_per_core', 0):.0f}/s")
     print(f"{'scenario':58} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'errors':>6} {'loadgen':>7}")
     for s in r["scenarios"]:
         if s["id"] == "k":

@@ -9,11 +9,12 @@ which wording won depended on the order (the email sign-in mail spoke of a passw
 second factor's mail showed `{{code}}` instead of its code)."""
 import re
 import time
+import urllib.parse
 
 import pytest
 import requests
 
-from conftest import running_server
+from conftest import BASE_CONFIG, running_server
 from mailtext import check_filled, code_in, has_code, links_in
 
 PASSWORD = "a long enough secret"
@@ -139,52 +140,29 @@ def test_the_new_sign_in_method_notice_is_filled(server):
     every_mail_is_readable(server)
 
 
-class DevicePage:
-    """The /device page driven over plain HTTP as its forms would be: the sealed cookie (a
-    `__Host-` one, which an HTTP client keeps only over https, so kept here by hand), the CSRF token
-    and the page's own Origin on every POST, and each redirect followed."""
-
-    def __init__(self, server):
-        self.url, self.cookie, self.csrf = server.url, None, None
-
-    def _headers(self):
-        return {"Cookie": "__Host-authd-device=" + self.cookie} if self.cookie else {}
-
-    def _read(self, response):
-        match = re.search(r"__Host-authd-device=([^;]*)", response.headers.get("Set-Cookie", ""))
-        if match:
-            self.cookie = match.group(1)
-        csrf = re.search(r'name="csrf" value="([^"]*)"', response.text)
-        if csrf:
-            self.csrf = csrf.group(1)
-        return response
-
-    def get(self):
-        return self._read(requests.get(self.url + "/device", headers=self._headers(), allow_redirects=False, timeout=10))
-
-    def post(self, action, **fields):
-        response = self._read(requests.post(self.url + "/device/" + action, data={"csrf": self.csrf, **fields},
-                                            headers={**self._headers(), "Origin": self.url}, allow_redirects=False, timeout=10))
-        return self.get() if response.status_code == 303 else response
-
-
-def test_the_device_page_mail_shows_its_code_and_the_approval_notice_is_filled(server):
+def test_the_device_pages_approval_notice_is_filled(server):
+    """Signed in on the pages with the mailed code (read as a person reads it), a person approves a
+    device on /device; the notice mailed says which device, every placeholder filled."""
+    from test_pages import Browserish
     email = "viewer@example.com"
-    server.sign_in(email)
     started = requests.post(server.url + "/oauth/device_authorization",
                             data={"client_id": "frame", "device_name": "Kitchen frame", "platform": "linux"}, timeout=10).json()
-    page = DevicePage(server)
-    assert page.get().status_code == 200
+    browser = Browserish()
+    host = {"Host": urllib.parse.urlparse(BASE_CONFIG["issuer"]).netloc}
+    post = {**host, "Origin": BASE_CONFIG["issuer"]}
+    login = browser.get(server.url + "/login?return_to=" + urllib.parse.quote("/device?user_code=" + started["user_code"], safe=""), headers=host)
+    csrf = re.search(r'name="csrf" value="([^"]*)"', login.text).group(1)
     sent = len(server.outbox())
-    shown = page.post("start", user_code=started["user_code"], email=email, password="")
-    assert "Check your email" in shown.text, shown.text
-    mail = server.mailed(email, after=sent)
-    code = code_in(mail)  # the mail once said "enter {{code}}"
-    shown = page.post("verify", code=code)
+    browser.post(server.url + "/login/email/send", data={"csrf": csrf, "email": email}, headers=post, timeout=10)
+    code = code_in(server.mailed(email, after=sent))
+    done = browser.post(server.url + "/login/email/verify", data={"csrf": csrf, "code": code}, headers=post, allow_redirects=False, timeout=10)
+    assert done.status_code == 303, done.text
+    shown = browser.get(server.url + done.headers["Location"], headers=host)
     assert 'id="device-name"' in shown.text and "Kitchen frame" in shown.text, shown.text
+    csrf = re.search(r'name="csrf" value="([^"]*)"', shown.text).group(1)
     sent = len(server.outbox())
-    shown = page.post("approve")
-    assert "Device approved" in shown.text, shown.text
+    approved = browser.post(server.url + "/device/approve", data={"csrf": csrf, "user_code": started["user_code"]}, headers=post, timeout=10)
+    assert "Device approved" in approved.text, approved.text
     notice = server.mailed(email, after=sent)
     check_filled(notice)
     links_in(notice)

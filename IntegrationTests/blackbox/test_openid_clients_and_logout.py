@@ -230,3 +230,61 @@ def test_clients_are_shown_changed_and_their_secrets_rotated_from_the_command_li
         # `authd check` warns of a client redirecting to the issuer's own host (cookies ignore ports).
         check = authd(server, "check").stdout
         assert re.search(r"warning\s+client " + re.escape(client["client_id"]) + r" .*issuer's host", check), check
+
+
+def test_authorize_is_limited_per_network_and_token_per_client():
+    with running_server({**CONFIG, "openid": {"authorize_per_ip": {"limit": 2, "window": 600}, "token_per_client": {"limit": 2, "window": 600}}}) as server:
+        client = register_client(server, "--first-party")
+        other = register_client(server, "--first-party", name="Other")
+        url = server.url + "/oauth/authorize?" + urllib.parse.urlencode({"client_id": client["client_id"], "redirect_uri": REDIRECT, "response_type": "code",
+                                                                          "scope": "openid", "nonce": "n"})
+        answers = [requests.get(url, allow_redirects=False).status_code for _ in range(3)]
+        assert answers[:2] == [302, 302] and answers[2] == 429
+        form = {"grant_type": "authorization_code", "code": "nothing", "redirect_uri": REDIRECT}
+        tries = [requests.post(server.url + "/oauth/token", data=form, auth=(client["client_id"], client["client_secret"])) for _ in range(3)]
+        assert [t.status_code for t in tries[:2]] == [400, 400] and tries[2].status_code == 429
+        assert int(tries[2].headers["Retry-After"]) > 0
+        # Another client's budget is its own.
+        assert requests.post(server.url + "/oauth/token", data=form, auth=(other["client_id"], other["client_secret"])).status_code == 400
+
+
+def test_a_client_registered_pkce_optional_signs_in_as_gitea_does_with_neither_pkce_nor_nonce():
+    """Gitea's OpenID Connect login source sends only `state` (contract §13): registered
+    --pkce optional it works; without that registration the same request is refused."""
+    with running_server(CONFIG) as server:
+        gitea = register_client(server, "--pkce", "optional", "--first-party", name="Gitea")
+        strict = register_client(server, "--first-party", name="Strict")
+        browser = Browserish()
+
+        def ask(client):
+            return server.url + "/oauth/authorize?" + urllib.parse.urlencode({
+                "client_id": client["client_id"], "redirect_uri": REDIRECT, "response_type": "code", "scope": "openid email profile", "state": "g1"})
+
+        refused = browser.get(ask(strict), allow_redirects=False)
+        assert urllib.parse.parse_qs(urllib.parse.urlparse(refused.headers["Location"]).query)["error"] == ["invalid_request"]
+        callback = authorize(browser, server, ask(gitea), email="gil@example.com")
+        query = urllib.parse.parse_qs(urllib.parse.urlparse(callback).query)
+        assert query["state"] == ["g1"]
+        # Gitea's token request: client_secret_post, no code_verifier.
+        token = requests.post(server.url + "/oauth/token", data={"grant_type": "authorization_code", "code": query["code"][0], "redirect_uri": REDIRECT,
+                                                                "client_id": gitea["client_id"], "client_secret": gitea["client_secret"]})
+        assert token.status_code == 200, token.text
+        keys = KeySet.import_key_set(requests.get(server.url + "/.well-known/jwks.json").json())
+        claims = jwt.decode(token.json()["id_token"], keys, algorithms=["RS256"]).claims
+        assert claims["email"] == "gil@example.com" and "nonce" not in claims
+        # A code of such a client still needs its secret.
+        again = authorize(browser, server, ask(gitea), email="gil@example.com")
+        code = urllib.parse.parse_qs(urllib.parse.urlparse(again).query)["code"][0]
+        stolen = requests.post(server.url + "/oauth/token", data={"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT,
+                                                                 "client_id": gitea["client_id"]})
+        assert stolen.status_code == 401 and stolen.json()["error"] == "invalid_client"
+
+
+def test_the_state_comes_back_exactly_as_sent():
+    with running_server(CONFIG) as server:
+        client = register_client(server, "--first-party")
+        state = "a+b c/d?e=f&g%h"
+        url = server.url + "/oauth/authorize?" + urllib.parse.urlencode({
+            "client_id": client["client_id"], "redirect_uri": REDIRECT, "response_type": "code", "scope": "openid", "state": state})
+        back = requests.get(url, allow_redirects=False).headers["Location"]  # no PKCE: an error, with the state
+        assert urllib.parse.parse_qs(urllib.parse.urlparse(back).query)["state"] == [state]

@@ -2,6 +2,8 @@ import FileStore
 import AuthStorage
 import ArgumentParser
 import AuthKernel
+import Crypto
+import CryptoExtras
 import Foundation
 import Logging
 
@@ -17,7 +19,7 @@ struct BenchCommand: AsyncParsableCommand {
 
 /// Ed25519 sign and verify and Argon2id hash rates on one core: the limits the HTTP figures are compared with.
 struct CryptoBench: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "crypto", abstract: "Ed25519 and Argon2id rates on one core, as JSON.")
+    static let configuration = CommandConfiguration(commandName: "crypto", abstract: "Ed25519, RSA-2048 and Argon2id rates on one core, as JSON.")
 
     @Option(help: "Seconds per measurement.") var seconds: Double = 1
     @Option(help: "Argon2id passes.") var opsLimit: Int = 2
@@ -29,11 +31,15 @@ struct CryptoBench: AsyncParsableCommand {
         let signature = key.sign(message)
         let sign = rate(seconds) { _ = key.sign(message) }
         let verify = rate(seconds) { _ = Ed25519.verify(signature: signature, message: message, publicKey: key.publicKey) }
+        // RS256 as the OpenID Provider signs ID tokens: RSASSA-PKCS1-v1_5, SHA-256, a 2048-bit key.
+        let rsa = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let rsaSign = rate(seconds) { _ = try? rsa.signature(for: Crypto.SHA256.hash(data: message), padding: .insecurePKCS1v1_5) }
         let argon = Argon2id(opsLimit: opsLimit, memLimit: memoryKib * 1024)
         let hash = try argon.hash("benchmark password")
         let argonRate = rate(seconds) { _ = Argon2id.verify("benchmark password", hash: hash) }
         let out: [String: Double] = [
             "ed25519_sign_per_s_per_core": sign, "ed25519_verify_per_s_per_core": verify, "argon2id_per_s_per_core": argonRate,
+            "rsa2048_sign_per_s_per_core": rsaSign,
         ]
         FileHandle.standardOutput.write(try JSONEncoder().encode(out) + Data("\n".utf8))
     }

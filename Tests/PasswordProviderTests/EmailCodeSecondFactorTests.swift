@@ -88,7 +88,7 @@ struct EmailCodeSecondFactorTests {
         }
     }
 
-    @Test func aDevicePageOrAnyOtherPasswordSignInIsAskedButRegistrationIsNot() async throws {
+    @Test func aPagesOrAnyOtherPasswordSignInIsAskedButRegistrationIsNot() async throws {
         // The policy asks unless the sign-in itself proved the address (verify-email, a reset).
         let h = try await PasswordTest.harness(Self.config)
         try await h.test { client async throws in

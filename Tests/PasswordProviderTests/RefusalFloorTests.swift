@@ -93,32 +93,28 @@ struct RefusalFloorTests {
         }
     }
 
-    /// The `/device` page signs a person in with the same check: its refusals are held the same way.
-    @Test func theDevicePagesPasswordSignInIsHeldToo() async throws {
-        let h = try await T.harness(#"{"issuer":"https://auth.example.com","mail":{"transport":"outbox"},"password":{"lockout_after":100}}"#)
+    /// The sign-in page signs a person in with the same check: its refusals are held the same way.
+    @Test func theSignInPagesPasswordIsHeldToo() async throws {
+        let h = try await T.harness(#"{"issuer":"https://localhost","mail":{"transport":"outbox"},"password":{"lockout_after":100}}"#)
         try await h.test { client async throws in
             _ = try await T.registered(client, h, email: "page@x.io")
-            let started = try await client.execute(
-                uri: "/oauth/device_authorization", method: .post, headers: [.contentType: "application/x-www-form-urlencoded"],
-                body: ByteBuffer(string: "client_id=frame"))
-            let userCode = try #require(started.json["user_code"] as? String)
             for (email, password, refused) in [("nobody@x.io", "wrong horse battery", true), ("page@x.io", "wrong horse battery", true), ("page@x.io", T.password, false)] {
-                let page = try await client.execute(uri: "/device", method: .get)
+                let page = try await client.execute(uri: "/login", method: .get)
                 let cookie = try #require(page.headers[.setCookie]?.split(separator: ";").first.map(String.init))
                 let html = String(buffer: page.body)
                 let csrf = try #require(html.firstMatch(of: /name="csrf" value="([^"]+)"/)?.1)
-                let form = "csrf=\(csrf)&user_code=\(userCode)&email=\(email)&password=\(password.replacingOccurrences(of: " ", with: "+"))"
+                let form = "csrf=\(csrf)&email=\(email)&password=\(password.replacingOccurrences(of: " ", with: "+"))"
                 let (answer, cost) = try await Self.cost(h) {
                     try await client.execute(
-                        uri: "/device/start", method: .post,
-                        headers: [.contentType: "application/x-www-form-urlencoded", .origin: "https://auth.example.com", .cookie: cookie],
+                        uri: "/login/password/login", method: .post,
+                        headers: [.contentType: "application/x-www-form-urlencoded", .origin: "https://localhost", .cookie: cookie],
                         body: ByteBuffer(string: form))
                 }
                 if refused {
-                    #expect(answer.status == .unauthorized && String(buffer: answer.body).contains("The email address or the password is wrong."))
+                    #expect(answer.status == .unauthorized && String(buffer: answer.body).contains("page-error"))
                     #expect(cost == Cost(sleeps: [0.25], moved: 0.25, hashes: 1), "\(email): \(cost)")
                 } else {
-                    #expect(answer.status == .seeOther && answer.headers[.location] == "/device", "signed in: on to the question")
+                    #expect(answer.status == .seeOther && answer.headers[.location] == "/account", "signed in: on to the account")
                     #expect(cost.sleeps.isEmpty && cost.moved == 0, "\(cost)")
                 }
             }

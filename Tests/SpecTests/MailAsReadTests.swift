@@ -17,7 +17,7 @@ struct MailAsReadTests {
     static let config = #"{"mail":{"transport":"outbox"},"password":{"login_requires_email_code":true}}"#
     /// Templates whose flow runs only in a browser, and the black-box test that reads their mail.
     static let readElsewhere = [
-        "kernel.device_sign_in_code": "IntegrationTests/blackbox/test_mail_as_read.py", "kernel.credentials_removed": "IntegrationTests/blackbox/test_pages.py",
+        "kernel.credentials_removed": "IntegrationTests/blackbox/test_pages.py",
     ]
 
     @Test func everyTemplateIsSentAndReadableAndTheEmailedSecondFactorCanBeFinishedByAPerson() async throws {

@@ -62,6 +62,8 @@ package struct AuthConfig: Sendable {
     package var metricsListen: (host: String, port: Int)?
     /// Device sign-in (the `device` section).
     package var device = DeviceSettings()
+    /// The OpenID Provider (contract §13): the `openid` section.
+    package var openID = OpenIDSettings()
     /// `webhooks` and `webhook_delivery` (contract §9).
     package var webhooks = WebhookSettings()
     /// `push` (contract §9).
@@ -123,6 +125,16 @@ package struct AuthConfig: Sendable {
         package var lookupsPerSession = RateLimitRule(limit: 10, window: 600)
         /// User codes one client network may look up, approve or deny (`lookups_per_ip`).
         package var lookupsPerIP = RateLimitRule(limit: 30, window: 600)
+        /// Creates the defaults.
+        package init() {}
+    }
+
+    /// The OpenID Provider's limits (contract §13): the `openid` section.
+    package struct OpenIDSettings: Sendable {
+        /// Authorize requests per client network (`authorize_per_ip`).
+        package var authorizePerIP = RateLimitRule(limit: 60, window: 60)
+        /// Token, revocation and introspection requests per client id (`token_per_client`).
+        package var tokenPerClient = RateLimitRule(limit: 60, window: 60)
         /// Creates the defaults.
         package init() {}
     }
@@ -377,6 +389,12 @@ package struct AuthConfig: Sendable {
         device.lookupsPerIP = try d.rule("lookups_per_ip", default: device.lookupsPerIP)
         try d.rejectUnknownKeys()
 
+        var openID = OpenIDSettings()
+        var o = try top.section("openid")
+        openID.authorizePerIP = try o.rule("authorize_per_ip", default: openID.authorizePerIP)
+        openID.tokenPerClient = try o.rule("token_per_client", default: openID.tokenPerClient)
+        try o.rejectUnknownKeys()
+
         var auth = try top.section("auth")
         let freshAuth = try auth.seconds("fresh_auth", default: 600, max: 86_400)
         try auth.rejectUnknownKeys()
@@ -435,6 +453,7 @@ package struct AuthConfig: Sendable {
         config.tcp = tcp
         config.freshAuth = freshAuth
         config.device = device
+        config.openID = openID
         config.webhooks = webhooks
         config.push = push
         config.trustedProxies = trustedProxies

@@ -120,12 +120,37 @@ struct OpenIDClients: Sendable {
         return current || previous ? client : nil
     }
 
-    static func payload(_ client: OpenIDClient) throws -> [String: JSONValue] {
-        let data = try JSONEncoder().encode(client)
-        return try JSONDecoder().decode([String: JSONValue].self, from: data)
+    /// The client as its record keeps it. Built field by field: userinfo and every token request
+    /// read a client, and a round trip through JSON coders would cost more than the rest of them.
+    static func payload(_ c: OpenIDClient) throws -> [String: JSONValue] {
+        func strings(_ list: [String]) -> JSONValue { .array(list.map { .string($0) }) }
+        var p: [String: JSONValue] = [
+            "id": .string(c.id), "name": .string(c.name), "redirect_uris": strings(c.redirectURIs), "first_party": .bool(c.firstParty),
+            "pkce_optional": .bool(c.pkceOptional), "id_token_alg": .string(c.idTokenAlg), "post_logout_redirect_uris": strings(c.postLogoutRedirectURIs),
+            "claims": strings(c.claims), "allow_pin": .bool(c.allowPin), "unverified_email": .bool(c.unverifiedEmail),
+            "created_at": .number(c.createdAt.timeIntervalSinceReferenceDate),
+        ]
+        if let hash = c.secretHash { p["secret_hash"] = .string(hash) }
+        if let old = c.previousSecretHash { p["previous_secret_hash"] = .string(old) }
+        if let until = c.previousSecretExpiresAt { p["previous_secret_expires_at"] = .number(until.timeIntervalSinceReferenceDate) }
+        return p
     }
 
-    static func client(_ payload: [String: JSONValue]) throws -> OpenIDClient {
-        try JSONDecoder().decode(OpenIDClient.self, from: try JSONEncoder().encode(payload))
+    struct MalformedClient: Error {}
+
+    static func client(_ p: [String: JSONValue]) throws -> OpenIDClient {
+        func string(_ key: String) -> String? { if case .string(let s)? = p[key] { s } else { nil } }
+        func bool(_ key: String) -> Bool { if case .bool(let b)? = p[key] { b } else { false } }
+        func strings(_ key: String) -> [String] {
+            guard case .array(let items)? = p[key] else { return [] }
+            return items.compactMap { if case .string(let s) = $0 { s } else { nil } }
+        }
+        func date(_ key: String) -> Date? { if case .number(let t)? = p[key] { Date(timeIntervalSinceReferenceDate: t) } else { nil } }
+        guard let id = string("id"), let name = string("name"), let created = date("created_at") else { throw MalformedClient() }
+        var c = OpenIDClient(id: id, name: name, redirectURIs: strings("redirect_uris"), secretHash: string("secret_hash"), createdAt: created)
+        (c.firstParty, c.pkceOptional, c.idTokenAlg) = (bool("first_party"), bool("pkce_optional"), string("id_token_alg") ?? "RS256")
+        (c.postLogoutRedirectURIs, c.claims, c.allowPin, c.unverifiedEmail) = (strings("post_logout_redirect_uris"), strings("claims"), bool("allow_pin"), bool("unverified_email"))
+        (c.previousSecretHash, c.previousSecretExpiresAt) = (string("previous_secret_hash"), date("previous_secret_expires_at"))
+        return c
     }
 }

@@ -22,8 +22,6 @@ struct OpenIDRoutes: Sendable {
     let box: SecretBox
 
     static let scopesSupported = ["openid", "profile", "email", "offline_access"]
-    static let authorizesPerNetwork = RateLimitRule(limit: 60, window: 60)
-    static let tokensPerClient = RateLimitRule(limit: 60, window: 60)
 
     func add(to router: Router<AuthRequestContext>) {
         let routes = self
@@ -88,17 +86,25 @@ struct OpenIDRoutes: Sendable {
         var expiresAt: Int
     }
 
+    static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
     func errorPage(_ text: String) -> Response { login.message(text, status: .badRequest, title: "This sign-in link is not valid") }
 
     /// Back to the client with an error (only once the client and its redirect URI are known good).
     func redirect(_ uri: String, _ parameters: [(String, String?)]) -> Response {
         var c = URLComponents(string: uri)!
-        c.queryItems = (c.queryItems ?? []) + parameters.compactMap { name, value in value.map { URLQueryItem(name: name, value: $0) } }
+        // Each value percent-encoded but for RFC 3986's unreserved characters: a `+` in `state` must
+        // not come back as a space to a client that decodes the query as a form.
+        let added = parameters.compactMap { name, value in
+            value.map { URLQueryItem(name: name, value: $0.addingPercentEncoding(withAllowedCharacters: Self.unreserved) ?? "") }
+        }
+        let items = (c.percentEncodedQueryItems ?? []) + added
+        c.percentEncodedQueryItems = items.isEmpty ? nil : items
         return PageGate.redirect(to: c.string!, status: .found)
     }
 
     func authorize(_ request: Request, _ context: AuthRequestContext) async throws -> Response {
-        try await kernel.rateLimiter.consume(Self.authorizesPerNetwork, key: "oidc.authorize:\(ClientNetwork.network(for: context.clientIP))")
+        try await kernel.rateLimiter.consume(kernel.config.openID.authorizePerIP, key: "oidc.authorize:\(ClientNetwork.network(for: context.clientIP))")
         // Form-encoded, as OAuth clients send it (`+` is a space).
         let query = PageForm(urlencoded: request.uri.query ?? "")
         func value(_ name: String) -> String? { query[name].flatMap { $0.isEmpty || $0.utf8.count > 2048 ? nil : $0 } }
@@ -123,9 +129,10 @@ struct OpenIDRoutes: Sendable {
             }
         } else if client.isPublic || !client.pkceOptional {
             return fail("invalid_request", "PKCE is required: send code_challenge and code_challenge_method=S256.")
-        } else if value("nonce") == nil {
-            return fail("invalid_request", "A client without PKCE must send a nonce.")
         }
+        // A confidential client registered `--pkce optional` may send neither PKCE nor a nonce (Gitea's
+        // login source sends only `state`, contract §13): its code is then bound only to the client,
+        // its secret and the redirect URI; docs/openid.md says what that gives up.
         let prompt = Set((value("prompt") ?? "").split(separator: " ").map(String.init))
         let now = kernel.clock.now()
 
@@ -217,7 +224,7 @@ struct OpenIDRoutes: Sendable {
             secret = String(decoded[decoded.index(after: colon)...]).removingPercentEncoding
         }
         guard let clientID else { throw OAuthError("invalid_client", "Authenticate the client.", status: .unauthorized) }
-        try await kernel.rateLimiter.consume(Self.tokensPerClient, key: "oidc.token:\(clientID)")
+        try await kernel.rateLimiter.consume(kernel.config.openID.tokenPerClient, key: "oidc.token:\(clientID)")
         guard let client = try await clients.authenticate(id: clientID, secret: secret) else {
             throw OAuthError("invalid_client", "The client's credentials are not right.", status: .unauthorized)
         }

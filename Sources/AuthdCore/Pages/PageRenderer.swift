@@ -15,6 +15,7 @@ struct PageRenderer: Sendable {
         "layout": PackageResources.layout_mustache, "login": PackageResources.login_mustache, "factor": PackageResources.factor_mustache,
         "account": PackageResources.account_mustache, "message": PackageResources.message_mustache, "not-me": PackageResources.not_me_mustache,
         "consent": PackageResources.consent_mustache, "logout": PackageResources.logout_mustache,
+        "device": PackageResources.device_mustache,
     ]
 
     /// - Throws: ``ConfigError`` for a template that does not parse, or a provider's outside its id.

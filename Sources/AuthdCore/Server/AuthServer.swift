@@ -215,16 +215,6 @@ package final class AuthServer: Sendable {
             AdminAPIRoutes(kernel: kernel, serviceKeys: serviceKeys).add(to: router)
             ClientAdminRoutes(kernel: kernel, serviceKeys: serviceKeys, clients: OpenIDClients(store: store, clock: clock, audience: config.audience))
                 .add(to: router)
-            try DevicePageRoutes.registerMail(on: mailer)
-            let passwordCheck = providers.lazy.compactMap { $0 as? any PasswordVerifying }.first.map { provider in
-                { @Sendable (email: String, password: String, context: AuthRequestContext) async throws -> UserRecord in
-                    try await provider.verifiedUser(email: email, password: password, device: .none, arrived: nil, context)
-                }
-            }
-            DevicePageRoutes(
-                kernel: kernel, devices: devices, store: store, issuer: issuerName, productName: config.mail.productName,
-                box: try SecretBox(key: kernel.secret(named: "device-page")), passwordCheck: passwordCheck
-            ).add(to: router)
             let gate = PageGate(issuer: issuerName)
             let pageProviders = providers.compactMap { $0 as? any PageSignIn }
             let renderer: PageRenderer
@@ -242,6 +232,7 @@ package final class AuthServer: Sendable {
                 box: try SecretBox(key: kernel.secret(named: "oidc-requests")))
             openID.add(to: router)
             AccountRoutes(kernel: kernel, gate: gate, renderer: renderer, login: login, openID: openID).add(to: router)
+            DevicePage(kernel: kernel, devices: devices, renderer: renderer, login: login).add(to: router)
             OAuthRoutes(kernel: kernel, devices: devices, issuer: issuerName, serviceKeys: serviceKeys, openID: openID).add(to: router)
             for provider in providers {
                 api.addRoutes(provider.routes())

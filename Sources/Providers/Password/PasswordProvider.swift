@@ -1,12 +1,12 @@
 public import AuthKernel
-public import Foundation
+import Foundation
 public import Hummingbird
 import Logging
 public import ServiceLifecycle
 
 /// Email and password sign-in with verification by mailed code, and password resets by mailed code
 /// or by approval from another signed-in device (contract §4 "password").
-public struct PasswordProvider: AuthProvider, PasswordVerifying {
+public struct PasswordProvider: AuthProvider {
     /// `password`: its name in `providers`, its configuration section, `auth_providers` and `amr`.
     public static let id = "password"
     /// How the notice of a newly added sign-in method names it.
@@ -412,12 +412,12 @@ public struct PasswordProvider: AuthProvider, PasswordVerifying {
     }
 
     /// The user whose email and password these are, under the same limits, lockouts and decoys as
-    /// `login`, without starting a session: for the `/device` page, which signs a person in only to
-    /// approve a device. Failures are audited, and answered no sooner than the refusal floor after
-    /// `arrived` (see ``holdRefusal(since:)``).
+    /// `login`, without starting a session: for the sign-in page, where the server starts it.
+    /// Failures are audited, and answered no sooner than the refusal floor after `arrived` (see
+    /// ``holdRefusal(since:)``).
     /// - Parameter arrived: when the request arrived; now when not given.
     /// - Throws: 400 `INVALID_EMAIL`, 401 `INVALID_CREDENTIALS`, 403 `EMAIL_NOT_VERIFIED`, 429.
-    public func verifiedUser(
+    func verifiedUser(
         email rawEmail: String, password: String, device: DeviceInfo = .none, arrived: Date? = nil, _ context: AuthRequestContext
     ) async throws -> UserRecord {
         let arrived = arrived ?? kernel.clock.now()
