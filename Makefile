@@ -5,8 +5,8 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Installs Debian packages; waits for another apt that holds the lock rather than failing.
 APT_INSTALL = $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600
 # The black-box tests' Python packages, as imported and as installed.
-PY_MODULES = pytest, joserfc, argon2, aiosmtpd, cryptography, openapi_spec_validator, schemathesis, authlib, requests_oauthlib, selenium, standardwebhooks, hypercorn, bcrypt, passlib, pyotp, cbor2, webauthn, axe_selenium_python
-PY_PACKAGES = pytest joserfc argon2-cffi aiosmtpd cryptography openapi-spec-validator schemathesis authlib requests-oauthlib selenium standardwebhooks hypercorn bcrypt passlib pyotp cbor2 webauthn axe-selenium-python
+PY_MODULES = pytest, joserfc, argon2, aiosmtpd, cryptography, openapi_spec_validator, schemathesis, authlib, requests_oauthlib, selenium, standardwebhooks, hypercorn, bcrypt, passlib, pyotp, cbor2, webauthn, axe_selenium_python, idpyoidc
+PY_PACKAGES = pytest joserfc argon2-cffi aiosmtpd cryptography openapi-spec-validator schemathesis authlib requests-oauthlib selenium standardwebhooks hypercorn bcrypt passlib pyotp cbor2 webauthn axe-selenium-python idpyoidc
 # Where test-deps can install PostgreSQL (Debian), its tests must run: a server that cannot be
 # started fails `make test` instead of quietly skipping the second backend. Elsewhere they run when
 # PostgreSQL is installed and are skipped when not. AUTHD_REQUIRE_POSTGRES=0 make test skips anyway.

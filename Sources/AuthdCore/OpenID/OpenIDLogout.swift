@@ -67,7 +67,7 @@ extension OpenIDRoutes {
             redirectURI = asked
         }
         let state = value("state")
-        guard let principal = try await browserPrincipal(request) else { return signedOut(redirectURI, state: state, clearing: false) }
+        guard let principal = try await login.browserPrincipal(request) else { return signedOut(redirectURI, state: state, clearing: false) }
         if case .string(let sid)? = hint?["sid"], sid == principal.session.id.lowercased, let client {
             try await endBrowserSession(principal, client: client.id)
             return signedOut(redirectURI, state: state, clearing: true)
@@ -84,22 +84,17 @@ extension OpenIDRoutes {
     }
 
     func confirmLogout(_ form: PageForm, _ request: Request) async throws -> Response {
-        let principal = try await browserPrincipal(request)
+        let principal = try await login.browserPrincipal(request)
         guard let sealed = form["request"], let json = box.open(sealed), let pending = try? JSONDecoder().decode(PendingLogout.self, from: Data(json.utf8)),
             pending.expiresAt > Int(kernel.clock.now().timeIntervalSince1970)
         else { return login.message("This form is out of date. Go back to the app and start again.", status: .forbidden) }
         guard let principal else { return signedOut(pending.redirectURI, state: pending.state, clearing: false) }
-        guard let csrf = form["csrf"], ConstantTime.equals(Array(csrf.utf8), Array(LoginRoutes.csrf(principal.session.id, key: login.csrfKey).utf8)) else {
+        guard login.carriesCSRF(form, of: principal) else {
             return login.message("This form is out of date. Go back to the app and start again.", status: .forbidden)
         }
         guard form["decision"] == "logout" else { return PageGate.redirect(to: "/account") }
         try await endBrowserSession(principal, client: pending.clientID)
         return signedOut(pending.redirectURI, state: pending.state, clearing: true)
-    }
-
-    func browserPrincipal(_ request: Request) async throws -> Principal? {
-        guard let cookie = request.cookies[BrowserCookie.name]?.value else { return nil }
-        return try await kernel.sessions.browserPrincipal(cookie: cookie)
     }
 
     /// Ends the browser's session and, for `client`, the tokens it issued from that session.

@@ -137,8 +137,7 @@ struct OpenIDRoutes: Sendable {
         let now = kernel.clock.now()
 
         // Signed in, recently enough for max_age and prompt=login (met by a sign-in after `auth_after`).
-        var principal: Principal?
-        if let cookie = request.cookies[BrowserCookie.name]?.value { principal = try await kernel.sessions.browserPrincipal(cookie: cookie) }
+        let principal = try await login.browserPrincipal(request)
         let authTime = principal.map { Int($0.session.createdAt.timeIntervalSince1970) } ?? 0
         var recentEnough = true
         if let maxAge = value("max_age").flatMap(Int.init), authTime < Int(now.timeIntervalSince1970) - maxAge { recentEnough = false }
@@ -180,11 +179,10 @@ struct OpenIDRoutes: Sendable {
     }
 
     func consent(_ form: PageForm, _ request: Request) async throws -> Response {
-        guard let cookie = request.cookies[BrowserCookie.name]?.value, let principal = try await kernel.sessions.browserPrincipal(cookie: cookie) else {
+        guard let principal = try await login.browserPrincipal(request) else {
             return login.message("Your sign-in has ended. Go back to the app and start again.", status: .forbidden)
         }
-        guard let csrf = form["csrf"], ConstantTime.equals(Array(csrf.utf8), Array(LoginRoutes.csrf(principal.session.id, key: login.csrfKey).utf8)),
-            let sealed = form["request"], let json = box.open(sealed), let pending = try? JSONDecoder().decode(Pending.self, from: Data(json.utf8)),
+        guard login.carriesCSRF(form, of: principal), let sealed = form["request"], let json = box.open(sealed), let pending = try? JSONDecoder().decode(Pending.self, from: Data(json.utf8)),
             pending.expiresAt > Int(kernel.clock.now().timeIntervalSince1970), let client = try await clients.find(pending.clientID)
         else { return login.message("This form is out of date. Go back to the app and start again.", status: .forbidden) }
         guard form["decision"] == "allow" else {
@@ -305,8 +303,8 @@ struct OpenIDRoutes: Sendable {
     func revoke(_ parameters: OAuthParameters, _ request: Request) async throws -> Response {
         let client = try await authenticatedClient(parameters, request)
         guard let token = parameters["token"] else { throw OAuthError("invalid_request", "The parameter `token` is required.") }
-        if let claims = tokens.verifiedAccessToken(token), case .string(client.id)? = claims["client_id"], case .string(let sid)? = claims["sid"],
-            case .string(let sub)? = claims["sub"], let sessionID = UUID(uuidString: sid), let userID = UUID(uuidString: sub)
+        if let claims = tokens.verifiedAccessToken(token), claims.clientID == client.id, let sessionID = UUID(uuidString: claims.sid),
+            let userID = UUID(uuidString: claims.sub)
         {
             try? await kernel.sessions.revoke(sessionID, of: userID)
         } else if let ended = try await kernel.sessions.clientSession(refreshToken: token, clientID: client.id) {
@@ -387,16 +385,19 @@ struct OpenIDRoutes: Sendable {
     /// one (the caller then looks at authd's own tokens); `{"active":false}` when it has ended, or
     /// when `client` asks about another client's token.
     func introspectClientToken(_ token: String, askedBy client: String?) async throws -> [String: JSONValue]? {
-        guard token.split(separator: ".").count == 3, let claims = tokens.verifiedAccessToken(token) else {
-            return client == nil || token.hasPrefix(SessionService.apiKeyPrefix) ? nil : ["active": .bool(false)]
+        guard let claims = tokens.verifiedAccessToken(token) else {
+            return client == nil || token.hasPrefix(SessionService.apiKeyPrefix) || OpenIDTokens.parts(token) == nil ? nil : ["active": .bool(false)]
         }
-        guard case .string(let clientID)? = claims["client_id"], client == nil || client == clientID, case .string(let sub)? = claims["sub"],
-            case .string(let sid)? = claims["sid"], let userID = UUID(uuidString: sub), let sessionID = UUID(uuidString: sid),
-            await kernel.sessions.isLive(sessionID, of: userID), try await clients.find(clientID) != nil,
+        guard client == nil || client == claims.clientID, let userID = UUID(uuidString: claims.sub), let sessionID = UUID(uuidString: claims.sid),
+            await kernel.sessions.isLive(sessionID, of: userID), try await clients.find(claims.clientID) != nil,
             let user = try await kernel.users.user(id: userID), user.disabledAt == nil
         else { return ["active": .bool(false)] }
-        var answer: [String: JSONValue] = ["active": .bool(true), "token_type": .string("Bearer")]
-        for name in ["sub", "client_id", "aud", "scope", "sid", "exp", "iat", "iss", "auth_time"] { answer[name] = claims[name] }
+        var answer: [String: JSONValue] = [
+            "active": .bool(true), "token_type": .string("Bearer"), "sub": .string(claims.sub), "client_id": .string(claims.clientID),
+            "aud": .string(claims.aud), "scope": .string(claims.scope), "sid": .string(claims.sid), "exp": .number(claims.exp), "iat": .number(claims.iat),
+            "iss": .string(claims.iss),
+        ]
+        if let authTime = claims.authTime { answer["auth_time"] = .number(authTime) }
         return answer
     }
 
@@ -408,15 +409,14 @@ struct OpenIDRoutes: Sendable {
         }
         guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer "),
             let claims = tokens.verifiedAccessToken(String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)),
-            case .string(let sub)? = claims["sub"], case .string(let sid)? = claims["sid"], case .string(let scope)? = claims["scope"],
-            case .string(let clientID)? = claims["client_id"], let userID = UUID(uuidString: sub), let sessionID = UUID(uuidString: sid)
+            let userID = UUID(uuidString: claims.sub), let sessionID = UUID(uuidString: claims.sid)
         else { return refused("invalid_token") }
         // The session (ended by logout, reset, disable, a revoked grant) and the client (deleted) must both still be there.
-        guard await kernel.sessions.isLive(sessionID, of: userID), let client = try await clients.find(clientID),
+        guard await kernel.sessions.isLive(sessionID, of: userID), let client = try await clients.find(claims.clientID),
             let user = try await kernel.users.user(id: userID), user.disabledAt == nil
         else { return refused("invalid_token") }
         var w = JSONWriter(capacity: 512)
-        w.value(.object(OpenIDTokens.userClaims(user, scopes: Set(scope.split(separator: " ").map(String.init)), client: client)))
+        w.value(.object(OpenIDTokens.userClaims(user, scopes: Set(claims.scope.split(separator: " ").map(String.init)), client: client)))
         var response = w.response()
         response.headers[.cacheControl] = "no-store"
         return response

@@ -54,30 +54,57 @@ struct OpenIDTokens: Sendable {
         }
     }
 
+    /// What a client access token says (RFC 9068), as this server writes it.
+    struct AccessClaims: Decodable, Sendable {
+        var iss: String
+        var sub: String
+        var aud: String
+        var clientID: String
+        var scope: String
+        var sid: String
+        var exp: Double
+        var iat: Double
+        var authTime: Double?
+        enum CodingKeys: String, CodingKey { case iss, sub, aud, clientID = "client_id", scope, sid, exp, iat, authTime = "auth_time" }
+    }
+
+    struct Header: Decodable {
+        var alg: String
+        var kid: String
+        var typ: String
+    }
+
+    /// A compact JWS cut at its two dots, split on the bytes (the one path every userinfo call takes).
+    static func parts(_ token: String) -> (header: [UInt8], payload: [UInt8], signature: [UInt8], input: [UInt8])? {
+        let u = token.utf8
+        guard u.count <= 8192, let d1 = u.firstIndex(of: 0x2E) else { return nil }
+        let afterFirst = u.index(after: d1)
+        guard let d2 = u[afterFirst...].firstIndex(of: 0x2E) else { return nil }
+        let afterSecond = u.index(after: d2)
+        guard !u[afterSecond...].contains(0x2E), let header = Base64URL.decode(token[..<d1]), let payload = Base64URL.decode(token[afterFirst..<d2]),
+            let signature = Base64URL.decode(token[afterSecond...])
+        else { return nil }
+        return (header, payload, signature, Array(u[..<d2]))
+    }
+
     /// The claims of a client access token this server signed, still valid; nil otherwise.
-    func verifiedAccessToken(_ token: String) -> [String: JSONValue]? {
-        guard let claims = verified(token, typ: "at+jwt"), case .string? = claims["client_id"], case .number(let exp)? = claims["exp"],
-            exp > clock.now().timeIntervalSince1970
+    func verifiedAccessToken(_ token: String) -> AccessClaims? {
+        let decoder = JSONDecoder()
+        guard let parts = Self.parts(token), let header = try? decoder.decode(Header.self, from: Data(parts.header)), header.typ == "at+jwt",
+            verify(alg: header.alg, kid: header.kid, signature: parts.signature, input: parts.input),
+            let claims = try? decoder.decode(AccessClaims.self, from: Data(parts.payload)), claims.iss == issuer.value,
+            claims.exp > clock.now().timeIntervalSince1970
         else { return nil }
         return claims
     }
 
     /// The claims of an ID token this server signed, expired or not (a logout's `id_token_hint`).
     func verifiedIDToken(_ token: String) -> [String: JSONValue]? {
-        guard let claims = verified(token, typ: "JWT"), case .string? = claims["aud"], claims["client_id"] == nil else { return nil }
-        return claims
-    }
-
-    /// The claims of a compact JWS of this `typ` that this issuer signed with one of its keys.
-    private func verified(_ token: String, typ: String) -> [String: JSONValue]? {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard token.utf8.count <= 8192, parts.count == 3, let headerBytes = Base64URL.decode(parts[0]), let payloadBytes = Base64URL.decode(parts[1]),
-            let signature = Base64URL.decode(parts[2]),
-            let header = try? JSONDecoder().decode([String: JSONValue].self, from: Data(headerBytes)),
-            case .string(let alg)? = header["alg"], case .string(typ)? = header["typ"], case .string(let kid)? = header["kid"],
-            verify(alg: alg, kid: kid, signature: signature, input: Array(token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))),
-            let claims = try? JSONDecoder().decode([String: JSONValue].self, from: Data(payloadBytes)),
-            case .string(issuer.value)? = claims["iss"]
+        let decoder = JSONDecoder()
+        guard let parts = Self.parts(token), let header = try? decoder.decode(Header.self, from: Data(parts.header)), header.typ == "JWT",
+            verify(alg: header.alg, kid: header.kid, signature: parts.signature, input: parts.input),
+            let claims = try? decoder.decode([String: JSONValue].self, from: Data(parts.payload)), case .string(issuer.value)? = claims["iss"],
+            case .string? = claims["aud"], claims["client_id"] == nil
         else { return nil }
         return claims
     }

@@ -31,9 +31,9 @@ struct AccountRoutes: Sendable {
 
     /// A provider's account form (adding a passkey): its next step, or back to `/account`.
     func providerPost(_ form: PageForm, _ request: Request, _ context: AuthRequestContext) async throws -> Response {
-        guard let principal = try await principal(request) else { return PageGate.redirect(to: "/login?return_to=%2Faccount") }
+        guard let principal = try await login.browserPrincipal(request) else { return PageGate.redirect(to: "/login?return_to=%2Faccount") }
         let csrf = LoginRoutes.csrf(principal.session.id, key: login.csrfKey)
-        guard let sent = form["csrf"], ConstantTime.equals(Array(sent.utf8), Array(csrf.utf8)) else {
+        guard login.carriesCSRF(form, of: principal) else {
             return try await show(request, error: "This form is out of date. Try again.", status: .forbidden)
         }
         let id = context.parameters.get("provider") ?? ""
@@ -53,13 +53,8 @@ struct AccountRoutes: Sendable {
         }
     }
 
-    func principal(_ request: Request) async throws -> Principal? {
-        guard let cookie = request.cookies[BrowserCookie.name]?.value else { return nil }
-        return try await kernel.sessions.browserPrincipal(cookie: cookie)
-    }
-
     func show(_ request: Request, error: String? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
-        guard let principal = try await principal(request) else { return PageGate.redirect(to: "/login?return_to=%2Faccount", status: .found) }
+        guard let principal = try await login.browserPrincipal(request) else { return PageGate.redirect(to: "/login?return_to=%2Faccount", status: .found) }
         let csrf = LoginRoutes.csrf(principal.session.id, key: login.csrfKey)
         let sessions = try await kernel.sessions.sessions(of: principal.user.id).sorted { $0.createdAt > $1.createdAt }
         let rows: [[String: Any]] = sessions.map { session in
@@ -85,8 +80,8 @@ struct AccountRoutes: Sendable {
     }
 
     func endGrant(_ form: PageForm, _ request: Request, _ context: AuthRequestContext) async throws -> Response {
-        guard let principal = try await principal(request) else { return PageGate.redirect(to: "/login?return_to=%2Faccount") }
-        guard let csrf = form["csrf"], ConstantTime.equals(Array(csrf.utf8), Array(LoginRoutes.csrf(principal.session.id, key: login.csrfKey).utf8)) else {
+        guard let principal = try await login.browserPrincipal(request) else { return PageGate.redirect(to: "/login?return_to=%2Faccount") }
+        guard login.carriesCSRF(form, of: principal) else {
             return try await show(request, error: "This form is out of date. Try again.", status: .forbidden)
         }
         _ = try await openID.endGrant(of: principal.user.id, client: context.parameters.get("client") ?? "")
@@ -94,8 +89,8 @@ struct AccountRoutes: Sendable {
     }
 
     func end(_ form: PageForm, _ request: Request, _ context: AuthRequestContext) async throws -> Response {
-        guard let principal = try await principal(request) else { return PageGate.redirect(to: "/login?return_to=%2Faccount") }
-        guard let csrf = form["csrf"], ConstantTime.equals(Array(csrf.utf8), Array(LoginRoutes.csrf(principal.session.id, key: login.csrfKey).utf8)) else {
+        guard let principal = try await login.browserPrincipal(request) else { return PageGate.redirect(to: "/login?return_to=%2Faccount") }
+        guard login.carriesCSRF(form, of: principal) else {
             return try await show(request, error: "This form is out of date. Try again.", status: .forbidden)
         }
         guard let id = context.parameters.get("id").flatMap({ UUID(uuidString: $0) }),

@@ -35,14 +35,9 @@ struct DevicePage: Sendable {
         PageGate.redirect(to: "/login?return_to=" + (path(userCode).addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""), status: .found)
     }
 
-    func principal(_ request: Request) async throws -> Principal? {
-        guard let cookie = request.cookies[BrowserCookie.name]?.value else { return nil }
-        return try await kernel.sessions.browserPrincipal(cookie: cookie)
-    }
-
     func show(_ request: Request, error: String? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
         let userCode = request.uri.queryParameters.get("user_code").map { String($0.prefix(32)) }
-        guard let principal = try await principal(request) else { return Self.loginRedirect(userCode) }
+        guard let principal = try await login.browserPrincipal(request) else { return Self.loginRedirect(userCode) }
         return try await render(principal, userCode: userCode, error: error, status: status)
     }
 
@@ -70,8 +65,8 @@ struct DevicePage: Sendable {
 
     func post(_ action: String, _ form: PageForm, _ request: Request, _ context: AuthRequestContext) async throws -> Response {
         let typed = form["user_code"].map { String($0.prefix(32)) }
-        guard let principal = try await principal(request) else { return Self.loginRedirect(typed) }
-        guard let csrf = form["csrf"], ConstantTime.equals(Array(csrf.utf8), Array(LoginRoutes.csrf(principal.session.id, key: login.csrfKey).utf8)) else {
+        guard let principal = try await login.browserPrincipal(request) else { return Self.loginRedirect(typed) }
+        guard login.carriesCSRF(form, of: principal) else {
             return try await render(principal, userCode: nil, error: "This form is out of date. Try again.", status: .forbidden)
         }
         switch action {
@@ -115,7 +110,7 @@ struct DevicePage: Sendable {
                 : "The device will not be signed in. You can close this page."
             return renderer.page(
                 title: approve ? "Device approved" : "Device denied", content: renderer.render("message", ["message": text]), signedIn: true,
-                csrf: csrf)
+                csrf: LoginRoutes.csrf(principal.session.id, key: login.csrfKey))
         }
     }
 }

@@ -98,7 +98,7 @@ struct LoginRoutes: Sendable {
     func show(_ request: Request, _ context: AuthRequestContext) async throws -> Response {
         let returnTo = PageGate.returnTo(request.uri.queryParameters.get("return_to"))
         let now = kernel.clock.now()
-        if let cookie = request.cookies[BrowserCookie.name]?.value, try await kernel.sessions.browserPrincipal(cookie: cookie) != nil {
+        if try await browserPrincipal(request) != nil {
             return PageGate.redirect(to: returnTo, status: .found)
         }
         var pre = PreSignIn.unsealed(request, box: box, now: now)
@@ -263,16 +263,28 @@ struct LoginRoutes: Sendable {
     }
 
     func logout(_ form: PageForm, _ request: Request) async throws -> Response {
-        guard let cookie = request.cookies[BrowserCookie.name]?.value, let principal = try await kernel.sessions.browserPrincipal(cookie: cookie) else {
+        guard let principal = try await browserPrincipal(request) else {
             return PageGate.redirect(to: "/login")
         }
-        guard let csrf = form["csrf"], ConstantTime.equals(Array(csrf.utf8), Array(Self.csrf(principal.session.id, key: csrfKey).utf8)) else {
+        guard carriesCSRF(form, of: principal) else {
             return message("This form is out of date. Open the page again.", status: .forbidden)
         }
         try await kernel.sessions.revoke(principal.session.id, of: principal.user.id)
         var response = PageGate.redirect(to: "/login")
         response.setCookie(BrowserCookie.cookie("", maxAge: 0))
         return response
+    }
+
+    /// The browser's sign-in, from its `__Host-authd` cookie; nil when it has none or it has ended.
+    func browserPrincipal(_ request: Request) async throws -> Principal? {
+        guard let cookie = request.cookies[BrowserCookie.name]?.value else { return nil }
+        return try await kernel.sessions.browserPrincipal(cookie: cookie)
+    }
+
+    /// Whether a signed-in page's form carries that sign-in's CSRF token (compared in constant time).
+    func carriesCSRF(_ form: PageForm, of principal: Principal) -> Bool {
+        guard let sent = form["csrf"] else { return false }
+        return ConstantTime.equals(Array(sent.utf8), Array(Self.csrf(principal.session.id, key: csrfKey).utf8))
     }
 
     /// The CSRF token of a signed-in browser's forms: derived from its session, so it changes with every sign-in.

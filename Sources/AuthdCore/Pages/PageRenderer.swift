@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Mustache
+import Synchronization
 
 /// Renders authd's pages: the layout around a step, from Mustache templates embedded in the binary
 /// (the server's own and those the providers declare). Values are HTML-escaped by Mustache; a
@@ -37,31 +38,67 @@ struct PageRenderer: Sendable {
         } catch {
             throw ConfigError("a page template does not parse: \(error)")
         }
+        templates["escaped"] = try? MustacheTemplate(string: "{{value}}")
         library = MustacheLibrary(templates: templates)
         self.productName = productName
     }
+
+    /// Renderings whose only per-request values are marks replaced afterwards (the CSRF token; the
+    /// layout's title, error and content): Mustache's lookups cost more than the rest of a page.
+    /// Bounded: once full, further renderings are made each time.
+    final class Renderings: Sendable {
+        let entries = Mutex<[String: String]>([:])
+        static let limit = 256
+        /// Random per process, so no text a person types can be taken for one.
+        let mark = "m" + Hex.encode(SecureRandom.bytes(8))
+
+        func value(_ key: String, _ make: () -> String) -> String {
+            if let hit = entries.withLock({ $0[key] }) { return hit }
+            let made = make()
+            entries.withLock { if $0.count < Self.limit { $0[key] = made } }
+            return made
+        }
+    }
+    let renderings = Renderings()
 
     /// One template with `values` (already Mustache values).
     func render(_ template: String, _ values: [String: Any]) -> String {
         library.render(values, withTemplate: template) ?? ""
     }
 
-    /// A provider's step, with the form fields every step gets.
+    /// A provider's step, with the form fields every step gets. A step without an error is rendered
+    /// once with a mark for the CSRF token (a base64url value, the same escaped or not).
     func render(_ step: PageStep, csrf: String, action: String) -> String {
-        var values = step.values.mapValues(\.mustache)
-        values["csrf"] = csrf
-        values["action"] = action
-        return render(step.template, values)
+        func made(_ token: String) -> String {
+            var values = step.values.mapValues(\.mustache)
+            values["csrf"] = token
+            values["action"] = action
+            return render(step.template, values)
+        }
+        guard step.error == nil else { return made(csrf) }
+        let key = "step\u{0}\(action)\u{0}\(step.template)\u{0}" + step.values.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "\u{0}")
+        let mark = renderings.mark + "c"
+        return renderings.value(key) { made(mark) }.replacingOccurrences(of: mark, with: csrf)
     }
+
+    /// `text` escaped as Mustache escapes a value.
+    func escaped(_ text: String) -> String { render("escaped", ["value": text]) }
 
     /// A whole page: `content` (rendered) in the layout, with the pages' headers.
     func page(
         title: String, content: String, error: String? = nil, status: HTTPResponse.Status = .ok, signedIn: Bool = false, csrf: String = "",
         cookies: [Cookie] = [], formTarget: String? = nil
     ) -> Response {
-        var values: [String: Any] = ["title": title, "product": productName, "content": content, "signed_in": signedIn, "csrf": csrf]
-        if let error { values["error"] = error }
-        let html = render("layout", values)
+        // The layout once per shape, with marks; the content goes in last, so nothing in it is replaced.
+        let (t, e, c, body) = (renderings.mark + "t", renderings.mark + "e", renderings.mark + "c", renderings.mark + "b")
+        let layout = renderings.value("layout\u{0}\(signedIn)\u{0}\(error != nil)") {
+            var values: [String: Any] = ["title": t, "product": productName, "content": body, "signed_in": signedIn, "csrf": c]
+            if error != nil { values["error"] = e }
+            return render("layout", values)
+        }
+        var html = layout.replacingOccurrences(of: t, with: escaped(title)).replacingOccurrences(of: c, with: csrf)
+        if let error { html = html.replacingOccurrences(of: e, with: escaped(error)) }
+        html = html.replacingOccurrences(of: body, with: content)
         var response = Response(status: status, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: html)))
         for cookie in cookies { response.setCookie(cookie) }
         PageGate.secure(&response, formTarget: formTarget)
