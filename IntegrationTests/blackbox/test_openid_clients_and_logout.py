@@ -3,8 +3,10 @@ RP-initiated logout, claims from app_metadata, CORS for public clients, client c
 introspection, a code that dies with its browser sign-in, the RSA key rotated with the others, and
 clients changed and their secrets rotated from the command line."""
 import json
+import os
 import re
 import subprocess
+import time
 import urllib.parse
 
 import requests
@@ -288,3 +290,95 @@ def test_the_state_comes_back_exactly_as_sent():
             "client_id": client["client_id"], "redirect_uri": REDIRECT, "response_type": "code", "scope": "openid", "state": state})
         back = requests.get(url, allow_redirects=False).headers["Location"]  # no PKCE: an error, with the state
         assert urllib.parse.parse_qs(urllib.parse.urlparse(back).query)["state"] == [state]
+
+
+def authorize_url(server, client, redirect=REDIRECT, **extra):
+    challenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+    return server.url + "/oauth/authorize?" + urllib.parse.urlencode({
+        "client_id": client["client_id"], "redirect_uri": redirect, "response_type": "code", "scope": "openid", "nonce": "n",
+        "code_challenge": challenge, "code_challenge_method": "S256", **extra})
+
+
+def test_a_public_clients_loopback_redirect_may_use_any_port_and_nothing_else_bends():
+    with running_server(CONFIG) as server:
+        native = register_client(server, "--public", name="CLI", redirect="http://127.0.0.1:5173/cb")
+        web = register_client(server, name="Web", redirect="http://127.0.0.1:5173/cb")
+        # RFC 8252 §7.3: a native app's loopback redirect, any port.
+        assert requests.get(authorize_url(server, native, "http://127.0.0.1:49152/cb"), allow_redirects=False).status_code == 302
+        for bad in ("http://127.0.0.1:49152/other", "http://localhost:49152/cb", "https://127.0.0.1:49152/cb"):
+            answer = requests.get(authorize_url(server, native, bad), allow_redirects=False)
+            assert answer.status_code == 400 and "Location" not in answer.headers, bad
+        # A confidential client's redirect matches exactly, port included.
+        answer = requests.get(authorize_url(server, web, "http://127.0.0.1:49152/cb"), allow_redirects=False)
+        assert answer.status_code == 400 and "Location" not in answer.headers
+
+
+def test_no_implicit_hybrid_or_password_grant():
+    with running_server(CONFIG) as server:
+        client = register_client(server, "--first-party")
+        for response_type in ("token", "id_token", "code id_token", "code token"):
+            back = requests.get(authorize_url(server, client, response_type=response_type), allow_redirects=False)
+            assert back.status_code == 302, response_type
+            assert urllib.parse.parse_qs(urllib.parse.urlparse(back.headers["Location"]).query)["error"] == ["unsupported_response_type"]
+        password = requests.post(server.url + "/oauth/token", data={"grant_type": "password", "username": "a@example.com", "password": "x"},
+                                 auth=(client["client_id"], client["client_secret"]))
+        assert password.status_code == 400 and password.json()["error"] == "unsupported_grant_type"
+
+
+def test_a_code_is_bound_to_its_client_and_redirect_uri():
+    with running_server(CONFIG) as server:
+        a = register_client(server, "--first-party", name="A")
+        b = register_client(server, "--first-party", name="B")
+        verifier = generate_token(48)
+        rp = OAuth2Session(a["client_id"], a["client_secret"], scope="openid", redirect_uri=REDIRECT, code_challenge_method="S256")
+        url, _ = rp.create_authorization_url(server.url + "/oauth/authorize", code_verifier=verifier, nonce="n")
+        code = urllib.parse.parse_qs(urllib.parse.urlparse(authorize(Browserish(), server, url)).query)["code"][0]
+        form = {"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT, "code_verifier": verifier}
+        other = requests.post(server.url + "/oauth/token", data=form, auth=(b["client_id"], b["client_secret"]))
+        assert other.status_code == 400 and other.json()["error"] == "invalid_grant"
+        # The attempt used the code up: not even its own client redeems it now (a code works once).
+        own = requests.post(server.url + "/oauth/token", data={**form, "redirect_uri": REDIRECT}, auth=(a["client_id"], a["client_secret"]))
+        assert own.status_code == 400
+        code = urllib.parse.parse_qs(urllib.parse.urlparse(authorize(Browserish(), server, url)).query)["code"][0]
+        moved = requests.post(server.url + "/oauth/token", data={**form, "code": code, "redirect_uri": "http://127.0.0.1:9/other"},
+                              auth=(a["client_id"], a["client_secret"]))
+        assert moved.status_code == 400 and moved.json()["error"] == "invalid_grant"
+
+
+def test_client_secrets_are_kept_only_as_hashes():
+    import glob
+    with running_server(CONFIG) as server:
+        client = register_client(server)
+        rotated = authd(server, "clients", "rotate-secret", client["client_id"], "--grace", "60").stdout
+        new = json.loads(rotated[: rotated.rindex("}") + 1])["client_secret"]
+        stored = b"".join(open(f, "rb").read() for f in glob.glob(server.folder + "/**/*", recursive=True) if os.path.isfile(f))
+        for secret in (client["client_secret"], new):
+            assert secret.encode() not in stored and secret[len("authd_cs_"):].encode() not in stored
+
+
+def test_max_age_and_prompt_login_ask_for_a_new_sign_in_and_prompt_none_never_shows_a_page():
+    with running_server(CONFIG) as server:
+        client = register_client(server, "--first-party")
+        native = register_client(server, "--public", name="Native", redirect="http://127.0.0.1:5173/cb")
+        browser = Browserish()
+        rp = OAuth2Session(client["client_id"], client["client_secret"], scope="openid", redirect_uri=REDIRECT, code_challenge_method="S256")
+        url, _ = rp.create_authorization_url(server.url + "/oauth/authorize", code_verifier=generate_token(48), nonce="n")
+        authorize(browser, server, url)  # signed in now
+        assert browser.get(url, allow_redirects=False).headers["Location"].startswith(REDIRECT + "?code=")
+        time.sleep(1.1)  # auth_time is in whole seconds
+        for extra in ({"max_age": "0"}, {"prompt": "login"}):
+            again = browser.get(url + "&" + urllib.parse.urlencode(extra), allow_redirects=False)
+            assert again.status_code == 302 and again.headers["Location"].startswith("/login?"), extra
+        # prompt=none: never a page; a native client, whose consent is never remembered, gets consent_required.
+        silent = browser.get(authorize_url(server, native, "http://127.0.0.1:5173/cb", prompt="none"), allow_redirects=False)
+        assert urllib.parse.parse_qs(urllib.parse.urlparse(silent.headers["Location"]).query)["error"] == ["consent_required"]
+
+
+def test_the_authorization_server_metadata_names_the_device_endpoint_too():
+    with running_server(CONFIG) as server:
+        oidc = requests.get(server.url + "/.well-known/openid-configuration").json()
+        rfc8414 = requests.get(server.url + "/.well-known/oauth-authorization-server").json()
+        assert rfc8414["device_authorization_endpoint"] == server.url + "/oauth/device_authorization"
+        assert {k: v for k, v in rfc8414.items() if k not in ("device_authorization_endpoint", "grant_types_supported")} == \
+            {k: v for k, v in oidc.items() if k != "grant_types_supported"}
+        assert "urn:ietf:params:oauth:grant-type:device_code" in rfc8414["grant_types_supported"]

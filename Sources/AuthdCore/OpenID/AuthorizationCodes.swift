@@ -100,6 +100,18 @@ struct ConsentGrants: Sendable {
         }
     }
 
+    /// Forgets every consent of a user (the account is deleted).
+    func forgetAll(of user: UUID) async throws {
+        let prefix = user.lowercased + ":"
+        let keys = try await store.read([.codesOfPurpose(Self.purpose)]) { state in
+            state.codes(purpose: Self.purpose).filter { $0.key.hasPrefix(prefix) }.map(\.key)
+        }
+        guard !keys.isEmpty else { return }
+        try await store.write(keys.map { .code(purpose: Self.purpose, key: $0) }) { state in
+            for key in keys { if let record = state.code(purpose: Self.purpose, key: key) { state.deleteCode(id: record.id) } }
+        }
+    }
+
     /// Forgets a consent; false when there was none.
     func forget(user: UUID, client: String) async throws -> Bool {
         let key = Self.key(user: user, client: client)

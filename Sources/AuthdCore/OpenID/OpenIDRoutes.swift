@@ -26,6 +26,7 @@ struct OpenIDRoutes: Sendable {
     func add(to router: Router<AuthRequestContext>) {
         let routes = self
         router.get(".well-known/openid-configuration") { _, _ in routes.discovery() }
+        router.get(".well-known/oauth-authorization-server") { _, _ in routes.discovery(authorizationServer: true) }
         router.get("oauth/authorize") { request, context in
             try await routes.login.guarded(request, context) { try await routes.authorize(request, context) }
         }
@@ -48,9 +49,11 @@ struct OpenIDRoutes: Sendable {
 
     // MARK: - Discovery
 
-    func discovery() -> Response {
+    /// OpenID Connect Discovery 1.0; with `authorizationServer`, RFC 8414's metadata: the same plus
+    /// the device authorization endpoint.
+    func discovery(authorizationServer: Bool = false) -> Response {
         let base = issuer.value
-        let document: [String: JSONValue] = [
+        var document: [String: JSONValue] = [
             "issuer": .string(base), "authorization_endpoint": .string(base + "/oauth/authorize"), "token_endpoint": .string(base + "/oauth/token"),
             "userinfo_endpoint": .string(base + "/oauth/userinfo"), "jwks_uri": .string(base + "/.well-known/jwks.json"),
             "revocation_endpoint": .string(base + "/oauth/revoke"), "end_session_endpoint": .string(base + "/oauth/logout"),
@@ -64,6 +67,10 @@ struct OpenIDRoutes: Sendable {
             "request_parameter_supported": .bool(false), "request_uri_parameter_supported": .bool(false), "claims_parameter_supported": .bool(false),
             "authorization_response_iss_parameter_supported": .bool(true),
         ]
+        if authorizationServer {
+            document["device_authorization_endpoint"] = .string(base + "/oauth/device_authorization")
+            document["grant_types_supported"] = Self.list(["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code"])
+        }
         var w = JSONWriter(capacity: 1024)
         w.value(.object(document))
         var response = w.response()

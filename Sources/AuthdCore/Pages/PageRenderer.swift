@@ -43,20 +43,57 @@ struct PageRenderer: Sendable {
         self.productName = productName
     }
 
-    /// Renderings whose only per-request values are marks replaced afterwards (the CSRF token; the
-    /// layout's title, error and content): Mustache's lookups cost more than the rest of a page.
-    /// Bounded: once full, further renderings are made each time.
+    /// Renderings whose only per-request values are marks filled in afterwards (the CSRF token;
+    /// the layout's title, error and content): Mustache's lookups cost more than the rest of a page.
+    /// A rendering is kept cut at its marks, so filling it in is one concatenation. Bounded: once
+    /// full, further renderings are made each time.
     final class Renderings: Sendable {
-        let entries = Mutex<[String: String]>([:])
+        /// A rendering cut at its marks: literal text, and slots named by the letter after the mark.
+        enum Part: Sendable {
+            case text(String)
+            case slot(UInt8)
+        }
+
+        let entries = Mutex<[String: [Part]]>([:])
         static let limit = 256
         /// Random per process, so no text a person types can be taken for one.
         let mark = "m" + Hex.encode(SecureRandom.bytes(8))
 
-        func value(_ key: String, _ make: () -> String) -> String {
+        /// The rendering of `key`, made by `make` (given the mark to write before each slot's letter).
+        func parts(_ key: String, _ make: (String) -> String) -> [Part] {
             if let hit = entries.withLock({ $0[key] }) { return hit }
-            let made = make()
+            let made = cut(make(mark))
             entries.withLock { if $0.count < Self.limit { $0[key] = made } }
             return made
+        }
+
+        func cut(_ rendered: String) -> [Part] {
+            let bytes = Array(rendered.utf8), m = Array(mark.utf8)
+            var parts: [Part] = [], start = 0, i = 0
+            while i + m.count < bytes.count {
+                if bytes[i] == m[0], bytes[i..<(i + m.count)].elementsEqual(m) {
+                    parts.append(.text(String(decoding: bytes[start..<i], as: UTF8.self)))
+                    parts.append(.slot(bytes[i + m.count]))
+                    i += m.count + 1
+                    start = i
+                } else {
+                    i += 1
+                }
+            }
+            parts.append(.text(String(decoding: bytes[start...], as: UTF8.self)))
+            return parts
+        }
+
+        static func fill(_ parts: [Part], _ values: [UInt8: String]) -> String {
+            var out = ""
+            out.reserveCapacity(parts.reduce(0) { if case .text(let t) = $1 { $0 + t.utf8.count } else { $0 + 64 } })
+            for part in parts {
+                switch part {
+                case .text(let t): out += t
+                case .slot(let letter): out += values[letter] ?? ""
+                }
+            }
+            return out
         }
     }
     let renderings = Renderings()
@@ -77,8 +114,7 @@ struct PageRenderer: Sendable {
         }
         guard step.error == nil else { return made(csrf) }
         let key = "step\u{0}\(action)\u{0}\(step.template)\u{0}" + step.values.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "\u{0}")
-        let mark = renderings.mark + "c"
-        return renderings.value(key) { made(mark) }.replacingOccurrences(of: mark, with: csrf)
+        return Renderings.fill(renderings.parts(key) { made($0 + "c") }, [UInt8(ascii: "c"): csrf])
     }
 
     /// `text` escaped as Mustache escapes a value.
@@ -89,16 +125,15 @@ struct PageRenderer: Sendable {
         title: String, content: String, error: String? = nil, status: HTTPResponse.Status = .ok, signedIn: Bool = false, csrf: String = "",
         cookies: [Cookie] = [], formTarget: String? = nil
     ) -> Response {
-        // The layout once per shape, with marks; the content goes in last, so nothing in it is replaced.
-        let (t, e, c, body) = (renderings.mark + "t", renderings.mark + "e", renderings.mark + "c", renderings.mark + "b")
-        let layout = renderings.value("layout\u{0}\(signedIn)\u{0}\(error != nil)") {
-            var values: [String: Any] = ["title": t, "product": productName, "content": body, "signed_in": signedIn, "csrf": c]
-            if error != nil { values["error"] = e }
+        // The layout once per shape, cut at its marks; the values go into the slots as they are.
+        let layout = renderings.parts("layout\u{0}\(signedIn)\u{0}\(error != nil)") { mark in
+            var values: [String: Any] = ["title": mark + "t", "product": productName, "content": mark + "b", "signed_in": signedIn, "csrf": mark + "c"]
+            if error != nil { values["error"] = mark + "e" }
             return render("layout", values)
         }
-        var html = layout.replacingOccurrences(of: t, with: escaped(title)).replacingOccurrences(of: c, with: csrf)
-        if let error { html = html.replacingOccurrences(of: e, with: escaped(error)) }
-        html = html.replacingOccurrences(of: body, with: content)
+        var slots: [UInt8: String] = [UInt8(ascii: "t"): escaped(title), UInt8(ascii: "c"): csrf, UInt8(ascii: "b"): content]
+        if let error { slots[UInt8(ascii: "e")] = escaped(error) }
+        let html = Renderings.fill(layout, slots)
         var response = Response(status: status, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: html)))
         for cookie in cookies { response.setCookie(cookie) }
         PageGate.secure(&response, formTarget: formTarget)

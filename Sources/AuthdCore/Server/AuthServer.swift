@@ -231,6 +231,8 @@ package final class AuthServer: Sendable {
                 tokens: OpenIDTokens(keyRing: keyRing, rsa: rsa, issuer: issuerName, clock: clock), issuer: issuerName, renderer: renderer, login: login,
                 box: try SecretBox(key: kernel.secret(named: "oidc-requests")))
             openID.add(to: router)
+            // Consent stays through a reset or a disable, not through a deletion (contract §13).
+            kernel.accountDeletion.register { user in try? await openID.consents.forgetAll(of: user.id) }
             AccountRoutes(kernel: kernel, gate: gate, renderer: renderer, login: login, openID: openID).add(to: router)
             DevicePage(kernel: kernel, devices: devices, renderer: renderer, login: login).add(to: router)
             OAuthRoutes(kernel: kernel, devices: devices, issuer: issuerName, serviceKeys: serviceKeys, openID: openID).add(to: router)
