@@ -42,7 +42,7 @@ package struct BearerAuthenticator: RouterMiddleware {
 
     /// The token of `Bearer <token>` (scheme case-insensitive, surrounding spaces ignored). Byte-level:
     /// Foundation's trimming went through NSString and cost more than the rest of the request (profiled).
-    static func bearerToken(_ header: String) -> String? {
+    package static func bearerToken(_ header: String) -> String? {
         let bytes = Array(header.utf8)
         guard bytes.count > 7 else { return nil }
         let scheme: [UInt8] = Array("bearer ".utf8)

@@ -97,7 +97,7 @@ struct OAuthRoutes: Sendable {
         let parameters = try await OAuthParameters.read(request, context: context)
         var caller: String?, askingClient: String?
         if let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") {
-            caller = try await serviceKeys.verify(String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces))
+            caller = try await serviceKeys.verify(BearerAuthenticator.bearerToken(header) ?? "")
         } else if let openID, try await openID.isClientRequest(parameters, request) {
             askingClient = try await openID.authenticatedClient(parameters, request).id
         }

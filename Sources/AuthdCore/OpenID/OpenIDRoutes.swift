@@ -414,8 +414,8 @@ struct OpenIDRoutes: Sendable {
         func refused(_ error: String) -> Response {
             Response(status: .unauthorized, headers: [.wwwAuthenticate: "Bearer error=\"\(error)\"", .cacheControl: "no-store"])
         }
-        guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer "),
-            let claims = tokens.verifiedAccessToken(String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)),
+        guard let header = request.headers[.authorization], let bearer = BearerAuthenticator.bearerToken(header),
+            let claims = tokens.verifiedAccessToken(bearer),
             let userID = UUID(uuidString: claims.sub), let sessionID = UUID(uuidString: claims.sid)
         else { return refused("invalid_token") }
         // The session (ended by logout, reset, disable, a revoked grant) and the client (deleted) must both still be there.

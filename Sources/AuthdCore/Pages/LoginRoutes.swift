@@ -101,7 +101,7 @@ struct LoginRoutes: Sendable {
         if try await browserPrincipal(request) != nil {
             return PageGate.redirect(to: returnTo, status: .found)
         }
-        var pre = PreSignIn.unsealed(request, box: box, now: now)
+        let pre = PreSignIn.unsealed(request, box: box, now: now)
         if pre == nil {
             try await kernel.rateLimiter.consume(Self.pagesPerNetwork, key: "pages.new:\(ClientNetwork.network(for: context.clientIP))")
         }
@@ -109,20 +109,18 @@ struct LoginRoutes: Sendable {
         state.returnTo = returnTo
         (state.allowPin, state.formTarget) = try await authorizeRequest(returnTo: returnTo)
         (state.provider, state.state, state.challenge, state.factors) = (nil, [:], nil, [])
-        pre = state
-        return try loginPage(state)
+        // The cookie is sealed again only when what it holds changed.
+        return try loginPage(state, resealing: state != pre)
     }
 
     /// The first screen: each provider's first step.
-    func loginPage(_ pre: PreSignIn, error: String? = nil, status: HTTPResponse.Status = .ok) throws -> Response {
-        let sections: [[String: Any]] = offered(pre).compactMap { provider in
-            guard let step = provider.loginStep() else { return nil }
-            let id = type(of: provider).id
-            return ["label": type(of: provider).methodName, "html": renderer.render(step, csrf: pre.csrf, action: "/login/\(id)/")]
+    func loginPage(_ pre: PreSignIn, error: String? = nil, status: HTTPResponse.Status = .ok, resealing: Bool = true) throws -> Response {
+        let steps: [(label: String, step: PageStep, action: String)] = offered(pre).compactMap { provider in
+            provider.loginStep().map { (type(of: provider).methodName, $0, "/login/\(type(of: provider).id)/") }
         }
         return renderer.page(
-            title: "Sign in", content: renderer.render("login", ["sections": sections]), error: error, status: status, csrf: pre.csrf,
-            cookies: [try pre.cookie(box: box)], formTarget: pre.formTarget)
+            title: "Sign in", content: renderer.loginContent(steps, csrf: pre.csrf), error: error, status: status, csrf: pre.csrf,
+            cookies: resealing ? [try pre.cookie(box: box)] : [], formTarget: pre.formTarget)
     }
 
     /// The pre-sign-in state a POST must carry, with its CSRF token; nil answers for it.

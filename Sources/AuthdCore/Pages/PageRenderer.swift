@@ -117,6 +117,18 @@ struct PageRenderer: Sendable {
         return Renderings.fill(renderings.parts(key) { made($0 + "c") }, [UInt8(ascii: "c"): csrf])
     }
 
+    /// `/login`'s first screen: each provider's first step in its section, kept cut at the CSRF
+    /// token's mark when no step carries an error.
+    func loginContent(_ steps: [(label: String, step: PageStep, action: String)], csrf: String) -> String {
+        func made(_ token: String) -> String {
+            let sections: [[String: Any]] = steps.map { ["label": $0.label, "html": render($0.step, csrf: token, action: $0.action)] }
+            return render("login", ["sections": sections])
+        }
+        guard steps.allSatisfy({ $0.step.error == nil }) else { return made(csrf) }
+        let key = "login" + steps.map { "\u{0}\($0.label)\u{0}\($0.action)\u{0}\($0.step.template)\u{0}\($0.step.values.sorted { $0.key < $1.key })" }.joined()
+        return Renderings.fill(renderings.parts(key) { made($0 + "c") }, [UInt8(ascii: "c"): csrf])
+    }
+
     /// `text` escaped as Mustache escapes a value.
     func escaped(_ text: String) -> String { render("escaped", ["value": text]) }
 

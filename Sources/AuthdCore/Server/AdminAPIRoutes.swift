@@ -156,7 +156,7 @@ struct AdminAPIRoutes: Sendable {
     /// The calling key's name, or 401 `UNAUTHORIZED` (the contract's shape, with a Bearer challenge).
     static func caller(_ request: Request, _ serviceKeys: ServiceKeys) async throws -> String {
         guard let header = request.headers[.authorization], header.count > 7, header.prefix(7).lowercased() == "bearer ",
-            let name = try await serviceKeys.verify(String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces))
+            let name = try await serviceKeys.verify(BearerAuthenticator.bearerToken(header) ?? "")
         else {
             throw AuthError(status: .unauthorized, code: "UNAUTHORIZED", message: "Send a service key (authd service-keys create) as the Bearer token.")
         }
