@@ -149,7 +149,7 @@ let package = Package(
             path: "Sources/Providers/Password",
             resources: [
                 .embedInCode("openapi.yaml"), .embedInCode("Pages/login.mustache"), .embedInCode("Pages/verify.mustache"),
-                .embedInCode("Pages/reset-code.mustache"), .embedInCode("Pages/reset-wait.mustache"),
+                .embedInCode("Pages/reset-code.mustache"), .embedInCode("Pages/reset-wait.mustache"), .embedInCode("Pages/account.mustache"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -175,7 +175,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/Providers/TOTP",
-            resources: [.embedInCode("openapi.yaml")],
+            resources: [
+                .embedInCode("openapi.yaml"), .embedInCode("Pages/account.mustache"), .embedInCode("Pages/enroll.mustache"),
+                .embedInCode("Pages/codes.mustache"),
+            ],
             swiftSettings: swiftSettings
         ),
         // Passkeys on the public SDK: WebAuthn ceremonies with a small bounded CBOR reader, ES256 from swift-crypto, EdDSA from the SDK (libsodium).

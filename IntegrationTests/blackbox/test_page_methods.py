@@ -263,3 +263,49 @@ def test_user_name_and_pin_are_offered_only_to_a_client_registered_for_them():
         assert done.status_code == 303 and done.headers["Location"].startswith("/oauth/authorize")
         back = browser.get(server.url + done.headers["Location"], allow_redirects=False)
         assert back.status_code == 302 and back.headers["Location"].startswith(REDIRECT + "?code=")
+
+
+def test_the_account_page_turns_an_authenticator_app_on_and_off_and_changes_the_password(browser):
+    with running_server({**PAGES, "providers": ["email", "password", "totp"], "email": {"resend_interval": 0}}) as server:
+        from test_pages import register_password
+        phone = register_password(server, "tom@example.com", "the first password")
+        browser.get(server.url + "/login")
+        fill(browser, "password-email", "tom@example.com")
+        fill(browser, "password-password", "the first password")
+        click(browser, "form[action='/login/password/login'] button")
+        assert on_account(browser)
+
+        # The password: the current one is checked; other sessions end, this browser stays.
+        fill(browser, "account-current-password", "not the password")
+        fill(browser, "account-new-password", "the second password")
+        click(browser, "form[action='/account/password/change'] button")
+        assert browser.find_element(By.ID, "page-error").text
+        fill(browser, "account-current-password", "the first password")
+        fill(browser, "account-new-password", "the second password")
+        click(browser, "form[action='/account/password/change'] button")
+        assert on_account(browser)
+        assert server.call("GET", "/api/v1/auth/me", token=phone["access_token"])[0] == 401, "the other session ended"
+        assert server.call("POST", "/api/v1/auth/password/login", {"email": "tom@example.com", "password": "the second password"})[0] == 200
+
+        # The authenticator app: the key shown, the app's first code, the recovery codes once.
+        click(browser, "form[action='/account/totp/begin'] button")
+        shots(browser, "totp-enroll")
+        accessible(browser)
+        key = browser.find_element(By.ID, "totp-key").text.replace(" ", "")
+        app = pyotp.TOTP(key)
+        fill(browser, "totp-code", "000000" if app.now() != "000000" else "111111")
+        click(browser, "form[action='/account/totp/confirm'] button")
+        assert "not the app's" in browser.find_element(By.ID, "page-error").text
+        assert browser.find_element(By.ID, "totp-key").text.replace(" ", "") == key
+        fill(browser, "totp-code", app.now())
+        click(browser, "form[action='/account/totp/confirm'] button")
+        codes = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "#recovery-codes code")]
+        assert len(codes) == 10
+        shots(browser, "totp-codes")
+        # Now a password sign-in asks for the app's code.
+        status, challenge, _ = server.call("POST", "/api/v1/auth/password/login", {"email": "tom@example.com", "password": "the second password"})
+        assert status == 202 and "totp" in challenge["factors"]
+        browser.get(server.url + "/account")
+        click(browser, "form[action='/account/totp/off'] button")
+        assert on_account(browser) and "Set up an authenticator app" in browser.page_source
+        assert server.call("POST", "/api/v1/auth/password/login", {"email": "tom@example.com", "password": "the second password"})[0] == 200

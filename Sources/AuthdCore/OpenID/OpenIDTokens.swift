@@ -2,6 +2,7 @@ import AuthKernel
 import AuthStorage
 import Foundation
 import HTTPTypes
+import Synchronization
 
 /// The tokens the OpenID Provider issues: ID tokens and client access tokens (RFC 9068), compact
 /// JWS signed with the client's algorithm: RS256 (the RSA key), or EdDSA / `Ed25519` (the key
@@ -87,13 +88,41 @@ struct OpenIDTokens: Sendable {
         return (header, payload, signature, Array(u[..<d2]))
     }
 
+    /// Access tokens whose signature was checked, by their text, until they expire: a client calls
+    /// userinfo with the same token many times, and the RSA check and JSON decoding were most of that
+    /// call. Only the signature's verdict is kept; the session, the client and the user are looked
+    /// up on every use. Bounded: when full it starts again.
+    final class VerifiedTokens: Sendable {
+        let entries = Mutex<[String: AccessClaims]>([:])
+        static let limit = 4096
+
+        func claims(_ token: String, now: Double) -> AccessClaims? {
+            entries.withLock { $0[token] }.flatMap { $0.exp > now ? $0 : nil }
+        }
+
+        func keep(_ token: String, _ claims: AccessClaims) {
+            entries.withLock { entries in
+                if entries.count >= Self.limit { entries.removeAll(keepingCapacity: true) }
+                entries[token] = claims
+            }
+        }
+    }
+    let verifiedTokens = VerifiedTokens()
+
     /// The claims of a client access token this server signed, still valid; nil otherwise.
     func verifiedAccessToken(_ token: String) -> AccessClaims? {
+        let now = clock.now().timeIntervalSince1970
+        if let known = verifiedTokens.claims(token, now: now) { return known }
+        guard let claims = checkedAccessToken(token), claims.exp > now else { return nil }
+        verifiedTokens.keep(token, claims)
+        return claims
+    }
+
+    private func checkedAccessToken(_ token: String) -> AccessClaims? {
         let decoder = JSONDecoder()
         guard let parts = Self.parts(token), let header = try? decoder.decode(Header.self, from: Data(parts.header)), header.typ == "at+jwt",
             verify(alg: header.alg, kid: header.kid, signature: parts.signature, input: parts.input),
-            let claims = try? decoder.decode(AccessClaims.self, from: Data(parts.payload)), claims.iss == issuer.value,
-            claims.exp > clock.now().timeIntervalSince1970
+            let claims = try? decoder.decode(AccessClaims.self, from: Data(parts.payload)), claims.iss == issuer.value
         else { return nil }
         return claims
     }

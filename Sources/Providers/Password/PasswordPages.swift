@@ -12,6 +12,7 @@ extension PasswordProvider: PageSignIn {
         PageTemplateDeclaration("password.verify", PackageResources.verify_mustache),
         PageTemplateDeclaration("password.reset-code", PackageResources.reset_code_mustache),
         PageTemplateDeclaration("password.reset-wait", PackageResources.reset_wait_mustache),
+        PageTemplateDeclaration("password.account", PackageResources.account_mustache),
     ]
 
     /// The sign-in form, with sign-up and the resets folded under it.
@@ -130,6 +131,25 @@ extension PasswordProvider: PageSignIn {
         return PageStep(
             template: "password.reset-wait", values: ["match_code": .text(state["match_code"] ?? ""), "expires_at": .text(expires)], error: error,
             status: error == nil ? .ok : .conflict)
+    }
+
+    /// Changing the password on `/account` (or setting a first one, for an account with an email).
+    public func accountStep(for principal: Principal) -> PageStep? {
+        guard let email = principal.user.email else { return nil }
+        return PageStep(
+            template: "password.account",
+            values: [
+                "has_password": .flag(principal.user.secret(Self.id, as: PasswordCredential.self) != nil), "email": .text(email),
+                "min_length": .text(String(policy.minLength)),
+            ])
+    }
+
+    /// `change`: the API's change (the current password checked and counted); other sessions end.
+    public func accountPost(action: String, form: PageForm, principal: Principal, context: AuthRequestContext) async throws -> PageStep? {
+        guard action == "change" else { throw AuthError.notFound() }
+        let current = form["current_password"].flatMap { $0.isEmpty ? nil : $0 }
+        try await changePassword(of: principal, current: current, new: form["new_password"] ?? "")
+        return nil
     }
 
     /// After a registration or a reset by mailed code, the address is proven: no second mailed code.

@@ -558,17 +558,24 @@ public struct PasswordProvider: AuthProvider {
     func change(_ request: Request, _ context: AuthRequestContext) async throws -> Response {
         let principal = try context.requirePrincipal()
         let body = try await request.decodeJSON(as: ChangeBody.self, context: context)
+        try await changePassword(of: principal, current: body.currentPassword, new: body.newPassword)
+        return Response(status: .noContent)
+    }
+
+    /// Sets or changes the signed-in user's password (the current one checked and counted, or a
+    /// fresh session for a first one); every other session ends and the owner is told.
+    func changePassword(of principal: Principal, current: String?, new newPassword: String) async throws {
         let user = principal.user
         guard let email = user.email else {
             throw AuthError.invalidState("Add an email address to the account before setting a password.")
         }
-        let newPassword = try policy.check(body.newPassword, email: email)
+        let checked = try policy.check(newPassword, email: email)
         let now = kernel.clock.now()
         let existing = user.secret(Self.id, as: PasswordCredential.self)
         // Adding a first password checks nothing, so it needs a fresh session, as any new credential.
         if existing == nil { try kernel.sessions.requireFresh(principal) }
         if let credential = existing {
-            guard let current = body.currentPassword else {
+            guard let current else {
                 throw AuthError.invalidRequest("The field `current_password` is required.", field: "current_password")
             }
             guard current.utf8.count <= Self.maxPresentedPasswordBytes else { throw AuthError.invalidCredentials }
@@ -581,14 +588,13 @@ public struct PasswordProvider: AuthProvider {
                 throw AuthError.invalidCredentials
             }
         }
-        let hash = try await hasher.hash(newPassword)
+        let hash = try await hasher.hash(checked)
         try await setPassword(hash: hash, for: user.id, email: email, displayName: nil)
         try await kernel.sessions.revokeAll(of: user.id, except: principal.session.id)
         await notifyChanged(email: email, how: "password change", device: principal.session.deviceName, removed: [])
         kernel.logger.info("password changed; other sessions ended", metadata: ["user.id": "\(user.id.lowercased)"])
         await kernel.audit.record("password_changed", provider: Self.id, user: user.id, device: principal.session.deviceName)
         await kernel.events.credentialChanged(user.id, credential: Self.id)
-        return Response(status: .noContent)
     }
 
     /// Stores a new password hash, links the `password` identity, and sets the display name if none.

@@ -47,80 +47,17 @@ public struct TOTPProvider: AuthProvider {
         let routes = RouteCollection(context: AuthRequestContext.self)
 
         routes.post("mfa/totp/enroll") { request, context -> Response in
-            let principal = try context.requirePrincipal()
-            try kernel.sessions.requireFresh(principal)
-            let secret = SecureRandom.bytes(20)
-            let now = kernel.clock.now()
-            let pending = TOTPEnrollment(
-                sealedSecret: box.seal(Base64URL.encode(secret)), createdAt: now.timeIntervalSince1970, confirmed: false,
-                sessionID: principal.session.id.lowercased, attempts: 0)
-            try await kernel.users.change(principal.user.id) { user in
-                if user.secret(TOTPEnrollment.key, as: TOTPEnrollment.self)?.confirmed == true {
-                    throw AuthError.invalidState("TOTP is already on for this account: delete it first to enrol another app.")
-                }
-                try user.setSecret(TOTPEnrollment.key, pending)
-            }
-            let encoded = Base32.encode(secret)
-            return try Self.private(Enrolment(secret: encoded, otpauthURI: otpauthURI(secret: encoded, user: principal.user)).response(from: request, context: context))
+            Self.private(try await enroll(try context.requirePrincipal()).response(from: request, context: context))
         }
 
         routes.post("mfa/totp/confirm") { request, context -> Response in
             let principal = try context.requirePrincipal()
             let body = try await request.decodeJSON(as: ConfirmBody.self, context: context)
-            let now = kernel.clock.now()
-            let (codes, stored) = RecoveryCodes.generate(pepper: pepper, now: now)
-            let (box, settings) = (self.box, self.settings)
-            let sessionID = principal.session.id.lowercased
-            enum Outcome { case confirmed, wrong(remaining: Int), none }
-            let outcome = try await kernel.users.change(principal.user.id) { user -> Outcome in
-                guard var totp = user.secret(TOTPEnrollment.key, as: TOTPEnrollment.self), !totp.confirmed,
-                    now.timeIntervalSince1970 - totp.createdAt <= TOTPEnrollment.pendingLifetime, totp.sessionID == sessionID
-                else { return .none }
-                guard let sealed = box.open(totp.sealedSecret), let secret = Base64URL.decode(sealed),
-                    let step = TOTPCode.matchingStep(body.code, secret: secret, now: now, after: nil)
-                else {
-                    // Wrong first codes count: an enrolment dies after max_attempts of them.
-                    totp.attempts = (totp.attempts ?? 0) + 1
-                    let remaining = max(0, settings.maxAttempts - (totp.attempts ?? 0))
-                    try user.setSecret(TOTPEnrollment.key, remaining == 0 ? nil : totp)
-                    return .wrong(remaining: remaining)
-                }
-                totp.confirmed = true
-                totp.lastStep = step
-                totp.sessionID = nil
-                totp.attempts = nil
-                totp.createdAt = now.timeIntervalSince1970
-                try user.setSecret(TOTPEnrollment.key, totp)
-                try user.setSecret(RecoveryCodes.key, stored)
-                try user.setSecret(FactorLock.key, Optional<FactorLock>.none)
-                return .confirmed
-            }
-            switch outcome {
-            case .none:
-                throw AuthError.invalidState("No TOTP enrolment of this session is waiting: start one with POST /api/v1/auth/mfa/totp/enroll.")
-            case .wrong(let remaining):
-                throw AuthError.invalidCode(attemptsRemaining: remaining)
-            case .confirmed:
-                kernel.logger.info("TOTP turned on", metadata: ["user.id": "\(principal.user.id.lowercased)"])
-                await kernel.audit.record("totp_enabled", provider: Self.id, user: principal.user.id, device: principal.session.deviceName)
-                await kernel.users.noticeMethodAdded(principal.user, method: Self.methodName, credential: .provided(kind: Self.id, reference: ""))
-                await kernel.events.credentialChanged(principal.user.id, credential: Self.id)
-                return try Self.private(Codes(recoveryCodes: codes).response(from: request, context: context))
-            }
+            return Self.private(try Codes(recoveryCodes: try await confirm(principal, code: body.code)).response(from: request, context: context))
         }
 
         routes.delete("mfa/totp") { _, context -> Response in
-            let principal = try context.requirePrincipal()
-            try kernel.sessions.requireFresh(principal)
-            let removed = try await kernel.users.change(principal.user.id) { user -> Bool in
-                guard user.secrets[TOTPEnrollment.key] != nil else { return false }
-                for key in [TOTPEnrollment.key, RecoveryCodes.key, FactorLock.key] { user.secrets[key] = nil }
-                return true
-            }
-            guard removed else { throw AuthError.notFound("TOTP is not on for this account.") }
-            kernel.logger.info("TOTP turned off", metadata: ["user.id": "\(principal.user.id.lowercased)"])
-            await kernel.audit.record("totp_disabled", provider: Self.id, user: principal.user.id, device: principal.session.deviceName)
-            await kernel.events.credentialChanged(principal.user.id, credential: Self.id)
+            try await disable(try context.requirePrincipal())
             return Response(status: .noContent)
         }
 
@@ -141,6 +78,82 @@ public struct TOTPProvider: AuthProvider {
             return try Self.private(Codes(recoveryCodes: codes).response(from: request, context: context))
         }
         return routes
+    }
+
+    /// A new secret for a fresh session's user, waiting for the app's first code.
+    func enroll(_ principal: Principal) async throws -> Enrolment {
+        try kernel.sessions.requireFresh(principal)
+        let secret = SecureRandom.bytes(20)
+        let now = kernel.clock.now()
+        let pending = TOTPEnrollment(
+            sealedSecret: box.seal(Base64URL.encode(secret)), createdAt: now.timeIntervalSince1970, confirmed: false,
+            sessionID: principal.session.id.lowercased, attempts: 0)
+        try await kernel.users.change(principal.user.id) { user in
+            if user.secret(TOTPEnrollment.key, as: TOTPEnrollment.self)?.confirmed == true {
+                throw AuthError.invalidState("TOTP is already on for this account: delete it first to enrol another app.")
+            }
+            try user.setSecret(TOTPEnrollment.key, pending)
+        }
+        let encoded = Base32.encode(secret)
+        return Enrolment(secret: encoded, otpauthURI: otpauthURI(secret: encoded, user: principal.user))
+    }
+
+    /// The app's first code turns TOTP on; the ten recovery codes, shown once.
+    func confirm(_ principal: Principal, code: String) async throws -> [String] {
+        let now = kernel.clock.now()
+        let (codes, stored) = RecoveryCodes.generate(pepper: pepper, now: now)
+        let (box, settings) = (self.box, self.settings)
+        let sessionID = principal.session.id.lowercased
+        enum Outcome { case confirmed, wrong(remaining: Int), none }
+        let outcome = try await kernel.users.change(principal.user.id) { user -> Outcome in
+            guard var totp = user.secret(TOTPEnrollment.key, as: TOTPEnrollment.self), !totp.confirmed,
+                now.timeIntervalSince1970 - totp.createdAt <= TOTPEnrollment.pendingLifetime, totp.sessionID == sessionID
+            else { return .none }
+            guard let sealed = box.open(totp.sealedSecret), let secret = Base64URL.decode(sealed),
+                let step = TOTPCode.matchingStep(code, secret: secret, now: now, after: nil)
+            else {
+                // Wrong first codes count: an enrolment dies after max_attempts of them.
+                totp.attempts = (totp.attempts ?? 0) + 1
+                let remaining = max(0, settings.maxAttempts - (totp.attempts ?? 0))
+                try user.setSecret(TOTPEnrollment.key, remaining == 0 ? nil : totp)
+                return .wrong(remaining: remaining)
+            }
+            totp.confirmed = true
+            totp.lastStep = step
+            totp.sessionID = nil
+            totp.attempts = nil
+            totp.createdAt = now.timeIntervalSince1970
+            try user.setSecret(TOTPEnrollment.key, totp)
+            try user.setSecret(RecoveryCodes.key, stored)
+            try user.setSecret(FactorLock.key, Optional<FactorLock>.none)
+            return .confirmed
+        }
+        switch outcome {
+        case .none:
+            throw AuthError.invalidState("No TOTP enrolment of this session is waiting: start one with POST /api/v1/auth/mfa/totp/enroll.")
+        case .wrong(let remaining):
+            throw AuthError.invalidCode(attemptsRemaining: remaining)
+        case .confirmed:
+            kernel.logger.info("TOTP turned on", metadata: ["user.id": "\(principal.user.id.lowercased)"])
+            await kernel.audit.record("totp_enabled", provider: Self.id, user: principal.user.id, device: principal.session.deviceName)
+            await kernel.users.noticeMethodAdded(principal.user, method: Self.methodName, credential: .provided(kind: Self.id, reference: ""))
+            await kernel.events.credentialChanged(principal.user.id, credential: Self.id)
+            return codes
+        }
+    }
+
+    /// TOTP and the recovery codes off (a fresh session).
+    func disable(_ principal: Principal) async throws {
+        try kernel.sessions.requireFresh(principal)
+        let removed = try await kernel.users.change(principal.user.id) { user -> Bool in
+            guard user.secrets[TOTPEnrollment.key] != nil else { return false }
+            for key in [TOTPEnrollment.key, RecoveryCodes.key, FactorLock.key] { user.secrets[key] = nil }
+            return true
+        }
+        guard removed else { throw AuthError.notFound("TOTP is not on for this account.") }
+        kernel.logger.info("TOTP turned off", metadata: ["user.id": "\(principal.user.id.lowercased)"])
+        await kernel.audit.record("totp_disabled", provider: Self.id, user: principal.user.id, device: principal.session.deviceName)
+        await kernel.events.credentialChanged(principal.user.id, credential: Self.id)
     }
 
     struct Enrolment: ResponseEncodable {
