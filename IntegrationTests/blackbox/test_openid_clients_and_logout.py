@@ -382,3 +382,23 @@ def test_the_authorization_server_metadata_names_the_device_endpoint_too():
         assert {k: v for k, v in rfc8414.items() if k not in ("device_authorization_endpoint", "grant_types_supported")} == \
             {k: v for k, v in oidc.items() if k != "grant_types_supported"}
         assert "urn:ietf:params:oauth:grant-type:device_code" in rfc8414["grant_types_supported"]
+
+
+def test_disabling_or_deleting_the_account_ends_its_client_tokens():
+    with running_server(CONFIG) as server:
+        client = register_client(server, "--first-party")
+        key = service_key(server.folder)
+        admin = {"Authorization": "Bearer " + key, "Content-Type": "application/json"}
+        for email, action in (("dora@example.com", "disable"), ("dell@example.com", "delete")):
+            token = code_flow(server, client, Browserish(), scope="openid offline_access", email=email)
+            assert userinfo(server, token).status_code == 200
+            user_id = requests.post(server.url + "/oauth/introspect", data={"token": token["access_token"]},
+                                    headers={"Authorization": "Bearer " + key}).json()["sub"]
+            if action == "disable":
+                assert requests.patch(server.url + "/api/v1/admin/users/" + user_id, data=json.dumps({"disabled": True}), headers=admin).status_code == 200
+            else:
+                assert requests.delete(server.url + "/api/v1/admin/users/" + user_id, headers=admin).status_code == 204
+            assert userinfo(server, token).status_code == 401, action
+            refreshed = requests.post(server.url + "/oauth/token", data={"grant_type": "refresh_token", "refresh_token": token["refresh_token"]},
+                                      auth=(client["client_id"], client["client_secret"]))
+            assert refreshed.status_code == 400 and refreshed.json()["error"] == "invalid_grant", action

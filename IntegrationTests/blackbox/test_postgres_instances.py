@@ -33,8 +33,8 @@ def fresh_database():
 
 
 @contextlib.contextmanager
-def cluster(config=None, migrate=True, count=2, before_start=None):
-    """`count` servers, each with its own data folder, on one new database."""
+def cluster(config=None, migrate=True, count=2, before_start=None, ports=None):
+    """`count` servers, each with its own data folder, on one new database (on `ports`, when given)."""
     url = fresh_database()
     kek = secrets.token_hex(32)
     full = {**BASE_CONFIG, **(config or {}), "storage": {"backend": "postgres", "postgres": {"url": url, "tls": "disable"}}}
@@ -53,8 +53,8 @@ def cluster(config=None, migrate=True, count=2, before_start=None):
             before_start(folders[0])
         servers = []
         try:
-            for folder in folders:
-                servers.append(Server(folder))
+            for i, folder in enumerate(folders):
+                servers.append(Server(folder, port=ports[i] if ports else 0))
             yield servers
         finally:
             for s in servers:
@@ -447,3 +447,47 @@ def test_a_browser_signs_in_on_one_instance_and_a_code_made_there_is_redeemed_on
         replay = requests.post(a.url + "/oauth/token", data=form, auth=auth)
         assert replay.status_code == 400 and replay.json()["error"] == "invalid_grant"
         assert requests.get(b.url + "/oauth/userinfo", headers=bearer).status_code == 401
+
+
+def test_a_person_signs_in_to_an_app_with_a_passkey_in_chromium_and_the_other_instance_redeems_the_code():
+    """The browser suite's critical flow on PostgreSQL: Chromium adds a passkey and signs in with it on
+    one instance (issuer http://localhost:PORT, as on a laptop), allows the app; the app redeems the
+    code and reads userinfo on the other instance."""
+    import requests
+    from authlib.common.security import generate_token
+    from authlib.integrations.requests_client import OAuth2Session
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from chromium import chromium
+    from test_openid_browser import APP, arrived_at
+    from test_page_methods import add_authenticator, free_port, on_account, sign_in_with_email
+    from test_pages import click
+
+    port = free_port()
+    issuer = f"http://localhost:{port}"
+    config = {"issuer": issuer, "providers": ["email", "passkey"], "passkeys": {"rp_id": "localhost", "origins": [issuer]},
+              "email": {"resend_interval": 0}}
+    with cluster(config, ports=[port, 0]) as (a, b), chromium(1280, 900) as browser:
+        out = subprocess.run([BINARY, "clients", "create", "Grafana", "--redirect-uri", APP, "--data", a.folder],
+                             capture_output=True, text=True, check=True).stdout
+        client = json.loads(out[: out.rindex("}") + 1])
+        add_authenticator(browser)
+        sign_in_with_email(browser, a, "paz@example.com")
+        click(browser, "form[action='/account/passkey/begin'] button")
+        click(browser, "#passkey-button")
+        assert on_account(browser)
+        click(browser, "form[action='/logout'] button")
+
+        rp = OAuth2Session(client["client_id"], client["client_secret"], scope="openid email", redirect_uri=APP, code_challenge_method="S256")
+        verifier = generate_token(48)
+        url, _ = rp.create_authorization_url(issuer + "/oauth/authorize", code_verifier=verifier, nonce="n")
+        browser.get(url)
+        click(browser, "form[action='/login/passkey/begin'] button")
+        browser.find_element(By.ID, "passkey-button").click()
+        WebDriverWait(browser, 10).until(lambda d: "Allow" in d.page_source)
+        browser.find_element(By.CSS_SELECTOR, "button[value='allow']").click()
+        callback = arrived_at(browser, APP)
+        token = rp.fetch_token(b.url + "/oauth/token", authorization_response=callback, code_verifier=verifier)
+        info = requests.get(b.url + "/oauth/userinfo", headers={"Authorization": "Bearer " + token["access_token"]}).json()
+        assert info["email"] == "paz@example.com"
