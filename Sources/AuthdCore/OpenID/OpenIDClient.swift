@@ -4,7 +4,7 @@ import Foundation
 
 /// An app that signs people in with authd (contract §13): its redirect URIs, whether it keeps a
 /// secret (only its hash is stored), and how much it is trusted.
-struct OpenIDClient: Codable, Sendable, Equatable {
+struct OpenIDClient: Sendable, Equatable {
     var id: String
     var name: String
     var redirectURIs: [String]
@@ -12,7 +12,7 @@ struct OpenIDClient: Codable, Sendable, Equatable {
     var secretHash: String?
     /// First-party: the deployment's own app; no consent is asked.
     var firstParty: Bool
-    /// A confidential client that sends no PKCE (Gitea's login source); it must send `nonce`.
+    /// A confidential client that may send neither PKCE nor a nonce (Gitea's login source).
     var pkceOptional: Bool
     /// RS256 (the default: many relying parties accept nothing else), EdDSA or Ed25519.
     var idTokenAlg: String = "RS256"
@@ -31,34 +31,9 @@ struct OpenIDClient: Codable, Sendable, Equatable {
 
     var isPublic: Bool { secretHash == nil }
 
-    enum CodingKeys: String, CodingKey {
-        case id, name, redirectURIs = "redirect_uris", secretHash = "secret_hash", firstParty = "first_party", pkceOptional = "pkce_optional"
-        case idTokenAlg = "id_token_alg", postLogoutRedirectURIs = "post_logout_redirect_uris", claims, allowPin = "allow_pin"
-        case unverifiedEmail = "unverified_email", previousSecretHash = "previous_secret_hash", previousSecretExpiresAt = "previous_secret_expires_at"
-        case createdAt = "created_at"
-    }
-
     init(id: String, name: String, redirectURIs: [String], secretHash: String?, createdAt: Date) {
         (self.id, self.name, self.redirectURIs, self.secretHash, self.createdAt) = (id, name, redirectURIs, secretHash, createdAt)
         (firstParty, pkceOptional) = (false, false)
-    }
-
-    init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        id = try c.decode(String.self, forKey: .id)
-        name = try c.decode(String.self, forKey: .name)
-        redirectURIs = try c.decode([String].self, forKey: .redirectURIs)
-        secretHash = try c.decodeIfPresent(String.self, forKey: .secretHash)
-        firstParty = try c.decode(Bool.self, forKey: .firstParty)
-        pkceOptional = try c.decode(Bool.self, forKey: .pkceOptional)
-        idTokenAlg = try c.decodeIfPresent(String.self, forKey: .idTokenAlg) ?? "RS256"
-        postLogoutRedirectURIs = try c.decodeIfPresent([String].self, forKey: .postLogoutRedirectURIs) ?? []
-        claims = try c.decodeIfPresent([String].self, forKey: .claims) ?? []
-        allowPin = try c.decodeIfPresent(Bool.self, forKey: .allowPin) ?? false
-        unverifiedEmail = try c.decodeIfPresent(Bool.self, forKey: .unverifiedEmail) ?? false
-        previousSecretHash = try c.decodeIfPresent(String.self, forKey: .previousSecretHash)
-        previousSecretExpiresAt = try c.decodeIfPresent(Date.self, forKey: .previousSecretExpiresAt)
-        createdAt = try c.decode(Date.self, forKey: .createdAt)
     }
 
     /// Whether `uri` is one of the registered redirect URIs: exactly, or for a public client's
