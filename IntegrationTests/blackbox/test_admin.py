@@ -256,3 +256,20 @@ def test_service_keys_made_by_the_cli_let_a_backend_introspect_tokens():
         offline = authd("service-keys", "create", "offline", folder=folder).stdout.splitlines()[0]
         assert offline.startswith("authd_sk_")
         assert [k["name"] for k in json.loads(authd("service-keys", "list", "--json", folder=folder).stdout)] == ["offline"]
+
+
+def test_authd_health_exits_zero_only_while_the_server_answers():
+    """A container's healthcheck (contract §14): one line, exit 0 while `GET /health` answers."""
+    import urllib.parse as parse
+    with running_server() as server:
+        port = str(parse.urlparse(server.url).port)
+        up = subprocess.run([BINARY, "health", "--port", port], capture_output=True, text=True)
+        assert up.returncode == 0 and up.stdout.startswith("ok: http://127.0.0.1:" + port + "/health"), up.stdout + up.stderr
+        by_env = subprocess.run([BINARY, "health"], capture_output=True, text=True, env={**os.environ, "AUTHD_PORT": port, "AUTHD_HOST": "0.0.0.0"})
+        assert by_env.returncode == 0, by_env.stdout
+        assert subprocess.run([BINARY, "health", "--url", server.url + "/health"], capture_output=True).returncode == 0
+        server.stop()
+        down = subprocess.run([BINARY, "health", "--port", port], capture_output=True, text=True)
+        assert down.returncode == 1 and "no answer" in down.stdout
+    bad = subprocess.run([BINARY, "health", "--url", "ftp://x"], capture_output=True, text=True)
+    assert bad.returncode == 1 and "--url" in bad.stdout
