@@ -1,6 +1,7 @@
 @testable import AuthdCore
 import AuthKernel
 import AuthStorage
+import AuthKernelTesting
 import Foundation
 import Testing
 
@@ -32,5 +33,34 @@ struct OpenIDClaimsTests {
         let claims = OpenIDTokens.userClaims(user, scopes: ["openid", "profile"], client: Self.client(claims: ["groups", "plan"]))
         #expect(claims["groups"] == .array([.string("admins")]) && claims["plan"] == nil && claims["internal"] == nil)
         #expect(claims["name"] == nil && claims["preferred_username"] == .string("gus"))
+    }
+}
+
+/// Which tokens of its own the OpenID Provider takes back: an ID token as a logout hint expired or
+/// not, a client access token only while it lives (on the injected clock).
+struct OpenIDTokenVerificationTests {
+    @Test func aLogoutHintMayHaveExpiredButAnAccessTokenMayNot() async throws {
+        let h = try await TestHarness.make()
+        let tokens = OpenIDTokens(keyRing: h.server.keyRing, rsa: nil, issuer: IssuerName("https://auth.example.com"), clock: h.clock)
+        let now = h.clock.now().timeIntervalSince1970
+        let idClaims: [String: JSONValue] = [
+            "iss": .string("https://auth.example.com"), "sub": .string("u"), "aud": .string("c1"), "sid": .string("s"), "exp": .number(now + 3600),
+        ]
+        let idToken = try tokens.sign(idClaims, typ: "JWT", alg: "EdDSA")
+        let accessClaims: [String: JSONValue] = [
+            "iss": .string("https://auth.example.com"), "sub": .string("u"), "aud": .string("c1"), "client_id": .string("c1"), "scope": .string("openid"),
+            "sid": .string("s"), "iat": .number(now), "exp": .number(now + 3600),
+        ]
+        let access = try tokens.sign(accessClaims, typ: "at+jwt", alg: "Ed25519")
+        #expect(tokens.verifiedIDToken(idToken)?["sid"] == .string("s"))
+        #expect(tokens.verifiedAccessToken(access)?.clientID == "c1")
+        h.clock.advance(by: 7200)
+        #expect(tokens.verifiedIDToken(idToken) != nil, "a logout hint may have expired")
+        #expect(tokens.verifiedAccessToken(access) == nil, "an access token may not, even once its signature was checked")
+        // Neither passes for the other, nor with a foreign issuer or a changed byte.
+        #expect(tokens.verifiedIDToken(access) == nil && tokens.verifiedAccessToken(idToken) == nil)
+        let other = OpenIDTokens(keyRing: h.server.keyRing, rsa: nil, issuer: IssuerName("https://other.example.com"), clock: h.clock)
+        #expect(other.verifiedIDToken(idToken) == nil)
+        #expect(tokens.verifiedIDToken(String(idToken.dropLast()) + (idToken.last == "A" ? "B" : "A")) == nil)
     }
 }
