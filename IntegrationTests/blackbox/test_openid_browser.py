@@ -20,7 +20,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from chromium import chromium
 from test_openid_provider import BINARY
-from test_page_methods import add_authenticator, localhost, on_account, sign_in_with_email
+from test_page_methods import account_with_passkey, localhost, sign_in_with_email
 from test_pages import accessible, click, shots
 
 APP = "http://127.0.0.1:9/login/generic_oauth"  # nothing listens: the test reads the address the browser was sent to
@@ -48,13 +48,7 @@ def arrived_at(driver, prefix):
 def test_a_person_signs_in_to_an_app_with_a_passkey_allows_it_and_is_signed_out_by_it(browser):
     with localhost(["email", "passkey"], email={"resend_interval": 0}) as server:
         client = register(server, "--post-logout-redirect-uri", BYE)
-        add_authenticator(browser)
-        # Once: an account with a passkey (email code, then "Add a passkey" on /account).
-        sign_in_with_email(browser, server, "gwen@example.com")
-        click(browser, "form[action='/account/passkey/begin'] button")
-        click(browser, "#passkey-button")
-        assert on_account(browser)
-        click(browser, "form[action='/logout'] button")
+        account_with_passkey(browser, server, "gwen@example.com")
 
         # Grafana's generic OAuth: client_secret in the token request, PKCE S256, scopes openid email profile.
         meta = requests.get(server.url + "/.well-known/openid-configuration").json()

@@ -154,6 +154,17 @@ def sign_in_with_email(driver, server, email):
     click(driver, "form[action='/login/email/verify'] button")
 
 
+def account_with_passkey(driver, server, email):
+    """An account with a passkey on the browser's virtual authenticator (email code, then "Add a
+    passkey" on /account), signed out again."""
+    add_authenticator(driver)
+    sign_in_with_email(driver, server, email)
+    click(driver, "form[action='/account/passkey/begin'] button")
+    click(driver, "#passkey-button")
+    assert on_account(driver)
+    click(driver, "form[action='/logout'] button")
+
+
 def test_a_passkey_added_on_the_account_page_signs_in_and_answers_as_a_second_factor(browser):
     with localhost(["email", "password", "passkey", "totp"], email={"resend_interval": 0}) as server:
         add_authenticator(browser)

@@ -461,7 +461,7 @@ def test_a_person_signs_in_to_an_app_with_a_passkey_in_chromium_and_the_other_in
 
     from chromium import chromium
     from test_openid_browser import APP, arrived_at
-    from test_page_methods import add_authenticator, free_port, on_account, sign_in_with_email
+    from test_page_methods import account_with_passkey, free_port
     from test_pages import click
 
     port = free_port()
@@ -472,12 +472,7 @@ def test_a_person_signs_in_to_an_app_with_a_passkey_in_chromium_and_the_other_in
         out = subprocess.run([BINARY, "clients", "create", "Grafana", "--redirect-uri", APP, "--data", a.folder],
                              capture_output=True, text=True, check=True).stdout
         client = json.loads(out[: out.rindex("}") + 1])
-        add_authenticator(browser)
-        sign_in_with_email(browser, a, "paz@example.com")
-        click(browser, "form[action='/account/passkey/begin'] button")
-        click(browser, "#passkey-button")
-        assert on_account(browser)
-        click(browser, "form[action='/logout'] button")
+        account_with_passkey(browser, a, "paz@example.com")
 
         rp = OAuth2Session(client["client_id"], client["client_secret"], scope="openid email", redirect_uri=APP, code_challenge_method="S256")
         verifier = generate_token(48)
