@@ -147,6 +147,20 @@ struct DeviceSignInTests {
         }
     }
 
+    @Test func aParameterAnEndpointDoesNotReadIsIgnoredEvenRepeated() async throws {
+        let h = try await TestHarness.make()
+        try await h.test { client async throws in
+            // `code` is the token endpoint's; sent twice to another endpoint it is not that endpoint's business.
+            let started = try await Self.form(client, "/oauth/device_authorization", "code=a&code=b&device_name=TV", type: "application/x-www-form-urlencoded")
+            #expect(started.status == .ok)
+            let asked = try await Self.form(client, "/oauth/introspect", "code=a&code=b&token=x", type: "application/x-www-form-urlencoded")
+            #expect(asked.status == .unauthorized)
+            #expect(Self.oauthError(asked) == "invalid_client")
+            let json = try await Self.form(client, "/oauth/device_authorization", #"{"code":"a","code":"b"}"#, type: "application/json")
+            #expect(json.status == .ok)
+        }
+    }
+
     @Test func guessingUserCodesAndStartingRequestsAreLimited() async throws {
         let h = try await TestHarness.make(
             config: #"{"mail":{"transport":"outbox"},"device":{"lookups_per_session":{"limit":3,"window":600},"starts_per_ip":{"limit":2,"window":600},"verification_uri":"https://auth.example.com/device"}}"#)

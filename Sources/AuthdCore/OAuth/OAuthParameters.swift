@@ -4,19 +4,23 @@ import Hummingbird
 import NIOCore
 
 /// The parameters of an `/oauth` request: `application/x-www-form-urlencoded` as OAuth sends them,
-/// or a JSON object of strings (contract §7). A parameter given twice is refused (RFC 6749 §3.2).
+/// or a JSON object of strings (contract §7). A parameter the endpoint reads given twice is refused
+/// (RFC 6749 §3.2); one it does not read is ignored however it is sent (§3.1).
 struct OAuthParameters: Sendable {
     private var values: [String: String]
 
-    /// The parameters the `/oauth` endpoints read.
-    static let known: Set<String> = [
-        "grant_type", "device_code", "client_id", "refresh_token", "device_name", "platform", "scope", "token", "token_type_hint",
-        "code", "redirect_uri", "code_verifier", "client_secret",
+    /// What `/oauth/token` reads, for any grant.
+    static let token: Set<String> = [
+        "grant_type", "device_code", "client_id", "refresh_token", "code", "redirect_uri", "code_verifier", "client_secret", "scope",
     ]
+    /// What `/oauth/device_authorization` reads.
+    static let deviceAuthorization: Set<String> = ["client_id", "device_name", "platform", "scope"]
+    /// What `/oauth/revoke` and `/oauth/introspect` read.
+    static let tokenQuery: Set<String> = ["token", "token_type_hint", "client_id", "client_secret"]
 
     subscript(_ name: String) -> String? { values[name].flatMap { $0.isEmpty ? nil : $0 } }
 
-    static func read(_ request: Request, context: AuthRequestContext) async throws -> OAuthParameters {
+    static func read(_ request: Request, context: AuthRequestContext, reading known: Set<String>) async throws -> OAuthParameters {
         let type = request.headers[.contentType]?.lowercased() ?? ""
         let bytes: [UInt8]
         do {
@@ -28,12 +32,12 @@ struct OAuthParameters: Sendable {
             guard let object = try? JSONDecoder().decode([String: JSONValue].self, from: Data(bytes)) else {
                 throw OAuthError("invalid_request", "The body is not a JSON object.")
             }
-            if let key = JSONDuplicateKeys.first(in: bytes[...]), Self.known.contains(key) {
+            if let key = JSONDuplicateKeys.first(in: bytes[...]), known.contains(key) {
                 throw OAuthError("invalid_request", "The parameter `\(key)` is given twice.")
             }
             var values: [String: String] = [:]
             // Parameters authd reads must be strings; others are ignored, as in a form.
-            for (key, value) in object where Self.known.contains(key) {
+            for (key, value) in object where known.contains(key) {
                 switch value {
                 case .string(let s): values[key] = s
                 case .null: continue
@@ -45,7 +49,7 @@ struct OAuthParameters: Sendable {
         guard type.isEmpty || type.hasPrefix("application/x-www-form-urlencoded") else {
             throw OAuthError("invalid_request", "Send application/x-www-form-urlencoded or application/json.", status: .unsupportedMediaType)
         }
-        return try OAuthParameters(form: bytes)
+        return try OAuthParameters(form: bytes, reading: known)
     }
 
     init(values: [String: String]) { self.values = values }
@@ -61,12 +65,12 @@ struct OAuthParameters: Sendable {
         }
     }
 
-    init(form bytes: [UInt8]) throws {
+    init(form bytes: [UInt8], reading known: Set<String>) throws {
         values = [:]
         for pair in bytes.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
             let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
             // Parameters authd does not read are ignored, even repeated or badly encoded (RFC 6749 §3.1).
-            guard let name = Self.decode(parts[0]), Self.known.contains(name) else { continue }
+            guard let name = Self.decode(parts[0]), known.contains(name) else { continue }
             guard let value = Self.decode(parts.count > 1 ? parts[1] : []) else {
                 throw OAuthError("invalid_request", "The parameter `\(name)` is not valid form encoding.")
             }

@@ -24,7 +24,7 @@ struct OAuthRoutes: Sendable {
             try await kernel.rateLimiter.consume(
                 devices.settings.startsPerIP, key: "device.start.ip:\(context.clientKey)",
                 message: "Too many device sign-ins started from this network. Wait before trying again.")
-            let parameters = try await OAuthParameters.read(request, context: context)
+            let parameters = try await OAuthParameters.read(request, context: context, reading: OAuthParameters.deviceAuthorization)
             let clientID = try Self.clientID(parameters)
             let device: DeviceInfo
             do { device = try DeviceInfo(name: parameters["device_name"], platform: parameters["platform"]) } catch let error as AuthError {
@@ -46,7 +46,7 @@ struct OAuthRoutes: Sendable {
 
         if let openID {
             oauth.post("revoke") { request, context -> Response in
-                try await openID.revoke(try await OAuthParameters.read(request, context: context), request)
+                try await openID.revoke(try await OAuthParameters.read(request, context: context, reading: OAuthParameters.tokenQuery), request)
             }
         }
 
@@ -55,7 +55,7 @@ struct OAuthRoutes: Sendable {
         }
 
         oauth.post("token") { request, context -> Response in
-            let parameters = try await OAuthParameters.read(request, context: context)
+            let parameters = try await OAuthParameters.read(request, context: context, reading: OAuthParameters.token)
             switch parameters["grant_type"] {
             case Self.deviceCodeGrant?:
                 guard let deviceCode = parameters["device_code"] else { throw OAuthError("invalid_request", "The parameter `device_code` is required.") }
@@ -94,7 +94,7 @@ struct OAuthRoutes: Sendable {
     static func introspect(
         _ request: Request, _ context: AuthRequestContext, kernel: Kernel, serviceKeys: ServiceKeys, openID: OpenIDRoutes?
     ) async throws -> Response {
-        let parameters = try await OAuthParameters.read(request, context: context)
+        let parameters = try await OAuthParameters.read(request, context: context, reading: OAuthParameters.tokenQuery)
         var caller: String?, askingClient: String?
         if let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") {
             caller = try await serviceKeys.verify(BearerAuthenticator.bearerToken(header) ?? "")
