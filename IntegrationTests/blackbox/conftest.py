@@ -15,7 +15,7 @@ from mailtext import code_in, read_mail
 
 
 class Server:
-    def __init__(self, folder, log=False, level_from_env=True, port=0):
+    def __init__(self, folder, log=False, level_from_env=True, port=0, env=None):
         self.folder = folder
         binary = os.environ.get("AUTHD_BINARY", ".build/debug/authd")
         # `log` is True (a log file in the data folder) or the path of one. The server writes its log
@@ -26,8 +26,10 @@ class Server:
         self.proc = subprocess.Popen(
             [binary, "serve", "--data", folder, "--port", str(port)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE if log else self._stderr, text=True,
-            env={**{k: v for k, v in os.environ.items() if k != "AUTHD_LOG_LEVEL"},
-                 **({"AUTHD_LOG_LEVEL": "info" if log else "warning"} if level_from_env else {})},
+            # The tests' own AUTHD_* variables (AUTHD_BINARY, AUTHD_REQUIRE_POSTGRES…) would be read as
+            # configuration keys (contract §14); a test's `env` sets the ones it means.
+            env={**{k: v for k, v in os.environ.items() if not k.startswith("AUTHD_") or k == "AUTHD_KEY_ENCRYPTION_KEY"},
+                 **({"AUTHD_LOG_LEVEL": "info" if log else "warning"} if level_from_env else {}), **(env or {})},
         )
         if log:
             self.log_copier = threading.Thread(target=self._copy_log, daemon=True)
@@ -149,13 +151,13 @@ BASE_CONFIG = {"issuer": "https://auth.example.test", "audience": "my-app", "mai
 
 
 @contextlib.contextmanager
-def running_server(config=None, log=False, level_from_env=True, port=0):
+def running_server(config=None, log=False, level_from_env=True, port=0, env=None):
     """A server on a fresh data folder; `config` entries are merged over BASE_CONFIG (None removes one).
-    `port` 0 takes any free one."""
+    `port` 0 takes any free one; `env` adds environment variables."""
     with tempfile.TemporaryDirectory() as folder:
         with open(os.path.join(folder, "authd.json"), "w") as f:
             json.dump({k: v for k, v in {**BASE_CONFIG, **(config or {})}.items() if v is not None}, f)
-        s = Server(folder, log=log, level_from_env=level_from_env, port=port)
+        s = Server(folder, log=log, level_from_env=level_from_env, port=port, env=env)
         try:
             yield s
         finally:

@@ -158,6 +158,11 @@ struct DeviceSignInTests {
             #expect(Self.oauthError(asked) == "invalid_client")
             let json = try await Self.form(client, "/oauth/device_authorization", #"{"code":"a","code":"b"}"#, type: "application/json")
             #expect(json.status == .ok)
+            // Nor is the code grant's `code` the refresh grant's: any type, any number of times.
+            let refresh = try await Self.form(client, "/oauth/token", #"{"grant_type":"refresh_token","refresh_token":"x","code":[1,{}]}"#, type: "application/json")
+            #expect(Self.oauthError(refresh) == "invalid_grant")
+            let form = try await Self.form(client, "/oauth/token", "grant_type=refresh_token&code=1&code=2&refresh_token=x", type: "application/x-www-form-urlencoded")
+            #expect(Self.oauthError(form) == "invalid_grant")
         }
     }
 

@@ -80,6 +80,11 @@ struct ConfigurationDocsTests {
         let read = Set(all.filter { path in
             !path.hasSuffix(".limit") && !path.hasSuffix(".window") && !all.contains { $0.hasPrefix(path + ".") && !$0.hasSuffix(".limit") && !$0.hasSuffix(".window") }
         })
+        // AUTHD_…_FILE sets these keys verbatim (contract §14): the list must name every key ending in
+        // `_file` that a variable can address (not inside a list).
+        let declaredFileKeys = Authd.builtInProviders.flatMap { type in type.settings.map { "\(type.configSection).\($0.key)" } }.filter { $0.hasSuffix("_file") }
+        let fileKeys = Set(recorder.paths.withLock { $0 }.filter { $0.hasSuffix("_file") && !$0.contains("[") })
+        #expect(fileKeys == AuthConfig.fileKeys.union(declaredFileKeys))
         #expect(documented.subtracting(read).sorted() == [], "documented, but no parser reads them")
         #expect(read.subtracting(documented).sorted() == [], "read, but not in docs/configuration.md")
     }

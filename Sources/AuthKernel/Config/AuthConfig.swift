@@ -41,6 +41,8 @@ package struct AuthConfig: Sendable {
     package var unixSocket: String?
     /// Whether the TCP listener runs (`http.tcp`, default true; false with a Unix socket serves only that).
     package var tcp = true
+    /// The `AUTHD_*` variables read over the file, and where each value in effect came from.
+    package var environment: ConfigEnvironment?
 
     /// `http.tls`: PEM files, read at start-up and again on SIGHUP.
     package struct TLSFiles: Sendable, Equatable {
@@ -207,6 +209,13 @@ package struct AuthConfig: Sendable {
         package init(url: String) { self.url = url }
     }
 
+    /// The keys that themselves end in `_file`: `AUTHD_…_FILE` sets these verbatim rather than
+    /// reading a file for the key without the suffix (contract §14).
+    package static let fileKeys: Set<String> = [
+        "storage.postgres.url_file", "storage.postgres.ca_file", "storage.postgres.key_encryption_key_file", "mail.smtp.password_file",
+        "mail.smtp.ca_file", "http.tls.cert_file", "http.tls.key_file", "push.apns.ca_file",
+    ]
+
     /// The storage backends this build has.
     package static let storageBackends = ["file", "postgres"]
 
@@ -227,10 +236,28 @@ package struct AuthConfig: Sendable {
     ///   - availableProviders: ids of the providers this build contains.
     ///   - defaultProviders: the ones started when `providers` is not set (default: all available).
     ///   - sectionNames: a provider's configuration section, where it is not named by its id.
-    /// - Throws: ``ConfigError`` naming the first bad or unknown key.
+    ///   - environment: the `AUTHD_*` variables over the file (contract §14), which also records
+    ///     where each value came from.
+    /// - Throws: ``ConfigError`` naming the first bad or unknown key (and the variable that set it).
     package static func parse(
         _ data: Data, host: String, port: Int, availableProviders: [String], defaultProviders: [String]? = nil,
-        sectionNames: [String: String] = [:]
+        sectionNames: [String: String] = [:], environment: ConfigEnvironment? = nil
+    ) throws -> AuthConfig {
+        do {
+            var config = try parseLayers(
+                data, host: host, port: port, availableProviders: availableProviders, defaultProviders: defaultProviders, sectionNames: sectionNames,
+                environment: environment)
+            config.environment = environment
+            return config
+        } catch let error as ConfigError {
+            guard let environment, !error.message.contains("AUTHD_"), let variable = environment.variable(mentionedIn: error.message) else { throw error }
+            throw ConfigError("\(error.message) (set by \(variable.name))")
+        }
+    }
+
+    private static func parseLayers(
+        _ data: Data, host: String, port: Int, availableProviders: [String], defaultProviders: [String]?,
+        sectionNames: [String: String], environment: ConfigEnvironment?
     ) throws -> AuthConfig {
         let root: [String: JSONValue]
         do {
@@ -244,6 +271,7 @@ package struct AuthConfig: Sendable {
             throw ConfigError("the configuration file is not valid JSON: \(error.localizedDescription)")
         }
         var top = ConfigSection(path: "", values: root)
+        top.environment = environment
 
         let defaultIssuer = "http://\(host.contains(":") ? "[\(host)]" : host):\(port)"
         let issuer = try top.string("issuer", default: defaultIssuer)

@@ -1,4 +1,5 @@
 public import AuthStorage
+import Foundation
 package import Synchronization
 /// A JSON object from the configuration file, read key by key with type and range checks.
 ///
@@ -23,6 +24,11 @@ public struct ConfigSection: Sendable {
     private var declared: Set<String>?
     /// Whose declarations they are, for the error.
     private var declarer: String?
+    /// The `AUTHD_*` variables over the file, and the record of what was read (nil in tests that
+    /// parse a file alone).
+    package var environment: ConfigEnvironment?
+    /// The variable that set this whole section as JSON, if one did: its keys come from it.
+    private var origin: String?
 
     /// Creates a section over `values` at `path` (empty for the top level).
     public init(path: String, values: [String: JSONValue]) {
@@ -31,6 +37,16 @@ public struct ConfigSection: Sendable {
     }
 
     private func name(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+
+    /// The key as an error names it: with the variable that set it, when one did.
+    private func label(_ key: String) -> String {
+        if let origin { return "\(name(key)) (in \(origin))" }
+        if let variable = environment?.variable(for: name(key)) { return "\(name(key)) (\(variable.name))" }
+        return name(key)
+    }
+
+    /// The JSON types a key is read as; a variable's text is converted to the one asked for.
+    private enum Expected { case string, number, bool, array, object }
 
     /// Collects the dotted path of every key read while it is set: the check that
     /// `docs/configuration.md` names exactly the keys the parser knows.
@@ -71,12 +87,54 @@ public struct ConfigSection: Sendable {
         return out
     }
 
-    private mutating func value(_ key: String) throws(ConfigError) -> JSONValue? {
+    private mutating func value(_ key: String, as expected: Expected) throws(ConfigError) -> JSONValue? {
         try checkDeclared(key)
         read.insert(key)
         Self.recorder?.paths.withLock { _ = $0.insert(name(key)) }
+        if origin == nil, let variable = environment?.variable(for: name(key)) { return try Self.convert(variable, to: expected) }
         if case .null = values[key] { return nil }
         return values[key]
+    }
+
+    /// A variable's text as the type its key is read as (contract §14): strings verbatim, numbers
+    /// and booleans parsed, lists and objects as JSON. The error names the variable, not the value
+    /// (which may be a secret).
+    private static func convert(_ variable: ConfigEnvironment.Variable, to expected: Expected) throws(ConfigError) -> JSONValue {
+        if expected == .string { return .string(variable.text) }
+        let parsed = try? JSONDecoder().decode(JSONValue.self, from: Data(variable.text.trimmingCharacters(in: .whitespaces).utf8))
+        switch (expected, parsed) {
+        case (.number, .number(let n)?): return .number(n)
+        case (.bool, .bool(let b)?): return .bool(b)
+        case (.array, .array(let a)?): return .array(a)
+        case (.object, .object(let o)?): return .object(o)
+        case (.number, _): throw ConfigError("\(variable.name) must be a number (\(variable.path))")
+        case (.bool, _): throw ConfigError("\(variable.name) must be true or false (\(variable.path))")
+        case (.array, _): throw ConfigError("\(variable.name) must be a JSON array (\(variable.path)), e.g. [\"a\",\"b\"]")
+        default: throw ConfigError("\(variable.name) must be a JSON object (\(variable.path))")
+        }
+    }
+
+    /// Where the value of `key` comes from.
+    private func source(_ key: String) -> ConfigEnvironment.Source {
+        if let origin { return .environment(origin) }
+        if let variable = environment?.variable(for: name(key)) { return .environment(variable.name) }
+        if values[key] == nil, let variable = environment?.firstVariable(under: name(key)) {
+            return .environment(variable.name)  // an object whose keys the variables set one by one
+        }
+        return values[key].map { $0 == .null ? .defaults : .file } ?? .defaults
+    }
+
+    /// The variable that set `key` whole as JSON (or this section's, inside one), marked used.
+    private func wholeOrigin(_ key: String) -> String? {
+        if let origin { return origin }
+        guard let variable = environment?.variable(for: name(key)) else { return nil }
+        environment?.markUsed(variable.name)
+        return variable.name
+    }
+
+    /// Records the value in effect for `key`, for `authd check`.
+    package func note(_ key: String, _ value: JSONValue) {
+        environment?.record(name(key), value, from: source(key))
     }
 
     /// The value the file sets at `dotted` (`argon2.ops_limit`), without marking it read: what
@@ -90,11 +148,15 @@ public struct ConfigSection: Sendable {
         return current
     }
 
-    /// Whether the section has no keys at all.
-    public var isEmpty: Bool { values.isEmpty }
+    /// Whether the section has no keys at all, in the file or the environment.
+    public var isEmpty: Bool { values.isEmpty && !(origin == nil && environment?.setsKeys(under: path) == true) }
 
-    /// Whether the key is present in the file.
-    public func contains(_ key: String) -> Bool { values[key] != nil }
+    /// Whether the key is set, in the file or the environment.
+    public func contains(_ key: String) -> Bool {
+        if values[key] != nil { return true }
+        guard origin == nil, let environment else { return false }
+        return environment.variable(for: name(key)) != nil || environment.setsKeys(under: name(key))
+    }
 
     /// Reads a string.
     public mutating func string(_ key: String, default defaultValue: String) throws -> String {
@@ -103,27 +165,36 @@ public struct ConfigSection: Sendable {
 
     /// Reads a string that may be absent.
     public mutating func optionalString(_ key: String) throws -> String? {
-        guard let v = try value(key) else { return nil }
-        guard case .string(let s) = v else { throw ConfigError("\(name(key)) must be a string, not \(v.typeName)") }
+        guard let v = try value(key, as: .string) else { return nil }
+        guard case .string(let s) = v else { throw ConfigError("\(label(key)) must be a string, not \(v.typeName)") }
+        note(key, v)
         return s
     }
 
     /// Reads a boolean.
     public mutating func bool(_ key: String, default defaultValue: Bool) throws -> Bool {
-        guard let v = try value(key) else { return defaultValue }
-        guard case .bool(let b) = v else { throw ConfigError("\(name(key)) must be true or false, not \(v.typeName)") }
+        guard let v = try value(key, as: .bool) else {
+            note(key, .bool(defaultValue))
+            return defaultValue
+        }
+        guard case .bool(let b) = v else { throw ConfigError("\(label(key)) must be true or false, not \(v.typeName)") }
+        note(key, v)
         return b
     }
 
     /// Reads a whole number within `range`.
     public mutating func int(_ key: String, default defaultValue: Int, in range: ClosedRange<Int>) throws -> Int {
-        guard let v = try value(key) else { return defaultValue }
+        guard let v = try value(key, as: .number) else {
+            note(key, .number(Double(defaultValue)))
+            return defaultValue
+        }
         guard case .number(let n) = v, n.rounded() == n, let i = Int(exactly: n) else {
-            throw ConfigError("\(name(key)) must be a whole number, not \(v.typeName)")
+            throw ConfigError("\(label(key)) must be a whole number, not \(v.typeName == "a number" ? "a fraction" : v.typeName)")
         }
         guard range.contains(i) else {
-            throw ConfigError("\(name(key)) must be between \(range.lowerBound) and \(range.upperBound), not \(i)")
+            throw ConfigError("\(label(key)) must be between \(range.lowerBound) and \(range.upperBound), not \(i)")
         }
+        note(key, v)
         return i
     }
 
@@ -134,33 +205,40 @@ public struct ConfigSection: Sendable {
 
     /// Reads an array of strings.
     public mutating func strings(_ key: String, default defaultValue: [String]) throws -> [String] {
-        guard let v = try value(key) else { return defaultValue }
-        guard case .array(let items) = v else { throw ConfigError("\(name(key)) must be an array of strings, not \(v.typeName)") }
-        return try items.map {
-            guard case .string(let s) = $0 else { throw ConfigError("\(name(key)) must contain only strings") }
+        guard let v = try value(key, as: .array) else {
+            note(key, .array(defaultValue.map(JSONValue.string)))
+            return defaultValue
+        }
+        guard case .array(let items) = v else { throw ConfigError("\(label(key)) must be an array of strings, not \(v.typeName)") }
+        let strings = try items.map {
+            guard case .string(let s) = $0 else { throw ConfigError("\(label(key)) must contain only strings") }
             return s
         }
+        note(key, v)
+        return strings
     }
 
     /// Reads a nested object as a section (empty when absent).
     public mutating func section(_ key: String) throws -> ConfigSection {
         var child = ConfigSection(path: name(key), values: [:])
-        if let v = try value(key) {
-            guard case .object(let o) = v else { throw ConfigError("\(name(key)) must be an object, not \(v.typeName)") }
+        if let v = try value(key, as: .object) {
+            guard case .object(let o) = v else { throw ConfigError("\(label(key)) must be an object, not \(v.typeName)") }
             child = ConfigSection(path: name(key), values: o)
         }
-        (child.declared, child.declarer) = (declared, declarer)
+        (child.declared, child.declarer, child.environment) = (declared, declarer, environment)
+        child.origin = wholeOrigin(key)
         return child
     }
 
     /// Reads an array of objects, each as a section named `key[i]` (empty when absent).
     public mutating func sections(_ key: String) throws -> [ConfigSection] {
-        guard let v = try value(key) else { return [] }
-        guard case .array(let items) = v else { throw ConfigError("\(name(key)) must be an array of objects, not \(v.typeName)") }
+        guard let v = try value(key, as: .array) else { return [] }
+        guard case .array(let items) = v else { throw ConfigError("\(label(key)) must be an array of objects, not \(v.typeName)") }
+        let origin = wholeOrigin(key)
         return try items.enumerated().map { i, item in
-            guard case .object(let o) = item else { throw ConfigError("\(name(key))[\(i)] must be an object, not \(item.typeName)") }
+            guard case .object(let o) = item else { throw ConfigError("\(label(key))[\(i)] must be an object, not \(item.typeName)") }
             var child = ConfigSection(path: "\(name(key))[\(i)]", values: o)
-            (child.declared, child.declarer) = (declared, declarer)
+            (child.declared, child.declarer, child.environment, child.origin) = (declared, declarer, environment, origin)
             return child
         }
     }
@@ -174,7 +252,7 @@ public struct ConfigSection: Sendable {
     /// Fails on the first key (alphabetically) that was never read.
     public func rejectUnknownKeys() throws {
         if let unknown = values.keys.filter({ !read.contains($0) }).sorted().first {
-            throw ConfigError("unknown configuration key \(name(unknown))")
+            throw ConfigError("unknown configuration key \(label(unknown))")
         }
     }
 }

@@ -52,6 +52,7 @@ extension ConfigSection {
             var rule = defaultValue
             rule.name = path.isEmpty ? key : "\(path).\(key)"
             rule.builtIn = .init(limit: defaultValue.limit, window: defaultValue.window)
+            note(key, .object(["limit": .number(Double(rule.limit)), "window": .number(Double(rule.window))]))
             return rule
         }
         var r = try section(key)
@@ -60,6 +61,7 @@ extension ConfigSection {
             window: try r.seconds("window", default: defaultValue.window)
         )
         try r.rejectUnknownKeys()
+        note(key, .object(["limit": .number(Double(rule.limit)), "window": .number(Double(rule.window))]))
         rule.name = path.isEmpty ? key : "\(path).\(key)"
         rule.builtIn = .init(limit: defaultValue.limit, window: defaultValue.window)
         return rule

@@ -225,7 +225,7 @@ package struct AdminOperations: Sendable {
             let (users, sessions) = (counts.users, counts.sessions)
             let config = kernel.config
             let problems = kernel.configurationProblems.all
-            let warnings = try await clientWarnings()
+            let warnings = try await clientWarnings() + Self.configurationWarnings(config)
             return AdminOutput(
                 text: problems.map { "problem       \($0)\n" }.joined() + warnings.map { "warning       \($0)\n" }.joined() + """
                     data folder   \(dataFolder)
@@ -237,7 +237,7 @@ package struct AdminOperations: Sendable {
                     signing key   \(keyRing.active.kid)
                     served by     \(via == "admin socket" ? "a running authd (answered on the admin socket)" : "no running server; the folder opened directly")
 
-                    """ + declarations(),
+                    """ + declarations() + Self.effectiveConfiguration(config),
                 exitCode: problems.isEmpty ? 0 : 1
             )
         }
@@ -253,6 +253,30 @@ package struct AdminOperations: Sendable {
         }
     }
 
+    /// What `check` warns about in the configuration itself: variables that name no key in use,
+    /// and an HTTPS issuer served by neither authd's TLS nor a trusted proxy, where every client
+    /// would share the proxy's address, and with it every per-network limit (contract §14).
+    static func configurationWarnings(_ config: AuthConfig) -> [String] {
+        var warnings = config.environment?.unused() ?? []
+        if config.issuer.hasPrefix("https://"), config.tls == nil, config.trustedProxies == .none {
+            warnings.append(
+                "the issuer is https:// but neither http.tls nor http.trusted_proxies is set: behind a proxy every client shares its address, and so every per-network limit"
+            )
+        }
+        return warnings
+    }
+
+    /// Every key read, the value in effect (secrets redacted) and where it came from: `default`,
+    /// `file` or the variable's name.
+    static func effectiveConfiguration(_ config: AuthConfig) -> String {
+        guard let environment = config.environment else { return "" }
+        return "configuration (value, then where it came from)\n"
+            + environment.effective().map { entry in
+                let shown = ConfigEnvironment.redacted(entry.path, entry.value)
+                return "  \(entry.path) = \(Self.text(shown, kind: .string))  (\(entry.source))\n"
+            }.joined()
+    }
+
     /// What each provider started declares: its settings with the values in effect, its mail
     /// (and whether `DATA/templates/` overrides it), its audit events.
     func declarations() -> String {
@@ -261,7 +285,15 @@ package struct AdminOperations: Sendable {
             out += "provider      \(type.id)\n"
             let section = kernel.config.providerSections[type.id]
             for setting in type.settings {
-                let value = section?.valueInFile(setting.key).map { "\(Self.text($0, kind: setting.kind)) (set)" } ?? "\(setting.defaultValue) (default)"
+                let path = "\(type.configSection).\(setting.key)"
+                let value: String
+                if case .environment(let variable)? = kernel.config.environment?.source(of: path),
+                    let set = kernel.config.environment?.effective().first(where: { $0.path == path })?.value
+                {
+                    value = "\(Self.text(ConfigEnvironment.redacted(path, set), kind: setting.kind)) (\(variable))"
+                } else {
+                    value = section?.valueInFile(setting.key).map { "\(Self.text(ConfigEnvironment.redacted(path, $0), kind: setting.kind)) (set)" } ?? "\(setting.defaultValue) (default)"
+                }
                 out += "  setting     \(type.configSection).\(setting.key) = \(value)\n"
             }
             for mail in type.mailTemplates {

@@ -9,10 +9,16 @@ import NIOCore
 struct OAuthParameters: Sendable {
     private var values: [String: String]
 
-    /// What `/oauth/token` reads, for any grant.
-    static let token: Set<String> = [
-        "grant_type", "device_code", "client_id", "refresh_token", "code", "redirect_uri", "code_verifier", "client_secret", "scope",
-    ]
+    /// What `/oauth/token` reads for the grant named: a parameter of another grant is not this
+    /// request's business, however it is sent.
+    static func token(grant: String?) -> Set<String> {
+        switch grant {
+        case OAuthRoutes.deviceCodeGrant?: ["grant_type", "device_code", "client_id"]
+        case "refresh_token"?: ["grant_type", "refresh_token", "client_id", "client_secret", "scope"]
+        case "authorization_code"?: ["grant_type", "code", "redirect_uri", "code_verifier", "client_id", "client_secret"]
+        default: ["grant_type"]
+        }
+    }
     /// What `/oauth/device_authorization` reads.
     static let deviceAuthorization: Set<String> = ["client_id", "device_name", "platform", "scope"]
     /// What `/oauth/revoke` and `/oauth/introspect` read.
@@ -21,6 +27,11 @@ struct OAuthParameters: Sendable {
     subscript(_ name: String) -> String? { values[name].flatMap { $0.isEmpty ? nil : $0 } }
 
     static func read(_ request: Request, context: AuthRequestContext, reading known: Set<String>) async throws -> OAuthParameters {
+        try await read(request, context: context, reading: { _ in known })
+    }
+
+    /// The parameters `reading` names for the request's `grant_type` (the first one sent).
+    static func read(_ request: Request, context: AuthRequestContext, reading: (String?) -> Set<String>) async throws -> OAuthParameters {
         let type = request.headers[.contentType]?.lowercased() ?? ""
         let bytes: [UInt8]
         do {
@@ -32,6 +43,7 @@ struct OAuthParameters: Sendable {
             guard let object = try? JSONDecoder().decode([String: JSONValue].self, from: Data(bytes)) else {
                 throw OAuthError("invalid_request", "The body is not a JSON object.")
             }
+            let known = reading(object["grant_type"].flatMap { if case .string(let s) = $0 { s } else { nil } })
             if let key = JSONDuplicateKeys.first(in: bytes[...]), known.contains(key) {
                 throw OAuthError("invalid_request", "The parameter `\(key)` is given twice.")
             }
@@ -49,7 +61,7 @@ struct OAuthParameters: Sendable {
         guard type.isEmpty || type.hasPrefix("application/x-www-form-urlencoded") else {
             throw OAuthError("invalid_request", "Send application/x-www-form-urlencoded or application/json.", status: .unsupportedMediaType)
         }
-        return try OAuthParameters(form: bytes, reading: known)
+        return try OAuthParameters(form: bytes, reading: reading)
     }
 
     init(values: [String: String]) { self.values = values }
@@ -65,9 +77,13 @@ struct OAuthParameters: Sendable {
         }
     }
 
-    init(form bytes: [UInt8], reading known: Set<String>) throws {
+    init(form bytes: [UInt8], reading: (String?) -> Set<String>) throws {
         values = [:]
-        for pair in bytes.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+        let pairs = bytes.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true)
+        let grant = pairs.lazy.map { $0.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false) }
+            .first { Self.decode($0[0]) == "grant_type" }.flatMap { $0.count > 1 ? Self.decode($0[1]) : nil }
+        let known = reading(grant)
+        for pair in pairs {
             let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
             // Parameters authd does not read are ignored, even repeated or badly encoded (RFC 6749 §3.1).
             guard let name = Self.decode(parts[0]), known.contains(name) else { continue }

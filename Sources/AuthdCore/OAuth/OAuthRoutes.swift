@@ -55,7 +55,7 @@ struct OAuthRoutes: Sendable {
         }
 
         oauth.post("token") { request, context -> Response in
-            let parameters = try await OAuthParameters.read(request, context: context, reading: OAuthParameters.token)
+            let parameters = try await OAuthParameters.read(request, context: context, reading: OAuthParameters.token(grant:))
             switch parameters["grant_type"] {
             case Self.deviceCodeGrant?:
                 guard let deviceCode = parameters["device_code"] else { throw OAuthError("invalid_request", "The parameter `device_code` is required.") }

@@ -63,6 +63,8 @@ struct ConfigReloader: Service {
     let box = ServerBox()
     let load: @Sendable () throws -> (AuthConfig, [String: JSONValue])
     let initialRoot: [String: JSONValue]
+    /// The variables over the file, which every reload reads again.
+    let environment: ConfigEnvironment
     /// `log.format` as started; a change waits for a restart.
     let initialFormat: String
     let dataFolder: String
@@ -71,7 +73,8 @@ struct ConfigReloader: Service {
     let logger: Logger
 
     func run() async throws {
-        var previous = initialRoot
+        // The providers have read their sections by now: what the variables set there is in effect too.
+        var previous = environment.applied(to: initialRoot)
         let format = initialFormat
         for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
             guard let server = box.server.withLock({ $0 }) else { continue }

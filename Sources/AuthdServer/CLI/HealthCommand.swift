@@ -29,7 +29,8 @@ struct HealthCommand: AsyncParsableCommand {
         if address == nil {
             var host = self.host ?? env["AUTHD_HOST"] ?? "127.0.0.1"
             if host == "0.0.0.0" || host == "::" || host.isEmpty { host = "127.0.0.1" }
-            let portText = port.map(String.init) ?? env["AUTHD_PORT"] ?? "8080"
+            // A non-numeric AUTHD_PORT (Kubernetes' tcp://…) is ignored, as `authd serve` ignores it.
+            let portText = port.map(String.init) ?? env["AUTHD_PORT"].flatMap { Int($0) == nil ? nil : $0 } ?? "8080"
             guard let port = Int(portText), (1...65_535).contains(port) else {
                 print("authd health: the port must be a number from 1 to 65535, not \"\(portText)\"")
                 throw ExitCode(1)

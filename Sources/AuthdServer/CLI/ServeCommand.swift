@@ -17,7 +17,10 @@ struct ServeCommand: AsyncParsableCommand {
         discussion: """
             Each option can also come from the environment (AUTHD_DATA, AUTHD_CONFIG, AUTHD_HOST,
             AUTHD_PORT); an option on the command line wins. AUTHD_LOG_LEVEL sets the log level
-            (trace, debug, info, notice, warning, error, critical; default info).
+            (trace, debug, info, notice, warning, error, critical; default info). Every
+            configuration key can be set as AUTHD_<SECTION>__<KEY> over the file, a secret as
+            AUTHD_<SECTION>__<KEY>_FILE=PATH (docs/configuration.md); `authd check` shows where
+            each value came from.
 
             Examples:
               authd serve
@@ -52,15 +55,29 @@ struct ServeCommand: AsyncParsableCommand {
         let env = ProcessInfo.processInfo.environment
         let dataFolder = data ?? env["AUTHD_DATA"] ?? "./data"
         let host = self.host ?? env["AUTHD_HOST"] ?? "127.0.0.1"
-        let portText = port.map(String.init) ?? env["AUTHD_PORT"] ?? "8080"
-        guard let port = Int(portText), (0...65_535).contains(port) else {
-            throw fail("the port must be a number from 0 to 65535, not \"\(portText)\"")
+        var warnings: [String] = []
+        let port: Int
+        if let flag = self.port {
+            guard (0...65_535).contains(flag) else { throw fail("the port must be a number from 0 to 65535, not \(flag)") }
+            port = flag
+        } else if let text = env["AUTHD_PORT"] {
+            // Kubernetes sets AUTHD_PORT=tcp://IP:PORT for a service named authd: not ours (contract §14).
+            if let number = Int(text), (0...65_535).contains(number) {
+                port = number
+            } else {
+                port = 8080
+                warnings.append("AUTHD_PORT is not a port number (a platform's variable?); ignored, listening on 8080")
+            }
+        } else {
+            port = 8080
         }
         let configPath = config ?? env["AUTHD_CONFIG"]
         let authConfig: AuthConfig
         let root: [String: JSONValue]
+        let environment: ConfigEnvironment
         do {
-            (authConfig, root) = try ConfigLoading.loadWithRoot(path: configPath, dataFolder: dataFolder, host: host, port: port)
+            environment = try ConfigLoading.environment(env)
+            (authConfig, root) = try ConfigLoading.loadWithRoot(path: configPath, dataFolder: dataFolder, host: host, port: port, environment: environment)
         } catch let error as ConfigError {
             throw fail("configuration error: \(error.message)")
         }
@@ -82,8 +99,8 @@ struct ServeCommand: AsyncParsableCommand {
             options.metricsExposition = { registry.emitToBuffer() }
         }
         let reloader = ConfigReloader(
-            load: { try ConfigLoading.loadWithRoot(path: configPath, dataFolder: dataFolder, host: host, port: port) },
-            initialRoot: root, initialFormat: authConfig.log.format, dataFolder: dataFolder, level: levelBox, levelFromEnvironment: env["AUTHD_LOG_LEVEL"] != nil, logger: logger
+            load: { try ConfigLoading.loadWithRoot(path: configPath, dataFolder: dataFolder, host: host, port: port, environment: environment) },
+            initialRoot: root, environment: environment, initialFormat: authConfig.log.format, dataFolder: dataFolder, level: levelBox, levelFromEnvironment: env["AUTHD_LOG_LEVEL"] != nil, logger: logger
         )
         options.extraServices = [reloader]
         options.onServerRunning = { url in
@@ -94,6 +111,8 @@ struct ServeCommand: AsyncParsableCommand {
             try await PostgresBackend.configure(&options)
             server = try await AuthServer.make(options, registry: Authd.providers)
             reloader.box.server.withLock { $0 = server }
+            // After the providers read their sections: a variable nothing read names no key in use.
+            for warning in warnings + environment.unused() { logger.warning("\(warning)") }
         } catch let error as StoreError {
             throw fail("\(error)")
         } catch let error as ConfigError {
