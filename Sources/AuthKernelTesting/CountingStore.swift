@@ -25,7 +25,9 @@ package final class CountingStore: AuthStore {
     }
 
     package func waitUntilDurable() async throws { try await base.waitUntilDurable() }
-    package func load(_ changes: [StoreChange], stored: @Sendable (Int) -> Void) async throws { try await base.load(changes, stored: stored) }
+    package func load(streaming produce: @Sendable (_ store: @Sendable ([StoreChange]) async throws -> Void) async throws -> Void, stored: @Sendable @escaping (Int) -> Void) async throws {
+        try await base.load(streaming: produce, stored: stored)
+    }
     package func counts() async throws -> StoreCounts { try await base.counts() }
     package var isShared: Bool { base.isShared }
     package var isWritable: Bool { get async { await base.isWritable } }

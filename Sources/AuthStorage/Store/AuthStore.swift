@@ -1,3 +1,4 @@
+import Synchronization
 /// Where the kernel keeps users, sessions, codes, approvals and jobs: the JSON-file ``JournalStore``
 /// (the embedded default) or a database shared by several authd instances.
 ///
@@ -24,10 +25,11 @@ package protocol AuthStore: Sendable {
     /// Returns once every change made so far, including ``WriteDurability/eventual`` ones, is durable.
     func waitUntilDurable() async throws
 
-    /// Stores an import's records (users before what refers to them) in one atomic write, telling
-    /// `stored` how many are written as it goes: `authd import` of a million records into a database
-    /// takes minutes.
-    func load(_ changes: [StoreChange], stored: @Sendable (Int) -> Void) async throws
+    /// Stores an import's records as `produce` hands them over, batch by batch (users before what
+    /// refers to them), telling `stored` how many are written as it goes: `authd import` of a million
+    /// records into a database takes minutes, and held whole they were gigabytes. A database store
+    /// keeps them all in one transaction; the journal store writes each batch as it comes.
+    func load(streaming produce: @Sendable (_ store: @Sendable ([StoreChange]) async throws -> Void) async throws -> Void, stored: @Sendable @escaping (Int) -> Void) async throws
 
     /// How many users and sessions the store holds.
     func counts() async throws -> StoreCounts
@@ -44,18 +46,34 @@ package protocol AuthStore: Sendable {
 }
 
 extension AuthStore {
-    /// One write of every record; `stored` hears of them all at the end.
-    package func load(_ changes: [StoreChange], stored: @Sendable (Int) -> Void) async throws {
-        try await write([]) { state in
-            for change in changes { state.replay(change) }
+    /// One write per batch; `stored` hears of each.
+    package func load(streaming produce: @Sendable (_ store: @Sendable ([StoreChange]) async throws -> Void) async throws -> Void, stored: @Sendable @escaping (Int) -> Void) async throws {
+        let count = LoadCount()
+        try await produce { batch in
+            try await self.write([]) { state in
+                for change in batch { state.replay(change) }
+            }
+            stored(count.add(batch.count))
         }
-        stored(changes.count)
+    }
+
+    /// Every record of `changes` (users first), as one batch.
+    package func load(_ changes: [StoreChange], stored: @Sendable @escaping (Int) -> Void) async throws {
+        try await load(streaming: { store in try await store(changes) }, stored: stored)
     }
 
     /// ``write(_:durability:_:)`` with ``WriteDurability/synced``.
     package func write<R: Sendable>(_ keys: [StoreKey], _ body: @Sendable (inout StoreState) throws -> R) async throws -> R {
         try await write(keys, durability: .synced, body)
     }
+}
+
+/// Records stored so far by a streamed load.
+package final class LoadCount: Sendable {
+    private let value = Mutex(0)
+    package init() {}
+    /// Adds `n` and gives the new total.
+    package func add(_ n: Int) -> Int { value.withLock { $0 += n; return $0 } }
 }
 
 /// Record counts, for `authd check` and backups.

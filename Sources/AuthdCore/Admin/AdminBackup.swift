@@ -29,20 +29,6 @@ package enum AdminBackup {
         }
     }
 
-    /// A backup file as read: its head, and `snapshot.json`'s bytes in base64 (written last, as a
-    /// stream, by ``writeBundle(to:state:seq:keys:inBackground:)``).
-    struct Bundle: Decodable {
-        var head: BundleHead
-        var snapshot: String
-
-        private enum CodingKeys: String, CodingKey { case snapshot }
-
-        init(from decoder: any Decoder) throws {
-            head = try BundleHead(from: decoder)
-            snapshot = try decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .snapshot)
-        }
-    }
-
     /// Writes a backup of the running store (every acknowledged write is in it) and the keys.
     /// - Returns: a one-line summary.
     static func write(to path: String, store: JournalStore, keyFolder: KeyFolder, progress: @escaping AdminProgressSink = { _ in }) async throws -> String {
@@ -97,70 +83,75 @@ package enum AdminBackup {
         }
     }
 
-    /// Loads a backup or export into an empty store and its keys (a database backend: `authd import`).
+    /// Loads a backup or export into an empty store and its keys (a database backend: `authd import`),
+    /// streaming the file: first every record is checked (a damaged bundle changes nothing), then the
+    /// users are stored, then what refers to them, a batch at a time. A store built this way holds
+    /// no more than a batch beyond its own records.
     /// - Returns: a one-line summary.
     static func importBundle(
         from path: String, store: any AuthStore, keys: any ServerKeys, logger: Logger, progress: @escaping AdminProgressSink = { _ in }
     ) async throws -> String {
-        progress(AdminProgress(phase: "reading \(URL(fileURLWithPath: path).lastPathComponent)", done: 0, unit: "records"))
-        let (bundle, _, changes, files) = try read(path)
+        let bundle = try BundleReader(path)
         let counts = try await store.counts()
         guard counts.users == 0, counts.sessions == 0 else {
-            throw AdminError("the store already holds \(counts.users) users and \(counts.sessions) sessions: import only into an empty one")
+            throw AdminError(
+                "the store already holds \(counts.users) users and \(counts.sessions) sessions: import only into an empty one (after an interrupted import, empty it first)")
         }
-        // Users before what refers to them (sessions, approvals).
-        let ordered = changes.filter { if case .putUser = $0 { true } else { false } } + changes.filter { if case .putUser = $0 { false } else { true } }
-        try await keys.importFiles(files, logger: logger)
-        let total = ordered.count
+        let checking = "checking \(URL(fileURLWithPath: path).lastPathComponent)"
+        progress(AdminProgress(phase: checking, done: 0, unit: "records"))
+        let total = try await bundle.forEachRecordBatch(keep: false, read: { progress(AdminProgress(phase: checking, done: $0, unit: "records")) }) { _ in }
+        try await keys.importFiles(bundle.keys, logger: logger)
         progress(AdminProgress(phase: "storing", done: 0, unit: "records", total: total))
-        try await store.load(ordered) { done in progress(AdminProgress(phase: "storing", done: done, unit: "records", total: total)) }
-        return "\(bundle.head.users) users, \(bundle.head.sessions) sessions and \(files.count) keys and secrets imported (export of \(bundle.head.createdAt))"
+        try await store.load(streaming: { load in
+            // Users before what refers to them; the snapshot's parts come in no particular order.
+            try await bundle.forEachRecordBatch(only: Self.isUser) { try await load($0) }
+            try await bundle.forEachRecordBatch(only: { !Self.isUser($0) }) { try await load($0) }
+        }, stored: { done in progress(AdminProgress(phase: "storing", done: done, unit: "records", total: total)) })
+        return "\(bundle.head.users) users, \(bundle.head.sessions) sessions and \(bundle.keys.count) keys and secrets imported (export of \(bundle.head.createdAt))"
     }
 
-    /// Reads and checks a backup file: every snapshot record must decode.
-    /// - Parameter decodingChanges: false to check the records without keeping them (`changes` is then empty).
-    static func read(_ path: String, decodingChanges: Bool = true) throws -> (bundle: Bundle, snapshot: [UInt8], changes: [StoreChange], keys: [String: [UInt8]]) {
-        guard let raw = try DurableFile.read(path) else { throw AdminError("cannot read \(path)") }
-        let bundle: Bundle
-        do { bundle = try JSONDecoder().decode(Bundle.self, from: Data(raw)) } catch {
-            throw AdminError("\(path) is not an authd backup")
-        }
-        guard bundle.head.format == "authd-backup", bundle.head.version == 1 else { throw AdminError("\(path) is not an authd backup of a version this build reads") }
-        guard let decoded = Data(base64Encoded: bundle.snapshot) else { throw AdminError("\(path): the snapshot is damaged") }
-        let snapshot = Array(decoded)
-        let changes = try SnapshotFile.decodeChunks(snapshot, path: path, keep: decodingChanges).chunks.flatMap { $0 }
-        var keys: [String: [UInt8]] = [:]
-        for (name, value) in bundle.head.keys {
-            // Only plain file names: a backup must not write outside keys/.
-            guard !name.isEmpty, !name.contains("/"), !name.hasPrefix("."), let bytes = Data(base64Encoded: value) else {
-                throw AdminError("\(path): a key file entry is damaged")
-            }
-            keys[name] = Array(bytes)
-        }
-        return (bundle, snapshot, changes, keys)
+    /// Whether a snapshot line stores a user: `{"op":"put_user",…}`, the journal's change encoding.
+    static func isUser(_ line: ArraySlice<UInt8>) -> Bool {
+        line.prefix(userOp.count).elementsEqual(userOp)
     }
+    private static let userOp = Array(#"{"op":"put_user""#.utf8)
 
     /// Replaces the store and keys of `dataFolder` (created if missing) with a backup's. Refuses
-    /// while a server holds the folder. Nothing is touched until the whole backup has been read and checked.
+    /// while a server holds the folder. Nothing is touched until every record of the backup has been
+    /// read and checked; the snapshot is then written as it is decoded, never whole in memory.
     /// - Returns: a one-line summary.
-    package static func restore(from path: String, to dataFolder: String) throws -> String {
-        let (bundle, snapshot, _, keys) = try read(path, decodingChanges: false)  // checked before anything is replaced
+    package static func restore(from path: String, to dataFolder: String) async throws -> String {
+        let bundle = try BundleReader(path)
+        try await bundle.forEachRecordBatch(keep: false) { _ in }  // checked before anything is replaced
 
         try DurableFile.makeDirectory(dataFolder, mode: 0o700)
         let lock = try DataFolderLock(folder: dataFolder)
         defer { lock.release() }
         let keyPath = dataFolder + "/keys"
         try DurableFile.makeDirectory(keyPath, mode: 0o700)
-        for name in try FileManager.default.contentsOfDirectory(atPath: keyPath) where keys[name] == nil {
+        for name in try FileManager.default.contentsOfDirectory(atPath: keyPath) where bundle.keys[name] == nil {
             try DurableFile.check(unlink(keyPath + "/" + name), "unlink", keyPath + "/" + name)
         }
-        for (name, bytes) in keys { try DurableFile.replace(keyPath + "/" + name, with: bytes, mode: 0o600) }
-        try DurableFile.replace(dataFolder + "/snapshot.json", with: snapshot, mode: 0o600)
+        for (name, bytes) in bundle.keys { try DurableFile.replace(keyPath + "/" + name, with: bytes, mode: 0o600) }
+        let snapshot = dataFolder + "/snapshot.json"
+        let temporary = snapshot + ".restoring"
+        unlink(temporary)  // left by a restore that was cut short
+        let fd = try DurableFile.openForWriting(temporary)
+        do {
+            try await bundle.forEachSnapshotPart { try DurableFile.writeAll(fd, $0, path: temporary) }
+            try DurableFile.sync(fd, path: temporary)
+            close(fd)
+        } catch {
+            close(fd)
+            unlink(temporary)
+            throw error
+        }
+        try DurableFile.check(rename(temporary, snapshot), "rename", snapshot)
         for name in try FileManager.default.contentsOfDirectory(atPath: dataFolder) where name.hasPrefix("journal-") && name.hasSuffix(".jsonl") {
             try DurableFile.check(unlink(dataFolder + "/" + name), "unlink", dataFolder + "/" + name)
         }
         try DurableFile.syncDirectory(dataFolder)
-        return "\(bundle.head.users) users, \(bundle.head.sessions) sessions and \(keys.count) key files restored into \(dataFolder) (backup of \(bundle.head.createdAt))"
+        return "\(bundle.head.users) users, \(bundle.head.sessions) sessions and \(bundle.keys.count) key files restored into \(dataFolder) (backup of \(bundle.head.createdAt))"
     }
 
     /// The message of an admin failure, for the CLI.

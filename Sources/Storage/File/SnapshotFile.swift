@@ -9,10 +9,11 @@ import Foundation
 /// and decoded in parallel chunks on every core: one JSON document of a million users took 12 s to
 /// decode on one core. Format 1 (one JSON object) is still read.
 package enum SnapshotFile {
+    /// A format-2 snapshot's first line.
     package struct Header: Codable {
-        var format: Int
-        var seq: UInt64
-        var records: Int
+        package var format: Int
+        package var seq: UInt64
+        package var records: Int
     }
 
     package static let currentFormat = 2
@@ -139,30 +140,7 @@ package enum SnapshotFile {
             guard lines.count == header.records else {
                 throw StoreError.corrupt(path: path, line: nil, reason: "the snapshot has \(lines.count) records, its header says \(header.records)")
             }
-            let chunks = chunkRanges(lines.count)
-            let parts = ParallelResults<[StoreChange]>(count: chunks.count)
-            DispatchQueue.concurrentPerform(iterations: chunks.count) { i in
-                let decoder = StoreCoding.decoder()
-                var out: [StoreChange] = []
-                if keep { out.reserveCapacity(chunks[i].count) }
-                for index in chunks[i] {
-                    // Users and sessions (nearly every record) by hand; anything else, or anything
-                    // unexpected, through JSONDecoder.
-                    if let fast = bytes.withUnsafeBufferPointer({ StoreChange.fastDecode(UnsafeBufferPointer(rebasing: $0[lines[index]])) }) {
-                        if keep { out.append(fast) }
-                        continue
-                    }
-                    do {
-                        let change = try decoder.decode(StoreChange.self, from: Data(bytes[lines[index]]))
-                        if keep { out.append(change) }
-                    } catch {
-                        parts.set(i, .failure(StoreError.corrupt(path: path, line: index + 2, reason: "not a valid snapshot record (\(error))")))
-                        return
-                    }
-                }
-                parts.set(i, .success(out))
-            }
-            return (header.seq, try parts.values())
+            return (header.seq, try decodeLineChunks(bytes, lines, path: path, firstLine: 2, keep: keep))
         }
         // Format 1: one JSON object.
         let snapshot: Snapshot
@@ -175,6 +153,40 @@ package enum SnapshotFile {
         var changes: [StoreChange] = snapshot.users.map { .putUser($0) } + snapshot.sessions.map { .putSession($0) }
         changes += snapshot.codes.map { .putCode($0) } + (snapshot.approvals ?? []).map { .putApproval($0) } + (snapshot.jobs ?? []).map { .putJob($0) }
         return (snapshot.seq, keep ? [changes] : [])
+    }
+
+    /// Decodes the records at `lines` of `bytes` (on every core), in order; `firstLine` is the first
+    /// one's line number in `path`, for the error.
+    package static func decodeLines(_ bytes: [UInt8], _ lines: [Range<Int>], path: String, firstLine: Int, keep: Bool = true) throws -> [StoreChange] {
+        try decodeLineChunks(bytes, lines, path: path, firstLine: firstLine, keep: keep).flatMap { $0 }
+    }
+
+    /// ``decodeLines(_:_:path:firstLine:keep:)`` in the chunks it decoded on each core.
+    static func decodeLineChunks(_ bytes: [UInt8], _ lines: [Range<Int>], path: String, firstLine: Int, keep: Bool) throws -> [[StoreChange]] {
+        let chunks = chunkRanges(lines.count)
+        let parts = ParallelResults<[StoreChange]>(count: chunks.count)
+        DispatchQueue.concurrentPerform(iterations: chunks.count) { i in
+            let decoder = StoreCoding.decoder()
+            var out: [StoreChange] = []
+            if keep { out.reserveCapacity(chunks[i].count) }
+            for index in chunks[i] {
+                // Users and sessions (nearly every record) by hand; anything else, or anything
+                // unexpected, through JSONDecoder.
+                if let fast = bytes.withUnsafeBufferPointer({ StoreChange.fastDecode(UnsafeBufferPointer(rebasing: $0[lines[index]])) }) {
+                    if keep { out.append(fast) }
+                    continue
+                }
+                do {
+                    let change = try decoder.decode(StoreChange.self, from: Data(bytes[lines[index]]))
+                    if keep { out.append(change) }
+                } catch {
+                    parts.set(i, .failure(StoreError.corrupt(path: path, line: firstLine + index, reason: "not a valid snapshot record (\(error))")))
+                    return
+                }
+            }
+            parts.set(i, .success(out))
+        }
+        return try parts.values()
     }
 
     /// The non-empty lines from `start` on. Runs before the parallel decoding, so it uses `memchr`: a

@@ -140,22 +140,26 @@ package final class PostgresStore: AuthStore {
         }
     }
 
-    /// One transaction, the count reported every thousand records.
-    package func load(_ changes: [StoreChange], stored: @Sendable (Int) -> Void) async throws {
-        var state = StoreState()
-        for change in changes { state.replay(change) }
-        let rows = state.takeChanges(wholeRecords: true)
+    /// One transaction for every batch, the count reported every thousand records.
+    package func load(streaming produce: @Sendable (_ store: @Sendable ([StoreChange]) async throws -> Void) async throws -> Void, stored: @Sendable @escaping (Int) -> Void) async throws {
+        let count = LoadCount()
+        let logger = self.logger
         do {
             try await client.withTransaction(logger: logger) { connection in
-                for (i, row) in rows.enumerated() {
-                    try await PostgresRecords.apply(row, on: connection, logger: logger)
-                    if (i + 1) % 1000 == 0 { stored(i + 1) }
+                try await produce { batch in
+                    var state = StoreState()
+                    for change in batch { state.replay(change) }
+                    for row in state.takeChanges(wholeRecords: true) {
+                        try await PostgresRecords.apply(row, on: connection, logger: logger)
+                        let done = count.add(1)
+                        if done % 1000 == 0 { stored(done) }
+                    }
                 }
             }
         } catch let error as PostgresTransactionError {
             throw unavailable(error.closureError ?? error.commitError ?? error.beginError ?? error)
         }
-        stored(rows.count)
+        stored(count.add(0))
     }
 
     /// Serialization failure, deadlock, unique violation: another transaction won; run the body again.

@@ -125,14 +125,18 @@ enum AdminConnection {
     // MARK: The folder itself
 
     static func runDirectly(_ action: AdminAction, _ target: DataFolderOptions, progress: AdminProgressSink? = nil) async throws -> AdminOutput {
-        let server = try await openDirectly(target)
+        let server = try await openDirectly(target) { config in
+            // An import writes the whole store batch by batch: compacting as the journal grows would
+            // snapshot an ever larger store again and again. Closing writes one snapshot.
+            if case .importBundle = action { config.storage.compactAfterBytes = 1 << 40 }
+        }
         let output = await (try AdminOperations(server: server, dataFolder: target.folder)).run(action, progress: progress)
         await server.close()
         return output
     }
 
     /// Builds the server on the folder (store, keys, providers) without serving it.
-    static func openDirectly(_ target: DataFolderOptions) async throws -> AuthServer {
+    static func openDirectly(_ target: DataFolderOptions, tuning: (inout AuthConfig) -> Void = { _ in }) async throws -> AuthServer {
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = .warning
@@ -140,7 +144,8 @@ enum AdminConnection {
         }
         let logger = Logger(label: "authd")
         do {
-            let config = try ConfigLoading.load(path: target.config, dataFolder: target.folder)
+            var config = try ConfigLoading.load(path: target.config, dataFolder: target.folder)
+            tuning(&config)
             var options = AuthServer.Options(dataFolder: target.folder, config: config, logger: logger)
             options.adminSocket = false
             options.addFullServerParts()

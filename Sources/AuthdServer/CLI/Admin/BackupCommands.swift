@@ -47,7 +47,7 @@ struct RestoreCommand: AsyncParsableCommand {
             throw AdminConnection.fail("authd serve is running on \(target.folder): stop it first, then restore")
         }
         do {
-            let summary = try AdminBackup.restore(from: from, to: target.folder)
+            let summary = try await AdminBackup.restore(from: from, to: target.folder)
             FileHandle.standardOutput.write(Data((summary + "\n").utf8))
         } catch StoreError.locked {
             throw AdminConnection.fail("authd serve is running on \(target.folder): stop it first, then restore")
