@@ -239,6 +239,10 @@ let package = Package(
                 .embedInCode("Pages/Templates/message.mustache"), .embedInCode("Pages/Templates/not-me.mustache"),
                 .embedInCode("Pages/Templates/consent.mustache"), .embedInCode("Pages/Templates/logout.mustache"),
                 .embedInCode("Pages/Templates/device.mustache"),
+                .embedInCode("Pages/Templates/admin-nav.mustache"), .embedInCode("Pages/Templates/admin-overview.mustache"),
+                .embedInCode("Pages/Templates/admin-users.mustache"), .embedInCode("Pages/Templates/admin-user.mustache"),
+                .embedInCode("Pages/Templates/admin-factor.mustache"), .embedInCode("Pages/Templates/admin-reauth.mustache"),
+                .embedInCode("Pages/Templates/admin-setup.mustache"),
                 .embedInCode("Pages/Templates/authd.css"), .embedInCode("Pages/Templates/passkey.js"),
             ],
             swiftSettings: swiftSettings

@@ -596,6 +596,8 @@ def main():
         finally:
             server.stop()
 
+        results["scenarios"].append(moving(args, folder, 10000 if args.quick else 1000000, args.postgres))
+
         if not args.postgres:  # (g) measures the journal store itself
             out = subprocess.run([bench_binary(args), "store", "--folder", folder, "--seconds", "1" if args.quick else "3", "--users", sizes],
                                  capture_output=True, text=True, check=True).stdout
@@ -612,6 +614,53 @@ def main():
     bad = [s["what"] for s in results["scenarios"] if s.get("errors")]
     if bad:
         raise SystemExit("errors in: " + ", ".join(bad) + "".join(f"\n  {s['what']}: {s['error_reasons']}" for s in results["scenarios"] if s.get("error_reasons")))
+
+
+def peak(command, env=None):
+    """Runs `command`; its wall time in seconds and its peak resident memory in MB (the process's own)."""
+    start = time.monotonic()
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(command[:2])} failed: {proc.stderr.read().decode()[-2000:]}")
+    return round(time.monotonic() - start, 1), round(usage.ru_maxrss / 1024)  # ru_maxrss is in KiB on Linux
+
+
+def moving(args, folder, users, postgres_url=None):
+    """(p) a store of `users` users and as many sessions moved: `authd export`, then `authd import` into
+    an empty data folder (or, with PostgreSQL, a new database) and `authd restore`, each process's
+    peak memory beside the store it builds (the imported folder opened by a new process)."""
+    data = os.path.join(folder, "moving-data")
+    bundle = os.path.join(folder, "moving.json")
+    subprocess.run([bench_binary(args), "store-fill", "--folder", data, "--users", str(users), "--sessions-per-user", "1"], check=True)
+    row = {"id": "p", "what": f"(p) moving {users:,} users and {users:,} sessions", "users": users}
+    row["export_s"], row["export_peak_mb"] = peak([args.binary, "export", "--to", bundle, "--data", data])
+    row["bundle_mb"] = round(os.path.getsize(bundle) / 1e6)
+    shutil.rmtree(data)
+    imported = os.path.join(folder, "moving-imported")
+    row["import_s"], row["import_peak_mb"] = peak([args.binary, "import", "--from", bundle, "--data", imported])
+    opened = json.loads(subprocess.run([bench_binary(args), "store-open", "--folder", imported, "--seconds", "0"],
+                                       capture_output=True, text=True, check=True).stdout)
+    row["store_mb"] = round(opened["rss_bytes"] / 1e6)
+    row["import_over_store_mb"] = row["import_peak_mb"] - row["store_mb"]
+    shutil.rmtree(imported)
+    restored = os.path.join(folder, "moving-restored")
+    row["restore_s"], row["restore_peak_mb"] = peak([args.binary, "restore", "--from", bundle, "--data", restored])
+    shutil.rmtree(restored)
+    if postgres_url:
+        database = os.path.join(folder, "moving-postgres")
+        os.makedirs(database, mode=0o700)
+        with open(os.path.join(database, "authd.json"), "w") as f:
+            json.dump({"issuer": "https://bench.test", "storage": {"backend": "postgres", "postgres": {
+                "url": postgres_database(postgres_url), "tls": "disable"}}}, f)
+        subprocess.run([args.binary, "migrate", "--data", database], check=True, capture_output=True)
+        row["postgres_import_s"], row["postgres_import_peak_mb"] = peak([args.binary, "import", "--from", bundle, "--data", database])
+    os.remove(bundle)
+    print(f"(p) export {row['export_s']} s, peak {row['export_peak_mb']} MB; import {row['import_s']} s, peak {row['import_peak_mb']} MB "
+          f"over a {row['store_mb']} MB store; restore {row['restore_s']} s, peak {row['restore_peak_mb']} MB"
+          + (f"; into PostgreSQL {row['postgres_import_s']} s, peak {row['postgres_import_peak_mb']} MB" if postgres_url else ""), flush=True)
+    return row
 
 
 def postgres_database(server_url):
@@ -660,6 +709,11 @@ def targets(r):
         out["(f) p99 <= 3 x (b) p99"]["met"] &= not by["f"].get("errors") and not by["f"].get("storm_errors")
     if 1 in writers and 64 in writers:
         judge("(g) 64 writers >= 20 x 1", writers[64]["rps"] / writers[1]["rps"], 20, True)
+    if "p" in by and by["p"]["users"] >= 1000000:
+        judge("(p) import peak - store <= 512 MB at 1M", by["p"]["import_over_store_mb"], 512, False)
+        judge("(p) restore peak <= 512 MB at 1M", by["p"]["restore_peak_mb"], 512, False)
+        if "postgres_import_peak_mb" in by["p"]:
+            judge("(p) PostgreSQL import peak <= 512 MB at 1M", by["p"]["postgres_import_peak_mb"], 512, False)
     if 1000 in sizes and 1000000 in sizes:
         judge("write p50 1M <= 1.3 x 1k", sizes[1000000]["write_p50_ms"] / max(sizes[1000]["write_p50_ms"], 0.001), 1.3, False)
     if 100000 in sizes and 1000000 in sizes:
@@ -722,8 +776,8 @@ def report(r):
           f"RSA-2048 sign {lim.get('rsa2048_sign_per_s_per_core', 0):.0f}/s")
     print(f"{'scenario':58} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'errors':>6} {'loadgen':>7}")
     for s in r["scenarios"]:
-        if s["id"] == "k":
-            continue  # printed by endpoint below
+        if s["id"] in ("k", "p"):
+            continue  # printed below
         if s["id"] == "g" and "users" in s:
             print(f"{s['what']:58} {'':>9} {s['write_p50_ms']:>8} {s['write_p99_ms']:>8} {'':>6} {'':>7}  start-up {s['startup_s']} s, {s['rss_bytes_per_user']} B/user")
         else:
@@ -735,6 +789,11 @@ def report(r):
     if "j" in by:
         print("refused sign-ins by kind (p50/p99 ms): " + ", ".join(
             f"{kind} {t['p50_ms']}/{t['p99_ms']}" for kind, t in by["j"]["by_kind"].items()))
+    if "p" in by:
+        m = by["p"]
+        print(f"{m['what']}: bundle {m['bundle_mb']} MB; export {m['export_s']} s, peak {m['export_peak_mb']} MB; import {m['import_s']} s, "
+              f"peak {m['import_peak_mb']} MB over a {m['store_mb']} MB store; restore {m['restore_s']} s, peak {m['restore_peak_mb']} MB"
+              + (f"; into PostgreSQL {m['postgres_import_s']} s, peak {m['postgres_import_peak_mb']} MB" if "postgres_import_s" in m else ""))
     print("ratios: " + ", ".join(f"{k} {v}" for k, v in ratios.items()))
     costs = [(x, by[x].get("loadgen_us_per_request")) for x in "abc" if by[x].get("loadgen_us_per_request")]
     if costs:

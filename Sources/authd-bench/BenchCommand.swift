@@ -13,7 +13,7 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "authd-bench",
         abstract: "Measure the machine's crypto rates and the store (used by bench/run).",
-        subcommands: [CryptoBench.self, StoreBench.self, StoreOpenBench.self, StoreWritesBench.self]
+        subcommands: [CryptoBench.self, StoreBench.self, StoreOpenBench.self, StoreWritesBench.self, StoreFillBench.self]
     )
 }
 
@@ -191,8 +191,9 @@ struct StoreBench: AsyncParsableCommand {
         return UUID(uuid: raw)
     }
 
-    /// A folder holding `users` users in its snapshot, as a long-running server would leave it.
-    func populate(_ dir: String, users: Int, logger: Logger) async throws {
+    /// A folder holding `users` users (each with `sessionsPerUser` sessions) in its snapshot, as a
+    /// long-running server would leave it.
+    func populate(_ dir: String, users: Int, sessionsPerUser: Int = 0, logger: Logger) async throws {
         let store = try await JournalStore.open(folder: dir, compactAfterBytes: 1 << 40, logger: logger)
         let now = Date()
         var made = 0
@@ -201,7 +202,13 @@ struct StoreBench: AsyncParsableCommand {
             let start = made
             try await store.write { state in
                 for i in start..<(start + batch) {
-                    state.put(UserRecord(email: "u\(i)@bench.test", emailVerified: true, identities: [Identity(provider: "email", subject: "u\(i)@bench.test")], createdAt: now))
+                    let user = UserRecord(email: "u\(i)@bench.test", emailVerified: true, identities: [Identity(provider: "email", subject: "u\(i)@bench.test")], createdAt: now)
+                    state.put(user)
+                    for s in 0..<sessionsPerUser {
+                        state.put(SessionRecord(
+                            userID: user.id, deviceName: "Phone \(s)", platform: "ios", amr: ["otp"], createdAt: now, expiresAt: now + 30 * 86_400,
+                            refreshHash: Base64URL.encode(Array(Crypto.SHA256.hash(data: Array("u\(i)-\(s)".utf8))))))
+                    }
                 }
             }
             made += batch
@@ -256,5 +263,20 @@ struct StoreOpenBench: AsyncParsableCommand {
         await store.close()
         StoreBench.emit(["startup_s": .number((startup * 1000).rounded() / 1000), "rss_bytes": .number(Double(rss)),
                          "write_p50_ms": .number(write.p50), "write_p99_ms": .number(write.p99), "write_max_ms": .number(write.max), "writes_per_s": .number(write.rate)])
+    }
+}
+
+/// Fills a data folder's store with users and sessions (for the export, import and restore figures).
+struct StoreFillBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "store-fill", abstract: "Fill a folder with users and their sessions.")
+
+    @Option(help: "The data folder (created).") var folder: String
+    @Option(help: "Users.") var users: Int
+    @Option(help: "Sessions per user.") var sessionsPerUser: Int = 1
+
+    func run() async throws {
+        var logger = Logger(label: "bench")
+        logger.logLevel = .error
+        try await StoreBench.parse(["--folder", folder]).populate(folder, users: users, sessionsPerUser: sessionsPerUser, logger: logger)
     }
 }

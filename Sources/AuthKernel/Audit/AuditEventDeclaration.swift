@@ -36,5 +36,6 @@ public struct AuditEventDeclaration: Sendable, Equatable, Hashable {
         AuditEventDeclaration("credential_removed", "A way to sign in was removed from its notice's \"Not you?\" link; every session ended."),
         AuditEventDeclaration("admin", "An operator's command (`reason` names it)."),
         AuditEventDeclaration("admin_api", "A call of the admin API with a service key (`reason` names it)."),
+        AuditEventDeclaration("admin_console", "A change made in the console (/admin) by the operator in `account` (`reason` names it)."),
     ]
 }

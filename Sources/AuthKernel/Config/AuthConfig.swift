@@ -43,6 +43,8 @@ package struct AuthConfig: Sendable {
     package var tcp = true
     /// The `AUTHD_*` variables read over the file, and where each value in effect came from.
     package var environment: ConfigEnvironment?
+    /// Whether the operator's console is served at `/admin` (`console.enabled`, default true).
+    package var consoleEnabled = true
 
     /// `http.tls`: PEM files, read at start-up and again on SIGHUP.
     package struct TLSFiles: Sendable, Equatable {
@@ -423,6 +425,10 @@ package struct AuthConfig: Sendable {
         openID.tokenPerClient = try o.rule("token_per_client", default: openID.tokenPerClient)
         try o.rejectUnknownKeys()
 
+        var console = try top.section("console")
+        let consoleEnabled = try console.bool("enabled", default: true)
+        try console.rejectUnknownKeys()
+
         var auth = try top.section("auth")
         let freshAuth = try auth.seconds("fresh_auth", default: 600, max: 86_400)
         try auth.rejectUnknownKeys()
@@ -480,6 +486,7 @@ package struct AuthConfig: Sendable {
         config.unixSocket = unixSocket
         config.tcp = tcp
         config.freshAuth = freshAuth
+        config.consoleEnabled = consoleEnabled
         config.device = device
         config.openID = openID
         config.webhooks = webhooks

@@ -49,6 +49,14 @@ package enum AdminAction: Codable, Sendable, Equatable {
     case rotateClientSecret(String, grace: Int)
     /// Removes an OpenID client by id: its codes and tokens stop working.
     case deleteClient(String)
+    /// Makes an existing user with a verified email an operator of the console.
+    case grantOperator(String)
+    /// Takes the console's role away.
+    case revokeOperator(String)
+    /// The console's operators.
+    case listOperators(json: Bool)
+    /// A single-use link (24 h) that makes the email's account an operator.
+    case inviteOperator(String)
 }
 
 /// What a command printed, and how the process should exit.

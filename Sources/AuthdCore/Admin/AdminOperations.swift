@@ -44,6 +44,7 @@ package struct AdminOperations: Sendable {
     }
 
     var clients: OpenIDClients { OpenIDClients(store: store, clock: kernel.clock, audience: kernel.config.audience) }
+    var operators: Operators { Operators(store: store, clock: kernel.clock) }
 
     /// Runs one action; failures come back as output with exit code 1, never as a thrown error.
     /// - Parameter progress: where the long commands (`import-users`, `import`, `export`, `backup`)
@@ -88,6 +89,35 @@ package struct AdminOperations: Sendable {
             await audit("user deleted", user: user.id, command: "users delete")
             await kernel.audit.record("account_deleted", user: user.id)
             return AdminOutput(text: "user \(user.id.lowercased) deleted with its identities, sessions and codes\n")
+
+        case .grantOperator(let ref):
+            let user = try await user(ref)
+            try await operators.grant(user, by: "authd admins grant")
+            await audit("console operator granted", user: user.id, command: "admins grant")
+            return AdminOutput(text: "\(user.email ?? user.id.lowercased) is an operator of the console (\(kernel.config.issuer)/admin)\n")
+
+        case .revokeOperator(let ref):
+            let user = try await user(ref)
+            guard try await operators.revoke(user.id) else { throw AdminError("\(user.email ?? user.id.lowercased) is not an operator") }
+            await audit("console operator revoked", user: user.id, command: "admins revoke")
+            return AdminOutput(text: "\(user.email ?? user.id.lowercased) is no longer an operator\n")
+
+        case .listOperators(let json):
+            let views = try await operators.list().map {
+                AdminOperatorView(id: $0.userID.lowercased, email: $0.email, grantedAt: Timestamp.string($0.grantedAt), grantedBy: $0.grantedBy)
+            }
+            return json ? try AdminFormat.json(views) : AdminOutput(text: AdminFormat.table(["EMAIL", "ID", "GRANTED", "BY"], views.map { [$0.email, $0.id, $0.grantedAt, $0.grantedBy] }))
+
+        case .inviteOperator(let address):
+            guard let email = EmailAddress(address) else { throw AdminError("\(LogSafe.text(address, maxLength: 64)) is not an email address") }
+            let token = try await kernel.tokens.issue(purpose: Operators.invitePurpose, subject: email.value, ttl: Operators.inviteTTL)
+            await kernel.audit.record("admin", account: email.value, reason: "admins invite")
+            kernel.logger.notice("console invite made", metadata: ["email": "\(email.value)", "via": "\(via)"])
+            return AdminOutput(text: """
+                Open this link within 24 hours to make \(email.value) an operator of the console (it works once):
+                  \(kernel.config.issuer)/admin/setup?token=\(token)
+
+                """)
 
         case .createServiceKey(let name):
             let secret = try await ServiceKeys(store: store, clock: kernel.clock).create(name: name)

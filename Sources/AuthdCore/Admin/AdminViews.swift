@@ -65,6 +65,15 @@ struct AdminServiceKeyView: Codable, Sendable {
     enum CodingKeys: String, CodingKey { case name, prefix, createdAt = "created_at" }
 }
 
+/// An operator of the console as `authd admins list` shows one.
+struct AdminOperatorView: Codable, Sendable {
+    var id: String
+    var email: String
+    var grantedAt: String
+    var grantedBy: String
+    enum CodingKeys: String, CodingKey { case id, email, grantedAt = "granted_at", grantedBy = "granted_by" }
+}
+
 /// An OpenID client as the admin commands show it: never its secret's hash.
 struct AdminClientView: Codable, Sendable {
     var clientID: String

@@ -16,7 +16,10 @@ struct PageRenderer: Sendable {
         "layout": PackageResources.layout_mustache, "login": PackageResources.login_mustache, "factor": PackageResources.factor_mustache,
         "account": PackageResources.account_mustache, "message": PackageResources.message_mustache, "not-me": PackageResources.not_me_mustache,
         "consent": PackageResources.consent_mustache, "logout": PackageResources.logout_mustache,
-        "device": PackageResources.device_mustache,
+        "device": PackageResources.device_mustache, "admin-nav": PackageResources.admin_nav_mustache,
+        "admin-overview": PackageResources.admin_overview_mustache, "admin-users": PackageResources.admin_users_mustache,
+        "admin-user": PackageResources.admin_user_mustache, "admin-factor": PackageResources.admin_factor_mustache,
+        "admin-reauth": PackageResources.admin_reauth_mustache, "admin-setup": PackageResources.admin_setup_mustache,
     ]
 
     /// - Throws: ``ConfigError`` for a template that does not parse, or a provider's outside its id.
@@ -135,11 +138,13 @@ struct PageRenderer: Sendable {
     /// A whole page: `content` (rendered) in the layout, with the pages' headers.
     func page(
         title: String, content: String, error: String? = nil, status: HTTPResponse.Status = .ok, signedIn: Bool = false, csrf: String = "",
-        cookies: [Cookie] = [], formTarget: String? = nil
+        cookies: [Cookie] = [], formTarget: String? = nil, wide: Bool = false
     ) -> Response {
         // The layout once per shape, cut at its marks; the values go into the slots as they are.
-        let layout = renderings.parts("layout\u{0}\(signedIn)\u{0}\(error != nil)") { mark in
-            var values: [String: Any] = ["title": mark + "t", "product": productName, "content": mark + "b", "signed_in": signedIn, "csrf": mark + "c"]
+        let layout = renderings.parts("layout\u{0}\(signedIn)\u{0}\(error != nil)\u{0}\(wide)") { mark in
+            var values: [String: Any] = [
+                "title": mark + "t", "product": productName, "content": mark + "b", "signed_in": signedIn, "csrf": mark + "c", "wide": wide,
+            ]
             if error != nil { values["error"] = mark + "e" }
             return render("layout", values)
         }

@@ -31,7 +31,7 @@ struct AdminAPIRoutes: Sendable {
 
     func add(to router: Router<AuthRequestContext>) {
         let admin = router.group("api/v1/admin")
-        let kernel = self.kernel, serviceKeys = self.serviceKeys
+        let kernel = self.kernel, serviceKeys = self.serviceKeys, administration = UserAdministration(kernel: kernel)
 
         @Sendable func caller(_ request: Request) async throws -> String { try await Self.caller(request, serviceKeys) }
 
@@ -89,19 +89,8 @@ struct AdminAPIRoutes: Sendable {
             let key = try await caller(request)
             let found = try await user(context)
             let body = try await request.decodeJSON(as: PatchBody.self, context: context)
-            let metadata = try body.appMetadata.map { try UserMetadata.validate($0, field: "app_metadata", maxBytes: UserMetadata.maxAppBytes) }
-            let name = try body.displayName.map { try DisplayName.validate($0) }
-            let now = kernel.clock.now()
-            let updated = try await kernel.users.update(found.id) { user in
-                if let metadata { user.appMetadata = metadata }
-                if let name { user.displayName = name }
-                if let disabled = body.disabled { user.disabledAt = disabled ? (user.disabledAt ?? now) : nil }
-            }
-            // Disabling ends every session and API key; the sign-ins that follow answer ACCOUNT_DISABLED.
-            if body.disabled == true { try await kernel.sessions.revokeAll(of: found.id) }
-            await kernel.events.emit("user.updated", AccountEvents.data(updated))
-            let changed = [metadata.map { _ in "app_metadata" }, name.map { _ in "display_name" }, body.disabled.map { $0 ? "disabled" : "enabled" }]
-            await kernel.audit.record("admin_api", user: found.id, account: key, reason: "update user: " + changed.compactMap { $0 }.joined(separator: ", "))
+            let updated = try await administration.update(
+                found, .init(appMetadata: body.appMetadata, displayName: body.displayName, disabled: body.disabled), by: .init(event: "admin_api", account: key))
             var w = JSONWriter(capacity: 512)
             Self.write(updated, to: &w)
             return w.response()
@@ -109,11 +98,7 @@ struct AdminAPIRoutes: Sendable {
 
         admin.delete("users/{id}") { request, context -> Response in
             let key = try await caller(request)
-            let found = try await user(context)
-            await kernel.accountDeletion.run(for: found)
-            try await kernel.users.delete(found.id)
-            await kernel.audit.record("admin_api", user: found.id, account: key, reason: "delete user")
-            await kernel.audit.record("account_deleted", user: found.id)
+            try await administration.delete(try await user(context), by: .init(event: "admin_api", account: key))
             return Response(status: .noContent)
         }
 
@@ -146,9 +131,7 @@ struct AdminAPIRoutes: Sendable {
 
         admin.delete("users/{id}/sessions") { request, context -> Response in
             let key = try await caller(request)
-            let found = try await user(context)
-            try await kernel.sessions.revokeAll(of: found.id)
-            await kernel.audit.record("admin_api", user: found.id, account: key, reason: "end sessions")
+            try await administration.endSessions(of: try await user(context), by: .init(event: "admin_api", account: key))
             return Response(status: .noContent)
         }
     }

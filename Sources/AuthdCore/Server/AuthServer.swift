@@ -235,6 +235,16 @@ package final class AuthServer: Sendable {
             kernel.accountDeletion.register { user in try? await openID.consents.forgetAll(of: user.id) }
             AccountRoutes(kernel: kernel, gate: gate, renderer: renderer, login: login, openID: openID).add(to: router)
             DevicePage(kernel: kernel, devices: devices, renderer: renderer, login: login).add(to: router)
+            let operators = Operators(store: store, clock: clock)
+            if config.consoleEnabled {
+                ConsoleRoutes(
+                    kernel: kernel, renderer: renderer, login: login, operators: operators,
+                    overview: ConsoleOverview(kernel: kernel, store: store, auditPath: audit.path), administration: UserAdministration(kernel: kernel),
+                    factorProviders: pageProviders.filter { ["passkey", "totp"].contains(type(of: $0).id) }
+                ).add(to: router)
+            }
+            // A deleted operator's role goes with the account.
+            kernel.accountDeletion.register { user in _ = try? await operators.revoke(user.id) }
             OAuthRoutes(kernel: kernel, devices: devices, issuer: issuerName, serviceKeys: serviceKeys, openID: openID).add(to: router)
             for provider in providers {
                 api.addRoutes(provider.routes())
@@ -340,6 +350,12 @@ package final class AuthServer: Sendable {
                         issuerName.set("\(scheme)://\(options.host.contains(":") ? "[\(options.host)]" : options.host):\(port)")
                     }
                     await readiness.listening(apiURL: "\(scheme)://\(ip.contains(":") ? "[\(ip)]" : ip):\(port)")
+                    // A fresh install: where the console is, and how its first operator is made (contract §14).
+                    if config.consoleEnabled, (try? await operators.list().isEmpty) == true {
+                        logger.notice(
+                            "the console has no operator yet: run `authd admins invite EMAIL` and open the link it prints",
+                            metadata: ["console": "\(issuerName.value)/admin"])
+                    }
                 },
                 logger: logger
             )

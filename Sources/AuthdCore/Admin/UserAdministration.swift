@@ -1,0 +1,57 @@
+import AuthKernel
+import AuthStorage
+import Foundation
+
+/// What an operator does to a user, the same whether a service key asks (the admin API) or an
+/// operator in the console: the same checks, events and audit, with who did it.
+struct UserAdministration: Sendable {
+    let kernel: Kernel
+
+    /// Who made a change, for the audit log.
+    struct Actor: Sendable {
+        /// `admin_api` (a service key) or `admin_console` (an operator).
+        var event: String
+        /// The service key's name or the operator's email.
+        var account: String
+    }
+
+    /// What a change sets; nil leaves a field as it is.
+    struct Change: Sendable {
+        var appMetadata: JSONValue?
+        var displayName: String??
+        var disabled: Bool?
+    }
+
+    /// Checks and applies `change`: `app_metadata` as the contract bounds it, a display name, the
+    /// disabled state (disabling ends every session and API key). Emits `user.updated`.
+    func update(_ user: UserRecord, _ change: Change, by actor: Actor) async throws -> UserRecord {
+        let metadata = try change.appMetadata.map { try UserMetadata.validate($0, field: "app_metadata", maxBytes: UserMetadata.maxAppBytes) }
+        let name = try change.displayName.map { try DisplayName.validate($0) }
+        let now = kernel.clock.now()
+        let updated = try await kernel.users.update(user.id) { user in
+            if let metadata { user.appMetadata = metadata }
+            if let name { user.displayName = name }
+            if let disabled = change.disabled { user.disabledAt = disabled ? (user.disabledAt ?? now) : nil }
+        }
+        // Disabling ends every session and API key; the sign-ins that follow answer ACCOUNT_DISABLED.
+        if change.disabled == true { try await kernel.sessions.revokeAll(of: user.id) }
+        await kernel.events.emit("user.updated", AccountEvents.data(updated))
+        let changed = [metadata.map { _ in "app_metadata" }, name.map { _ in "display_name" }, change.disabled.map { $0 ? "disabled" : "enabled" }]
+        await kernel.audit.record(actor.event, user: user.id, account: actor.account, reason: "update user: " + changed.compactMap { $0 }.joined(separator: ", "))
+        return updated
+    }
+
+    /// Deletes the user as `DELETE /account` does: identities, sessions, codes, the deletion hooks.
+    func delete(_ user: UserRecord, by actor: Actor) async throws {
+        await kernel.accountDeletion.run(for: user)
+        try await kernel.users.delete(user.id)
+        await kernel.audit.record(actor.event, user: user.id, account: actor.account, reason: "delete user")
+        await kernel.audit.record("account_deleted", user: user.id)
+    }
+
+    /// Ends every session and API key of the user.
+    func endSessions(of user: UserRecord, by actor: Actor) async throws {
+        try await kernel.sessions.revokeAll(of: user.id)
+        await kernel.audit.record(actor.event, user: user.id, account: actor.account, reason: "end sessions")
+    }
+}

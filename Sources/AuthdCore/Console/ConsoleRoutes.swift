@@ -1,0 +1,259 @@
+import AuthKernel
+import AuthStorage
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// The operator's console, `/admin` (contract §14): server-rendered pages under the §13 page rules.
+/// Only the browser's cookie is read, never a Bearer; the role is checked on every request; the
+/// session's `amr` must hold `passkey` or `totp`; every change needs a fresh sign-in, goes through
+/// the admin API's own services and is audited with the operator's email.
+struct ConsoleRoutes: Sendable {
+    let kernel: Kernel
+    let renderer: PageRenderer
+    let login: LoginRoutes
+    let operators: Operators
+    let overview: ConsoleOverview
+    let administration: UserAdministration
+    /// The providers whose account steps add a passkey or an authenticator app.
+    let factorProviders: [any PageSignIn]
+
+    /// The second factors the console takes as a sign-in's proof (contract §14).
+    static let strongMethods: Set<String> = ["passkey", "totp"]
+    static let pageSize = 50
+
+    func add(to router: Router<AuthRequestContext>) {
+        let routes = self
+        router.get("admin") { request, context in try await routes.page(request, context) { try await routes.showOverview($0) } }
+        router.get("admin/users") { request, context in try await routes.page(request, context) { try await routes.showUsers($0, request) } }
+        router.get("admin/users/:id") { request, context in
+            try await routes.page(request, context) { try await routes.showUser($0, id: context.parameters.get("id")) }
+        }
+        router.post("admin/users/:id/:action") { request, context in
+            try await routes.change(request, context) { op, form in
+                try await routes.changeUser(op, id: context.parameters.get("id"), action: context.parameters.get("action") ?? "", form: form)
+            }
+        }
+        router.post("admin/reauth") { request, context in
+            try await routes.login.posted(request, context) { _ in try await routes.reauth(request) }
+        }
+        router.get("admin/setup") { request, context in
+            try await routes.login.guarded(request, context) { try await routes.showSetup(request.uri.queryParameters.get("token") ?? "") }
+        }
+        router.post("admin/setup") { request, context in
+            try await routes.login.posted(request, context) { form in try await routes.setup(form) }
+        }
+    }
+
+    // MARK: - The gate
+
+    /// An operator signed in as the console asks, and the token of their forms.
+    struct Operator: Sendable {
+        var principal: Principal
+        var csrf: String
+        var email: String
+        var actor: UserAdministration.Actor { .init(event: "admin_console", account: email) }
+    }
+
+    /// A console page: the pages' gates, then the cookie's session, the role and a passkey or TOTP
+    /// in its `amr`; else a sign-in, a refusal or how to add one.
+    func page(_ request: Request, _ context: AuthRequestContext, _ body: (Operator) async throws -> Response) async throws -> Response {
+        try await login.guarded(request, context) {
+            switch try await admit(request) {
+            case .operator(let op): return try await body(op)
+            case .answer(let response): return response
+            }
+        }
+    }
+
+    enum Admission {
+        case `operator`(Operator)
+        case answer(Response)
+    }
+
+    func admit(_ request: Request) async throws -> Admission {
+        guard let principal = try await login.browserPrincipal(request) else {
+            let back = request.uri.path.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "%2Fadmin"
+            return .answer(PageGate.redirect(to: "/login?return_to=" + back, status: .found))
+        }
+        let csrf = LoginRoutes.csrf(principal.session.id, key: login.csrfKey)
+        guard try await operators.isOperator(principal.user.id) else {
+            kernel.logger.notice("console refused a user without the operator role", metadata: ["user.id": "\(principal.user.id.lowercased)"])
+            return .answer(message("This account is not an operator of the console. An operator can make it one: authd admins grant EMAIL.", status: .forbidden, csrf: csrf))
+        }
+        guard !Self.strongMethods.isDisjoint(with: principal.session.amr) else { return .answer(factorPage(principal, csrf: csrf)) }
+        let email = principal.user.email ?? principal.user.id.lowercased
+        return .operator(Operator(principal: principal, csrf: csrf, email: email))
+    }
+
+    /// A console form: the page's gates and Origin, the operator, the form's CSRF token, and a
+    /// sign-in younger than `auth.fresh_auth`.
+    func change(_ request: Request, _ context: AuthRequestContext, _ body: (Operator, PageForm) async throws -> Response) async throws -> Response {
+        try await login.posted(request, context) { form in
+            let op: Operator
+            switch try await admit(request) {
+            case .operator(let admitted): op = admitted
+            case .answer(let response): return response
+            }
+            guard login.carriesCSRF(form, of: op.principal) else {
+                return message("This form is out of date. Open the page again and retry.", status: .forbidden, csrf: op.csrf)
+            }
+            guard kernel.sessions.isFresh(op.principal) else {
+                return renderer.page(
+                    title: "Sign in again", content: renderer.render("admin-reauth", ["csrf": op.csrf]), status: .forbidden, signedIn: true, csrf: op.csrf,
+                    wide: true)
+            }
+            return try await body(op, form)
+        }
+    }
+
+    func reauth(_ request: Request) async throws -> Response {
+        if let principal = try await login.browserPrincipal(request) { try await kernel.sessions.revoke(principal.session.id, of: principal.user.id) }
+        var response = PageGate.redirect(to: "/login?return_to=%2Fadmin")
+        response.setCookie(BrowserCookie.cookie("", maxAge: 0))
+        return response
+    }
+
+    /// An operator signed in without a passkey or an authenticator app: how to add one, and nothing else.
+    func factorPage(_ principal: Principal, csrf: String) -> Response {
+        let sections: [[String: Any]] = factorProviders.compactMap { provider in
+            provider.accountStep(for: principal).map { ["html": renderer.render($0, csrf: csrf, action: "/account/\(type(of: provider).id)/")] }
+        }
+        return renderer.page(
+            title: "Add a passkey or an authenticator app",
+            content: renderer.render("admin-factor", ["sections": sections, "has_sections": !sections.isEmpty, "csrf": csrf]), signedIn: true,
+            csrf: csrf, wide: true)
+    }
+
+    func message(_ text: String, status: HTTPResponse.Status, csrf: String = "") -> Response {
+        renderer.page(title: "Console", content: renderer.render("message", ["message": text]), status: status, signedIn: !csrf.isEmpty, csrf: csrf, wide: true)
+    }
+
+    func console(_ title: String, _ template: String, _ values: [String: Any], _ op: Operator, error: String? = nil, status: HTTPResponse.Status = .ok) -> Response {
+        var values = values
+        values["csrf"] = op.csrf
+        let content = renderer.render("admin-nav", ["operator": op.email]) + renderer.render(template, values)
+        return renderer.page(title: title, content: content, error: error, status: status, signedIn: true, csrf: op.csrf, wide: true)
+    }
+
+    // MARK: - Pages
+
+    func showOverview(_ op: Operator) async throws -> Response {
+        let facts = try await overview.facts()
+        return console("Console", "admin-overview", facts.values, op)
+    }
+
+    func showUsers(_ op: Operator, _ request: Request) async throws -> Response {
+        let parameters = request.uri.queryParameters
+        let query = String((parameters.get("query") ?? "").prefix(AdminAPIRoutes.maxQueryLength)).lowercased()
+        let after = parameters.get("after").flatMap(UUID.init(uuidString:))
+        let page = try await kernel.users.page(matching: query, after: after, limit: Self.pageSize + 1)
+        let shown = page.prefix(Self.pageSize)
+        let rows: [[String: Any]] = shown.map { user in
+            ["id": user.id.lowercased, "name": user.email ?? user.username ?? "(anonymous)", "created": Timestamp.string(user.createdAt),
+             "status": user.disabledAt == nil ? "active" : "disabled", "providers": user.authProviders.joined(separator: ", ")]
+        }
+        var values: [String: Any] = ["query": query, "users": rows, "has_users": !rows.isEmpty]
+        if page.count > Self.pageSize, let last = shown.last {
+            values["next"] = "/admin/users?query=\(query.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")&after=\(last.id.lowercased)"
+        }
+        return console("Users", "admin-users", values, op)
+    }
+
+    func showUser(_ op: Operator, id: String?, error: String? = nil, status: HTTPResponse.Status = .ok, metadataDraft: String? = nil) async throws -> Response {
+        guard let id = id.flatMap(UUID.init(uuidString:)), let user = try await kernel.users.user(id: id) else {
+            return console("Users", "message", ["message": "There is no such user (deleted?)."], op, status: .notFound)
+        }
+        let sessions = try await kernel.sessions.sessions(of: user.id).sorted { $0.createdAt > $1.createdAt }
+        let rows: [[String: Any]] = sessions.map { s in
+            ["name": s.deviceName ?? (s.isBrowser ? "A browser" : "An app"), "kind": s.isAPIKey ? "API key" : s.kind?.rawValue ?? "app",
+             "amr": s.amr.joined(separator: ", "), "created": Timestamp.string(s.createdAt), "used": Timestamp.string(s.lastUsedAt)]
+        }
+        let confirm = user.email ?? user.id.lowercased
+        return console(
+            user.email ?? user.username ?? "A user", "admin-user",
+            [
+                "id": user.id.lowercased, "email": user.email ?? "", "verified": user.emailVerified, "username": user.username ?? "",
+                "display_name": user.displayName ?? "", "created": Timestamp.string(user.createdAt), "disabled": user.disabledAt != nil,
+                "identities": user.identities.map { ["provider": $0.provider, "subject": $0.subject] },
+                "credentials": user.secrets.keys.sorted().joined(separator: ", "), "sessions": rows, "has_sessions": !rows.isEmpty,
+                "app_metadata": metadataDraft ?? Self.json(.object(user.appMetadata)), "user_metadata": Self.json(.object(user.userMetadata)),
+                "confirm": confirm,
+            ], op, error: error, status: status)
+    }
+
+    static func json(_ value: JSONValue) -> String {
+        let data = (try? JSONSerialization.data(withJSONObject: (try? JSONSerialization.jsonObject(with: JSONEncoder().encode(value))) ?? [:], options: [.prettyPrinted, .sortedKeys]))
+        return data.map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+
+    // MARK: - Changes
+
+    func changeUser(_ op: Operator, id: String?, action: String, form: PageForm) async throws -> Response {
+        guard let id = id.flatMap(UUID.init(uuidString:)), let user = try await kernel.users.user(id: id) else {
+            return console("Users", "message", ["message": "There is no such user (deleted?)."], op, status: .notFound)
+        }
+        let back = PageGate.redirect(to: "/admin/users/\(user.id.lowercased)")
+        do {
+            switch action {
+            case "profile":
+                let text = form["app_metadata"] ?? "{}"
+                guard let parsed = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)), case .object = parsed else {
+                    return try await showUser(op, id: user.id.lowercased, error: "app_metadata must be a JSON object, e.g. {\"plan\": \"pro\"}. Nothing was saved.", status: .badRequest, metadataDraft: text)
+                }
+                let name = form["display_name"].map { $0.isEmpty ? nil : $0 }
+                _ = try await administration.update(user, .init(appMetadata: parsed, displayName: .some(name ?? nil)), by: op.actor)
+                return back
+            case "disable", "enable":
+                _ = try await administration.update(user, .init(disabled: action == "disable"), by: op.actor)
+                return back
+            case "sessions":
+                try await administration.endSessions(of: user, by: op.actor)
+                return back
+            case "delete":
+                guard form["confirm"] == (user.email ?? user.id.lowercased) else {
+                    return try await showUser(op, id: user.id.lowercased, error: "Type the account's email (or id) exactly to delete it. Nothing was deleted.", status: .badRequest)
+                }
+                guard user.id != op.principal.user.id else {
+                    return try await showUser(op, id: user.id.lowercased, error: "You cannot delete your own account here.", status: .badRequest)
+                }
+                try await administration.delete(user, by: op.actor)
+                return PageGate.redirect(to: "/admin/users")
+            default:
+                return console("Users", "message", ["message": "There is no such change."], op, status: .notFound)
+            }
+        } catch let error as AuthError {
+            return try await showUser(op, id: user.id.lowercased, error: LoginRoutes.sentence(error), status: error.status, metadataDraft: form["app_metadata"])
+        }
+    }
+
+    // MARK: - The first operator's invite
+
+    func showSetup(_ token: String) async throws -> Response {
+        guard let invite = try await kernel.tokens.peek(purpose: Operators.invitePurpose, token: token) else {
+            return message("This invite link is not valid: it was used, it expired (after 24 hours), or it was cut short. Ask for a new one: authd admins invite EMAIL.", status: .notFound)
+        }
+        return renderer.page(title: "Become an operator", content: renderer.render("admin-setup", ["email": invite.subject, "token": token]), wide: true)
+    }
+
+    func setup(_ form: PageForm) async throws -> Response {
+        guard let invite = try await kernel.tokens.redeem(purpose: Operators.invitePurpose, token: form["token"] ?? "") else {
+            return message("This invite link is not valid: it was used, it expired (after 24 hours), or it was cut short. Ask for a new one: authd admins invite EMAIL.", status: .notFound)
+        }
+        // The link proves the address as a mailed code would: the account is that email's, verified.
+        let user = try await kernel.users.signIn(
+            .init(identity: Identity(provider: "email", subject: invite.subject), email: invite.subject, emailVerified: true), linkingToUser: nil)
+        try await operators.grant(user, by: "an invite")
+        await kernel.audit.record("admin_console", user: user.id, account: invite.subject, reason: "operator invite redeemed")
+        kernel.logger.notice("console operator made by an invite", metadata: ["user.id": "\(user.id.lowercased)"])
+        // Signed in to add a passkey or an authenticator app; the console then asks for a sign-in with it.
+        switch try await kernel.sessions.signIn(user, amr: ["invite"], device: try DeviceInfo(name: "Browser", platform: nil), kind: .browser) {
+        case .session(let session):
+            return login.signedIn(session, returnTo: "/admin")
+        case .secondFactorRequired:
+            // The account has second factors already: a sign-in with them is the way in.
+            return PageGate.redirect(to: "/login?return_to=%2Fadmin")
+        }
+    }
+}
