@@ -31,12 +31,12 @@ def free_port():
         return s.getsockname()[1]
 
 
-def localhost(providers, **sections):
+def localhost(providers, log=False, **sections):
     """A server whose issuer is http://localhost:PORT, as on a laptop: a passkey's RP ID cannot be an IP address."""
     port = free_port()
     origin = f"http://localhost:{port}"
     config = {"issuer": origin, "providers": providers, "passkeys": {"rp_id": "localhost", "origins": [origin]}, **sections}
-    return running_server(config, port=port)
+    return running_server(config, port=port, log=log)
 
 
 def fill(driver, field_id, text):

@@ -1,0 +1,218 @@
+"""The operator's console (contract §14) in headless Chromium: the first operator comes in by the
+invite link and a passkey (Chrome's virtual authenticator), a TOTP operator with pyotp; an operator
+finds a user, edits app_metadata (a token refreshed afterwards carries it, checked by joserfc),
+disables and enables the account, deletes it after a typed confirmation; and the refusals: a user
+without the role, a sign-in without a passkey or TOTP, a Bearer token, a stale sign-in, a missing
+CSRF token, a foreign Origin. axe on each page; screenshots at 375 and 1280 px under output/pages/."""
+import base64
+import json
+import os
+import re
+import subprocess
+import time
+
+import pyotp
+import pytest
+import requests
+from joserfc import jwt
+from joserfc.jwk import KeySet
+from selenium.webdriver.common.by import By
+
+from chromium import chromium
+from test_page_methods import add_authenticator, fill, localhost, on_account, sign_in_with_email
+from test_pages import Browserish, accessible, click, shots
+
+BINARY = os.environ.get("AUTHD_BINARY", ".build/debug/authd")
+PROVIDERS = ["email", "passkey", "totp"]
+
+
+@pytest.fixture
+def browser():
+    with chromium(1280, 900) as driver:
+        yield driver
+
+
+def authd(server, *args):
+    done = subprocess.run([BINARY, *args, "--data", server.folder], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def invite(server, email):
+    link = re.search(r"(http://\S+/admin/setup\?token=\S+)", authd(server, "admins", "invite", email)).group(1)
+    return link
+
+
+def operator_with_passkey(driver, server, email):
+    """The invite link, a passkey added on the page it leads to, and a sign-in with that passkey."""
+    add_authenticator(driver)
+    driver.get(invite(server, email))
+    click(driver, "form[action='/admin/setup'] button")
+    assert "Add a passkey or an authenticator app" in driver.page_source
+    click(driver, "form[action='/account/passkey/begin'] button")
+    click(driver, "#passkey-button")
+    assert on_account(driver)
+    driver.get(server.url + "/admin")
+    # The invite's own sign-in is not a passkey's: the console still asks for one.
+    assert "Add a passkey or an authenticator app" in driver.page_source
+    click(driver, "form[action='/admin/reauth'] button")
+    click(driver, "form[action='/login/passkey/begin'] button")
+    click(driver, "#passkey-button")
+    assert driver.current_url == issuer(server) + "/admin", driver.current_url
+
+
+def issuer(server):
+    """The laptop's address the server names (localhost: a passkey's RP ID cannot be an IP address)."""
+    return server.url.replace("127.0.0.1", "localhost")
+
+
+def claims(server, token):
+    keys = KeySet.import_key_set(requests.get(server.url + "/.well-known/jwks.json").json())
+    return jwt.decode(token, keys, algorithms=["EdDSA"]).claims
+
+
+def browser_session(driver, server):
+    """The browser's cookies in a requests session, for forms a browser would not send."""
+    session = Browserish()
+    for cookie in driver.get_cookies():
+        session.kept[cookie["name"]] = cookie["value"]
+    return session
+
+
+def test_the_first_operator_comes_in_by_the_invite_and_a_passkey_and_manages_a_user(browser):
+    with localhost(PROVIDERS, email={"resend_interval": 0}, log=True) as server:
+        deadline = time.monotonic() + 30
+        while "authd admins invite EMAIL" not in open(server.log_path).read() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        log = open(server.log_path).read()
+        assert f"console={issuer(server)}/admin" in log and "authd admins invite EMAIL" in log, "the first start names the console"
+
+        ana = server.sign_in("ana@example.com")
+        operator_with_passkey(browser, server, "root@example.com")
+        assert "At a glance" in browser.page_source
+        assert browser.find_elements(By.CSS_SELECTOR, "svg.chart rect.chart-ok"), "the sign-ins by provider, drawn"
+        rows = {r.find_element(By.TAG_NAME, "th").text: r.find_elements(By.TAG_NAME, "td")[0].text
+                for r in browser.find_elements(By.CSS_SELECTOR, "section[aria-labelledby='by-provider'] tbody tr")}
+        assert rows.get("email") == "1" and rows.get("passkey") == "1", rows
+        shots(browser, "console-overview")
+        accessible(browser)
+
+        # Find the user.
+        browser.get(server.url + "/admin/users")
+        fill(browser, "query", "ana@")
+        click(browser, "form.search button")
+        shots(browser, "console-users")
+        accessible(browser)
+        click(browser, "a[href^='/admin/users/']")
+        assert "ana@example.com" in browser.find_element(By.TAG_NAME, "h1").text
+        shots(browser, "console-user")
+        accessible(browser)
+        user_url = browser.current_url
+
+        # app_metadata: checked as JSON before it is saved; then a refreshed token carries it.
+        fill(browser, "app_metadata", "{\"plan\": \"pro\"")
+        click(browser, "form[action$='/profile'] button")
+        assert "must be a JSON object" in browser.find_element(By.ID, "page-error").text
+        accessible(browser)
+        fill(browser, "app_metadata", '{"plan": "pro", "seats": 3}')
+        fill(browser, "display_name", "Ana <b>Ops</b>")
+        click(browser, "form[action$='/profile'] button")
+        assert browser.current_url == user_url
+        assert json.loads(browser.find_element(By.ID, "app_metadata").get_attribute("value")) == {"plan": "pro", "seats": 3}
+        assert browser.find_element(By.ID, "display_name").get_attribute("value") == "Ana <b>Ops</b>", "escaped, not markup"
+        status, refreshed, _ = server.call("POST", "/api/v1/auth/refresh", {"refresh_token": ana["refresh_token"]})
+        assert status == 200
+        assert claims(server, refreshed["access_token"])["app_metadata"] == {"plan": "pro", "seats": 3}
+
+        # Disabled: every session ends; enabled again.
+        click(browser, "form[action$='/disable'] button")
+        assert "disabled" in browser.find_element(By.CSS_SELECTOR, "dl.facts").text
+        assert server.call("POST", "/api/v1/auth/refresh", {"refresh_token": refreshed["refresh_token"]})[0] == 401
+        click(browser, "form[action$='/enable'] button")
+        assert "active" in browser.find_element(By.CSS_SELECTOR, "dl.facts").text
+
+        # Deleted only with the email typed.
+        fill(browser, "confirm", "ana@example.co")
+        click(browser, "form[action$='/delete'] button")
+        assert "Nothing was deleted" in browser.find_element(By.ID, "page-error").text
+        fill(browser, "confirm", "ana@example.com")
+        click(browser, "form[action$='/delete'] button")
+        assert browser.current_url.endswith("/admin/users")
+        assert subprocess.run([BINARY, "users", "show", "ana@example.com", "--data", server.folder], capture_output=True).returncode == 1
+
+        # Every change is audited with the operator's email.
+        audit = [json.loads(line) for line in open(os.path.join(server.folder, "audit.jsonl"))]
+        console = [e for e in audit if e["event"] == "admin_console" and e.get("account") == "root@example.com"]
+        reasons = [e["reason"] for e in console]
+        assert "update user: app_metadata, display_name" in reasons and "update user: disabled" in reasons
+        assert "update user: enabled" in reasons and "delete user" in reasons, reasons
+        assert "root@example.com" in authd(server, "admins", "list")
+
+
+def test_a_totp_operator_signs_in_with_the_apps_code(browser):
+    with localhost(PROVIDERS, email={"resend_interval": 0}) as server:
+        sign_in_with_email(browser, server, "tia@example.com")
+        click(browser, "form[action='/account/totp/begin'] button")
+        app = pyotp.TOTP(browser.find_element(By.ID, "totp-key").text.replace(" ", ""))
+        fill(browser, "totp-code", app.now())
+        click(browser, "form[action='/account/totp/confirm'] button")
+        click(browser, "form[action='/logout'] button")
+        assert "tia@example.com is an operator" in authd(server, "admins", "grant", "tia@example.com")
+
+        sign_in_with_email(browser, server, "tia@example.com")
+        # The code of the next period: the enrolment used this one.
+        time.sleep(max(0, 30 - time.time() % 30) + 0.5)
+        fill(browser, "factor-totp", app.now())
+        click(browser, "form[action='/login/factor'] button")
+        browser.get(server.url + "/admin")
+        assert "At a glance" in browser.page_source
+
+
+def test_the_console_refuses_what_it_must(browser):
+    with localhost(PROVIDERS, email={"resend_interval": 0}, auth={"fresh_auth": 2}) as server:
+        # A signed-in user without the role.
+        sign_in_with_email(browser, server, "eve@example.com")
+        browser.get(server.url + "/admin")
+        assert "not an operator" in browser.page_source
+        accessible(browser)
+        # An operator signed in with an emailed code only: how to add a passkey, and nothing else.
+        authd(server, "admins", "grant", "eve@example.com")
+        browser.get(server.url + "/admin")
+        assert "Add a passkey or an authenticator app" in browser.page_source and "At a glance" not in browser.page_source
+        shots(browser, "console-factor")
+        accessible(browser)
+        browser.get(server.url + "/admin/users")
+        assert "At a glance" not in browser.page_source and "Add a passkey" in browser.page_source
+        click(browser, "form[action='/logout'] button")
+        browser.delete_all_cookies()
+
+        operator_with_passkey(browser, server, "root@example.com")
+        target = server.sign_in("bob@example.com")
+        bob = subprocess.run([BINARY, "users", "show", "bob@example.com", "--json", "--data", server.folder], capture_output=True, text=True)
+        bob_id = json.loads(bob.stdout)["id"]
+        session = browser_session(browser, server)
+        page = session.get(issuer(server) + f"/admin/users/{bob_id}")
+        assert page.status_code == 200
+        csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+        url = issuer(server) + f"/admin/users/{bob_id}/disable"
+        origin = {"Origin": issuer(server)}
+        # A Bearer token is not a console sign-in, even an operator's (eve holds the role).
+        operator = server.sign_in("eve@example.com")
+        bearer = requests.get(issuer(server) + "/admin", headers={"Authorization": "Bearer " + operator["access_token"]}, allow_redirects=False)
+        assert bearer.status_code == 302 and "/login" in bearer.headers["Location"]
+        # No CSRF token, or a foreign Origin: refused, nothing changed.
+        assert session.post(url, data={}, headers=origin, allow_redirects=False).status_code == 403
+        assert session.post(url, data={"csrf": csrf}, headers={"Origin": "https://evil.example"}, allow_redirects=False).status_code == 403
+        assert server.call("POST", "/api/v1/auth/refresh", {"refresh_token": target["refresh_token"]})[0] == 200, "not disabled"
+        # A stale sign-in (auth.fresh_auth is 2 s here): sign in again first.
+        time.sleep(2.5)
+        stale = session.post(url, data={"csrf": csrf}, headers=origin, allow_redirects=False)
+        assert stale.status_code == 403 and "Sign in again" in stale.text
+        browser.get(issuer(server) + f"/admin/users/{bob_id}")
+        click(browser, "form[action$='/disable'] button")
+        assert "Sign in again" in browser.page_source
+        shots(browser, "console-reauth")
+        accessible(browser)
+        # The role taken away: the next request is refused.
+        authd(server, "admins", "revoke", "root@example.com")
+        assert "not an operator" in session.get(issuer(server) + "/admin").text
