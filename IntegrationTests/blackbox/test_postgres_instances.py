@@ -486,3 +486,34 @@ def test_a_person_signs_in_to_an_app_with_a_passkey_in_chromium_and_the_other_in
         token = rp.fetch_token(b.url + "/oauth/token", authorization_response=callback, code_verifier=verifier)
         info = requests.get(b.url + "/oauth/userinfo", headers={"Authorization": "Bearer " + token["access_token"]}).json()
         assert info["email"] == "paz@example.com"
+
+
+def test_an_operator_manages_a_user_in_the_console_on_one_instance_and_the_other_sees_it():
+    """The console's critical flow on PostgreSQL: the first operator by the invite and a passkey on one
+    instance; a user signed in on the other; app_metadata edited and the account disabled in the
+    console reach the user's tokens and sessions on the other instance."""
+    from selenium.webdriver.common.by import By
+
+    from chromium import chromium
+    from test_console import claims, operator_with_passkey
+    from test_page_methods import fill, free_port
+    from test_pages import click
+
+    port = free_port()
+    issuer = f"http://localhost:{port}"
+    config = {"issuer": issuer, "providers": ["email", "passkey", "totp"], "passkeys": {"rp_id": "localhost", "origins": [issuer]},
+              "email": {"resend_interval": 0}}
+    with cluster(config, ports=[port, 0]) as (a, b), chromium(1280, 900) as browser:
+        ana = b.sign_in("ana@example.com")
+        operator_with_passkey(browser, a, "root@example.com")
+        listed = subprocess.run([BINARY, "admins", "list", "--data", b.folder], capture_output=True, text=True, check=True).stdout
+        assert "root@example.com" in listed, "the role is in the database"
+        browser.get(issuer + "/admin/users?query=ana")
+        click(browser, "a[href^='/admin/users/']")
+        fill(browser, "app_metadata", '{"tier": "gold"}')
+        click(browser, "form[action$='/profile'] button")
+        status, refreshed, _ = b.call("POST", "/api/v1/auth/refresh", {"refresh_token": ana["refresh_token"]})
+        assert status == 200 and claims(b, refreshed["access_token"])["app_metadata"] == {"tier": "gold"}
+        click(browser, "form[action$='/disable'] button")
+        assert "disabled" in browser.find_element(By.CSS_SELECTOR, "dl.facts").text
+        assert b.call("POST", "/api/v1/auth/refresh", {"refresh_token": refreshed["refresh_token"]})[0] == 401
