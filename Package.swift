@@ -242,7 +242,10 @@ let package = Package(
                 .embedInCode("Pages/Templates/admin-nav.mustache"), .embedInCode("Pages/Templates/admin-overview.mustache"),
                 .embedInCode("Pages/Templates/admin-users.mustache"), .embedInCode("Pages/Templates/admin-user.mustache"),
                 .embedInCode("Pages/Templates/admin-factor.mustache"), .embedInCode("Pages/Templates/admin-reauth.mustache"),
-                .embedInCode("Pages/Templates/admin-setup.mustache"),
+                .embedInCode("Pages/Templates/admin-setup.mustache"), .embedInCode("Pages/Templates/admin-clients.mustache"),
+                .embedInCode("Pages/Templates/admin-client.mustache"), .embedInCode("Pages/Templates/admin-keys.mustache"),
+                .embedInCode("Pages/Templates/admin-webhooks.mustache"), .embedInCode("Pages/Templates/admin-audit.mustache"),
+                .embedInCode("Pages/Templates/admin-config.mustache"),
                 .embedInCode("Pages/Templates/authd.css"), .embedInCode("Pages/Templates/passkey.js"),
             ],
             swiftSettings: swiftSettings

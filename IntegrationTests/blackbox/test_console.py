@@ -216,3 +216,102 @@ def test_the_console_refuses_what_it_must(browser):
         # The role taken away: the next request is refused.
         authd(server, "admins", "revoke", "root@example.com")
         assert "not an operator" in session.get(issuer(server) + "/admin").text
+
+
+def failing_receiver(failures):
+    """A webhook receiver on loopback that answers 500 to the first `failures` deliveries, then 204."""
+    import http.server
+    import threading
+
+    seen = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            seen.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(500 if len(seen) <= failures else 204)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, seen
+
+
+def test_an_operator_registers_an_app_makes_a_key_retries_a_webhook_and_pages_the_audit_log(browser, tmp_path):
+    receiver, seen = failing_receiver(1)
+    secret = tmp_path / "webhook-secret"
+    secret.write_text("whsec_" + base64.b64encode(os.urandom(32)).decode())
+    hooks = [{"url": f"http://127.0.0.1:{receiver.server_address[1]}/hook", "secret_file": str(secret), "events": ["user.created"]}]
+    # The runner would retry in an hour: the retry here is the operator's.
+    with localhost(PROVIDERS, email={"resend_interval": 0}, webhooks=hooks, webhook_delivery={"retry_delay": 3600}) as server:
+        operator_with_passkey(browser, server, "root@example.com")
+
+        # An app: its secret shown once, and it works.
+        browser.get(issuer(server) + "/admin/clients")
+        fill(browser, "client-name", "Grafana")
+        fill(browser, "client-redirects", "https://grafana.example.com/login/generic_oauth")
+        click(browser, "form[action='/admin/clients'] button")
+        client_id = browser.find_element(By.ID, "created-client-id").text
+        client_secret = browser.find_element(By.ID, "created-client-secret").text
+        shots(browser, "console-clients")
+        accessible(browser)
+        revoke = lambda s: requests.post(issuer(server) + "/oauth/revoke", data={"token": "x"}, auth=(client_id, s)).status_code
+        assert revoke(client_secret) == 200 and revoke(client_secret + "x") == 401
+        browser.get(issuer(server) + "/admin/clients")
+        assert client_secret not in browser.page_source, "shown once"
+        click(browser, f"a[href='/admin/clients/{client_id}']")
+        fill(browser, "client-claims", "plan")
+        click(browser, f"form[action='/admin/clients/{client_id}/edit'] button")
+        assert browser.find_element(By.ID, "client-claims").get_attribute("value") == "plan"
+        accessible(browser)
+        click(browser, f"form[action='/admin/clients/{client_id}/rotate'] button")
+        rotated = browser.find_element(By.ID, "rotated-client-secret").text
+        assert revoke(client_secret) == 401 and revoke(rotated) == 200
+
+        # A service key: shown once; it asks /oauth/introspect.
+        browser.get(issuer(server) + "/admin/keys")
+        fill(browser, "key-name", "photo-backend")
+        click(browser, "form[action='/admin/keys'] button")
+        key = browser.find_element(By.ID, "created-key").text
+        accessible(browser)
+        asked = requests.post(issuer(server) + "/oauth/introspect", data={"token": "x"}, headers={"Authorization": "Bearer " + key})
+        assert asked.status_code == 200 and asked.json() == {"active": False}
+        click(browser, "form[action='/admin/keys/photo-backend/revoke'] button")
+        assert requests.post(issuer(server) + "/oauth/introspect", data={"token": "x"}, headers={"Authorization": "Bearer " + key}).status_code == 401
+
+        # The operator's own account made by the invite: its user.created, refused once by the
+        # receiver, waits; retried by the operator, it is delivered.
+        deadline = time.monotonic() + 30
+        while not seen and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(seen) == 1 and seen[0]["type"] == "user.created" and seen[0]["data"]["email"] == "root@example.com"
+        browser.get(issuer(server) + "/admin/webhooks")
+        assert "the receiver answered 500" in browser.page_source
+        shots(browser, "console-webhooks")
+        accessible(browser)
+        click(browser, "form[action$='/retry'] button")
+        assert len(seen) == 2 and seen[1] == seen[0], "the same message again"
+        assert "Nothing is waiting." in browser.page_source and "delivered" in browser.page_source
+
+        # The audit log in pages of 50, filtered by event and user.
+        for i in range(60):
+            server.call("POST", "/api/v1/auth/email/send-code", {"email": f"u{i}@example.com"})
+            server.call("POST", "/api/v1/auth/email/verify", {"email": f"u{i}@example.com", "code": "000000"})
+        browser.get(issuer(server) + "/admin/audit")
+        first = [r.find_element(By.TAG_NAME, "th").text for r in browser.find_elements(By.CSS_SELECTOR, "tbody tr")]
+        assert len(first) == 50 and first == sorted(first, reverse=True)
+        shots(browser, "console-audit")
+        accessible(browser)
+        click(browser, "a[rel='next']")
+        second = [r.find_element(By.TAG_NAME, "th").text for r in browser.find_elements(By.CSS_SELECTOR, "tbody tr")]
+        assert second and max(second) <= min(first)
+        browser.get(issuer(server) + "/admin/audit?event=admin_console&user=root%40example.com")
+        reasons = [r.find_elements(By.TAG_NAME, "td")[-1].text for r in browser.find_elements(By.CSS_SELECTOR, "tbody tr")]
+        assert any(r.startswith("create client") for r in reasons) and any(r.startswith("retry webhook delivery") for r in reasons), reasons
+        browser.get(issuer(server) + "/admin/config")
+        assert "issuer = " in browser.page_source and "(file)" in browser.page_source
+        accessible(browser)
+    receiver.shutdown()

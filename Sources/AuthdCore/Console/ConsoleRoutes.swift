@@ -18,6 +18,14 @@ struct ConsoleRoutes: Sendable {
     let administration: UserAdministration
     /// The providers whose account steps add a passkey or an authenticator app.
     let factorProviders: [any PageSignIn]
+    let store: any AuthStore
+    let openIDClients: OpenIDClients
+    let serviceKeys: ServiceKeys
+    let webhookSettings: WebhookSettings
+    /// This instance's latest webhook attempts, when webhooks are configured.
+    let recentDeliveries: RecentDeliveries?
+    /// `DATA/audit.jsonl`, when the server keeps one.
+    let auditPath: String?
 
     /// The second factors the console takes as a sign-in's proof (contract §14).
     static let strongMethods: Set<String> = ["passkey", "totp"]
@@ -44,6 +52,8 @@ struct ConsoleRoutes: Sendable {
         router.post("admin/setup") { request, context in
             try await routes.login.posted(request, context) { form in try await routes.setup(form) }
         }
+        addClientPages(to: router)
+        addRecordPages(to: router)
     }
 
     // MARK: - The gate

@@ -20,6 +20,9 @@ struct PageRenderer: Sendable {
         "admin-overview": PackageResources.admin_overview_mustache, "admin-users": PackageResources.admin_users_mustache,
         "admin-user": PackageResources.admin_user_mustache, "admin-factor": PackageResources.admin_factor_mustache,
         "admin-reauth": PackageResources.admin_reauth_mustache, "admin-setup": PackageResources.admin_setup_mustache,
+        "admin-clients": PackageResources.admin_clients_mustache, "admin-client": PackageResources.admin_client_mustache,
+        "admin-keys": PackageResources.admin_keys_mustache, "admin-webhooks": PackageResources.admin_webhooks_mustache,
+        "admin-audit": PackageResources.admin_audit_mustache, "admin-config": PackageResources.admin_config_mustache,
     ]
 
     /// - Throws: ``ConfigError`` for a template that does not parse, or a provider's outside its id.

@@ -185,9 +185,11 @@ package final class AuthServer: Sendable {
                 mailer: mailer, clock: clock, logger: logger,
                 audit: audit, decoyRecords: options.decoyRecords, keys: keys, http: options.http
             )
+            var webhookDispatcher: WebhookDispatcher?
             if !config.webhooks.endpoints.isEmpty {
                 let webhooks = WebhookDispatcher(settings: config.webhooks, jobs: jobs, clock: clock, logger: logger, http: options.http)
                 events.onEvent { type, data in await webhooks.enqueue(type, data) }
+                webhookDispatcher = webhooks
             }
             let providers = try registry.instantiate(kernel: kernel)
 
@@ -240,7 +242,9 @@ package final class AuthServer: Sendable {
                 ConsoleRoutes(
                     kernel: kernel, renderer: renderer, login: login, operators: operators,
                     overview: ConsoleOverview(kernel: kernel, store: store, auditPath: audit.path), administration: UserAdministration(kernel: kernel),
-                    factorProviders: pageProviders.filter { ["passkey", "totp"].contains(type(of: $0).id) }
+                    factorProviders: pageProviders.filter { ["passkey", "totp"].contains(type(of: $0).id) }, store: store,
+                    openIDClients: OpenIDClients(store: store, clock: clock, audience: config.audience), serviceKeys: serviceKeys,
+                    webhookSettings: config.webhooks, recentDeliveries: webhookDispatcher?.recent, auditPath: audit.path
                 ).add(to: router)
             }
             // A deleted operator's role goes with the account.

@@ -3,6 +3,7 @@ import AuthStorage
 import Foundation
 import HTTPTypes
 import Logging
+import Synchronization
 
 /// Webhooks (contract §9): every event an endpoint subscribed to becomes a durable job before the
 /// request that caused it is answered, and is delivered per the Standard Webhooks specification
@@ -17,6 +18,8 @@ final class WebhookDispatcher: Sendable {
     let clock: any AuthClock
     let logger: Logger
     let http: any OutboundHTTP
+    /// This instance's latest attempts, for the console.
+    let recent = RecentDeliveries()
 
     struct DeliveryFailed: Error, CustomStringConvertible {
         var description: String
@@ -29,9 +32,15 @@ final class WebhookDispatcher: Sendable {
         self.jobs = jobs
         self.clock = clock
         self.logger = logger
-        let settings = self.settings, logger = self.logger
+        let settings = self.settings, logger = self.logger, recent = self.recent
         jobs.register(kind: Self.jobKind, policy: .init(maxAttempts: settings.maxAttempts, baseDelay: settings.retryDelay)) { job in
-            try await Self.deliver(job, settings: settings, logger: logger, http: http)
+            do {
+                try await Self.deliver(job, settings: settings, logger: logger, http: http)
+                recent.add(job, outcome: "delivered", at: clock.now())
+            } catch {
+                recent.add(job, outcome: "\(error)", at: clock.now())
+                throw error
+            }
         }
     }
 
@@ -98,4 +107,32 @@ final class WebhookDispatcher: Sendable {
         }
         logger.info("webhook delivered", metadata: ["webhook.id": "\(id)", "url": "\(url)"])
     }
+}
+
+/// The latest delivery attempts of this instance (the console's "recent deliveries"): bounded, in memory.
+final class RecentDeliveries: Sendable {
+    struct Attempt: Sendable {
+        var messageID: String
+        var url: String
+        var attempt: Int
+        var outcome: String
+        var at: Date
+    }
+
+    static let limit = 100
+    private let attempts = Mutex<[Attempt]>([])
+
+    func add(_ job: JobRecord, outcome: String, at: Date) {
+        var id = "", url = ""
+        if case .string(let m)? = job.payload["id"] { id = m }
+        if case .string(let u)? = job.payload["url"] { url = u }
+        let attempt = Attempt(messageID: id, url: url, attempt: job.attempts + 1, outcome: String(outcome.prefix(200)), at: at)
+        attempts.withLock {
+            $0.append(attempt)
+            if $0.count > Self.limit { $0.removeFirst($0.count - Self.limit) }
+        }
+    }
+
+    /// Newest first.
+    var list: [Attempt] { attempts.withLock { $0.reversed() } }
 }

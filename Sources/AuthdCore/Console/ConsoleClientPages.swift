@@ -1,0 +1,135 @@
+import AuthKernel
+import AuthStorage
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// The console's OpenID clients (contract §14): create one (its secret shown once), edit its
+/// redirect URIs and claims, rotate its secret, delete it; and the service keys (made with the
+/// secret shown once, revoked). The same services as `authd clients` and `authd service-keys`.
+extension ConsoleRoutes {
+    func addClientPages(to router: Router<AuthRequestContext>) {
+        let routes = self
+        router.get("admin/clients") { request, context in try await routes.page(request, context) { try await routes.showClients($0) } }
+        router.get("admin/clients/:id") { request, context in
+            try await routes.page(request, context) { try await routes.showClient($0, id: context.parameters.get("id") ?? "") }
+        }
+        router.post("admin/clients") { request, context in
+            try await routes.change(request, context) { op, form in try await routes.createClient(op, form) }
+        }
+        router.post("admin/clients/:id/:action") { request, context in
+            try await routes.change(request, context) { op, form in
+                try await routes.changeClient(op, id: context.parameters.get("id") ?? "", action: context.parameters.get("action") ?? "", form: form)
+            }
+        }
+        router.get("admin/keys") { request, context in try await routes.page(request, context) { try await routes.showKeys($0) } }
+        router.post("admin/keys") { request, context in
+            try await routes.change(request, context) { op, form in try await routes.createKey(op, form) }
+        }
+        router.post("admin/keys/:name/revoke") { request, context in
+            try await routes.change(request, context) { op, _ in try await routes.revokeKey(op, name: context.parameters.get("name") ?? "") }
+        }
+    }
+
+    /// Lines of a textarea, trimmed, empty ones dropped.
+    static func lines(_ text: String?) -> [String] {
+        (text ?? "").split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
+    func showClients(_ op: Operator, created: (id: String, secret: String?)? = nil, error: String? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
+        let clients = try await openIDClients.list().sorted { $0.name.lowercased() < $1.name.lowercased() }
+        var values: [String: Any] = [
+            "clients": clients.map { ["id": $0.id, "name": $0.name, "kind": ($0.isPublic ? "public" : "confidential") + ($0.firstParty ? ", first-party" : ""),
+                                      "redirects": $0.redirectURIs.joined(separator: " ")] },
+            "has_clients": !clients.isEmpty,
+        ]
+        if let created {
+            values["created_id"] = created.id
+            values["created_secret"] = created.secret ?? ""
+        }
+        return console("Apps", "admin-clients", values, op, error: error, status: status)
+    }
+
+    func showClient(_ op: Operator, id: String, secret: String? = nil, error: String? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
+        guard let client = try await openIDClients.find(id) else { return console("Apps", "message", ["message": "There is no such app."], op, status: .notFound) }
+        return console(client.name, "admin-client", [
+            "id": client.id, "name": client.name, "public": client.isPublic, "redirects": client.redirectURIs.joined(separator: "\n"),
+            "logout_redirects": client.postLogoutRedirectURIs.joined(separator: "\n"), "claims": client.claims.joined(separator: ", "),
+            "alg": client.idTokenAlg, "first_party": client.firstParty, "created": Timestamp.string(client.createdAt), "secret": secret ?? "",
+        ], op, error: error, status: status)
+    }
+
+    func createClient(_ op: Operator, _ form: PageForm) async throws -> Response {
+        var settings = OpenIDClientSettings()
+        settings.name = form["name"]
+        settings.redirectURIs = Self.lines(form["redirect_uris"])
+        settings.isPublic = form["public"] == "on"
+        settings.firstParty = form["first_party"] == "on"
+        do {
+            let created = try await openIDClients.create(settings)
+            await kernel.audit.record("admin_console", account: op.email, reason: "create client \(created.client.id)")
+            return try await showClients(op, created: (created.client.id, created.secret))
+        } catch let error as AuthError {
+            return try await showClients(op, error: LoginRoutes.sentence(error), status: error.status)
+        }
+    }
+
+    func changeClient(_ op: Operator, id: String, action: String, form: PageForm) async throws -> Response {
+        do {
+            switch action {
+            case "edit":
+                var settings = OpenIDClientSettings()
+                settings.redirectURIs = Self.lines(form["redirect_uris"])
+                settings.postLogoutRedirectURIs = Self.lines(form["post_logout_redirect_uris"])
+                settings.claims = (form["claims"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+                guard try await openIDClients.update(id, settings) != nil else { break }
+                await kernel.audit.record("admin_console", account: op.email, reason: "update client \(id)")
+                return PageGate.redirect(to: "/admin/clients/\(id)")
+            case "rotate":
+                guard let (_, secret) = try await openIDClients.rotateSecret(id, grace: 0) else { break }
+                await kernel.audit.record("admin_console", account: op.email, reason: "rotate client secret \(id)")
+                return try await showClient(op, id: id, secret: secret)
+            case "delete":
+                guard try await openIDClients.delete(id) else { break }
+                await kernel.audit.record("admin_console", account: op.email, reason: "delete client \(id)")
+                return PageGate.redirect(to: "/admin/clients")
+            default:
+                break
+            }
+            return console("Apps", "message", ["message": "There is no such app or change."], op, status: .notFound)
+        } catch let error as AuthError {
+            return try await showClient(op, id: id, error: LoginRoutes.sentence(error), status: error.status)
+        }
+    }
+
+    func showKeys(_ op: Operator, created: (name: String, secret: String)? = nil, error: String? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
+        let keys = try await serviceKeys.list()
+        var values: [String: Any] = [
+            "keys": keys.map { ["name": $0.name, "prefix": ServiceKeys.prefix + $0.prefix + "…", "created": Timestamp.string($0.createdAt)] },
+            "has_keys": !keys.isEmpty,
+        ]
+        if let created { (values["created_name"], values["created_secret"]) = (created.name, created.secret) }
+        return console("Service keys", "admin-keys", values, op, error: error, status: status)
+    }
+
+    func createKey(_ op: Operator, _ form: PageForm) async throws -> Response {
+        let name = form["name"] ?? ""
+        do {
+            let secret = try await serviceKeys.create(name: name)
+            await kernel.audit.record("admin_console", account: op.email, reason: "create service key \(name)")
+            return try await showKeys(op, created: (name, secret))
+        } catch let error as AuthError {
+            return try await showKeys(op, error: LoginRoutes.sentence(error), status: error.status)
+        }
+    }
+
+    func revokeKey(_ op: Operator, name: String) async throws -> Response {
+        do {
+            try await serviceKeys.revoke(name: name)
+            await kernel.audit.record("admin_console", account: op.email, reason: "revoke service key \(name)")
+            return PageGate.redirect(to: "/admin/keys")
+        } catch let error as AuthError {
+            return try await showKeys(op, error: LoginRoutes.sentence(error), status: error.status)
+        }
+    }
+}
