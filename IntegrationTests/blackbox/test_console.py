@@ -46,7 +46,10 @@ def invite(server, email):
 def operator_with_passkey(driver, server, email):
     """The invite link, a passkey added on the page it leads to, and a sign-in with that passkey."""
     add_authenticator(driver)
-    driver.get(invite(server, email))
+    link = invite(server, email)
+    driver.get(link)
+    shots(driver, "console-setup")
+    accessible(driver)
     click(driver, "form[action='/admin/setup'] button")
     assert "Add a passkey or an authenticator app" in driver.page_source
     click(driver, "form[action='/account/passkey/begin'] button")
@@ -59,6 +62,7 @@ def operator_with_passkey(driver, server, email):
     click(driver, "form[action='/login/passkey/begin'] button")
     click(driver, "#passkey-button")
     assert driver.current_url == issuer(server) + "/admin", driver.current_url
+    return link
 
 
 def issuer(server):
@@ -88,7 +92,9 @@ def test_the_first_operator_comes_in_by_the_invite_and_a_passkey_and_manages_a_u
         assert f"console={issuer(server)}/admin" in log and "authd admins invite EMAIL" in log, "the first start names the console"
 
         ana = server.sign_in("ana@example.com")
-        operator_with_passkey(browser, server, "root@example.com")
+        link = operator_with_passkey(browser, server, "root@example.com")
+        # The invite works once.
+        assert requests.get(link).status_code == 404 and "not valid" in requests.get(link).text
         assert "At a glance" in browser.page_source
         assert browser.find_elements(By.CSS_SELECTOR, "svg.chart rect.chart-ok"), "the sign-ins by provider, drawn"
         rows = {r.find_element(By.TAG_NAME, "th").text: r.find_elements(By.TAG_NAME, "td")[0].text
@@ -315,3 +321,30 @@ def test_an_operator_registers_an_app_makes_a_key_retries_a_webhook_and_pages_th
         assert "issuer = " in browser.page_source and "(file)" in browser.page_source
         accessible(browser)
     receiver.shutdown()
+
+
+def test_an_operator_mails_a_password_reset_that_the_owner_completes(browser):
+    from test_pages import register_password
+
+    with localhost(PROVIDERS + ["password"], email={"resend_interval": 0}) as server:
+        register_password(server, "pia@example.com", "the first password")
+        passwordless = server.sign_in("sol@example.com")
+        operator_with_passkey(browser, server, "root@example.com")
+        browser.get(issuer(server) + "/admin/users?query=pia")
+        click(browser, "a[href^='/admin/users/']")
+        before = len(server.outbox())
+        click(browser, "form[action$='/reset'] button")
+        assert "was mailed to pia@example.com" in browser.find_element(By.ID, "page-notice").text
+        accessible(browser)
+        # The owner reads the code in the mail and sets a new password with it.
+        code = server.mailed_code("pia@example.com", about="reset", after=before)
+        status, body, _ = server.call("POST", "/api/v1/auth/password/reset/email/verify",
+                                      {"email": "pia@example.com", "code": code, "new_password": "the second password"})
+        assert status == 200, body
+        assert server.call("POST", "/api/v1/auth/password/login", {"email": "pia@example.com", "password": "the second password"})[0] == 200
+        # An account without a password has none to reset.
+        browser.get(issuer(server) + "/admin/users?query=sol")
+        click(browser, "a[href^='/admin/users/']")
+        click(browser, "form[action$='/reset'] button")
+        assert "has no password to reset" in browser.find_element(By.ID, "page-error").text
+        assert server.call("GET", "/api/v1/auth/me", token=passwordless["access_token"])[0] == 200, "nothing else changed"

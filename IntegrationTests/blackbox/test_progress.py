@@ -114,7 +114,7 @@ def test_over_the_admin_socket_backup_export_and_import_users_stream_their_progr
                 json.dump(BASE_CONFIG, f)
             code, out, drawn = on_terminal("import", "--from", export, "--data", fresh)
             assert code == 0 and f"{USERS} users, 0 sessions" in out, (out, drawn)
-            assert lines(drawn)[0].startswith("reading export.json…"), drawn
+            assert lines(drawn)[0].startswith("checking export.json…"), drawn
             expect_progress(drawn, "storing", USERS, "records")
             shutil.rmtree(fresh)
 

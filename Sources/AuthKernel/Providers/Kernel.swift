@@ -16,6 +16,8 @@ public struct Kernel: Sendable {
     public let jobs: JobQueue
     /// What providers do before an account is deleted.
     public let accountDeletion: AccountDeletionHooks
+    /// The ways an operator can mail an account's owner a reset (the console's "send a reset").
+    public let resets = AccountResets()
     /// The policies and second factors every sign-in passes through, whichever provider checked
     /// the first factor (see ``SignInPolicy``, ``SecondFactor``).
     public var signInHooks: SignInHooks { sessions.hooks }

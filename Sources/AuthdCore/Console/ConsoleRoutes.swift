@@ -171,7 +171,9 @@ struct ConsoleRoutes: Sendable {
         return console("Users", "admin-users", values, op)
     }
 
-    func showUser(_ op: Operator, id: String?, error: String? = nil, status: HTTPResponse.Status = .ok, metadataDraft: String? = nil) async throws -> Response {
+    func showUser(
+        _ op: Operator, id: String?, error: String? = nil, status: HTTPResponse.Status = .ok, metadataDraft: String? = nil, notice: String? = nil
+    ) async throws -> Response {
         guard let id = id.flatMap(UUID.init(uuidString:)), let user = try await kernel.users.user(id: id) else {
             return console("Users", "message", ["message": "There is no such user (deleted?)."], op, status: .notFound)
         }
@@ -189,7 +191,7 @@ struct ConsoleRoutes: Sendable {
                 "identities": user.identities.map { ["provider": $0.provider, "subject": $0.subject] },
                 "credentials": user.secrets.keys.sorted().joined(separator: ", "), "sessions": rows, "has_sessions": !rows.isEmpty,
                 "app_metadata": metadataDraft ?? Self.json(.object(user.appMetadata)), "user_metadata": Self.json(.object(user.userMetadata)),
-                "confirm": confirm,
+                "confirm": confirm, "notice": notice ?? "", "resets": kernel.resets.all.map { ["kind": $0.name] },
             ], op, error: error, status: status)
     }
 
@@ -221,6 +223,15 @@ struct ConsoleRoutes: Sendable {
             case "sessions":
                 try await administration.endSessions(of: user, by: op.actor)
                 return back
+            case "reset":
+                guard let sender = kernel.resets.all.first(where: { $0.name == form["kind"] }) else {
+                    return try await showUser(op, id: user.id.lowercased, error: "There is no such reset.", status: .badRequest)
+                }
+                guard try await sender.send(user) else {
+                    return try await showUser(op, id: user.id.lowercased, error: "This account has no \(sender.name.replacingOccurrences(of: "the ", with: "")) to reset.", status: .conflict)
+                }
+                await kernel.audit.record("admin_console", user: user.id, account: op.email, reason: "send reset: \(sender.name)")
+                return try await showUser(op, id: user.id.lowercased, notice: "A reset of \(sender.name) was mailed to \(user.email ?? "the account").")
             case "delete":
                 guard form["confirm"] == (user.email ?? user.id.lowercased) else {
                     return try await showUser(op, id: user.id.lowercased, error: "Type the account's email (or id) exactly to delete it. Nothing was deleted.", status: .badRequest)

@@ -1,0 +1,30 @@
+public import AuthStorage
+import Synchronization
+
+/// The ways an operator can start an account's recovery for its owner: the console's "send a
+/// reset". A provider whose credential can be reset by mail registers one; the console offers each,
+/// named as the provider names it.
+///
+/// ```swift
+/// kernel.resets.register("the password") { user in
+///     guard let email = user.email, user.secret(Self.id, as: Credential.self) != nil else { return false }
+///     try await mailResetCode(to: email)  // throws 429 while the last one is fresh
+///     return true
+/// }
+/// ```
+public final class AccountResets: Sendable {
+    /// Mails `user`'s owner the way to reset; false when the account has nothing of this kind to reset.
+    public typealias Sender = @Sendable (_ user: UserRecord) async throws -> Bool
+    private let senders = Mutex<[(name: String, send: Sender)]>([])
+
+    /// Creates an empty list.
+    public init() {}
+
+    /// Adds a way to reset, named as a person reads it ("the password").
+    public func register(_ name: String, _ send: @escaping Sender) {
+        senders.withLock { $0.append((name, send)) }
+    }
+
+    /// The ways registered, in order.
+    package var all: [(name: String, send: Sender)] { senders.withLock { $0 } }
+}
