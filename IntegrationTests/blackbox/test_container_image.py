@@ -47,12 +47,21 @@ def mirror():
     return "http://deb.debian.org/debian", suite
 
 
-def static_binary():
-    """authd linked statically against the Swift runtime, as the image's builder stage links it."""
+def static_binary(folder):
+    """authd linked statically against the Swift runtime, as the image's builder stage links it, copied
+    into `folder`; the build is then put back as `swift build` leaves it."""
     run(["swift", "build", "--product", "authd", *SWIFT_STATIC], cwd=ROOT, timeout=1800)
-    binary = os.path.join(run(["swift", "build", "--show-bin-path"], cwd=ROOT).stdout.strip(), "authd")
-    linked = run(["ldd", binary]).stdout
+    bin_path = run(["swift", "build", "--show-bin-path"], cwd=ROOT).stdout.strip()
+    linked = run(["ldd", os.path.join(bin_path, "authd")]).stdout
     assert "libswiftCore" not in linked and "libFoundation" not in linked, linked
+    binary = os.path.join(folder, "authd")
+    shutil.copy2(os.path.join(bin_path, "authd"), binary)
+    # The executable's object was compiled for the static link (its autolink entries name the static
+    # libraries) and SwiftPM does not notice the flags changed back: without it, the next plain
+    # build recompiles it.
+    os.remove(os.path.join(bin_path, "authd.build", "main.swift.o"))
+    run(["swift", "build", "--product", "authd"], cwd=ROOT, timeout=1800)
+    assert "libswiftCore" in run(["ldd", os.path.join(bin_path, "authd")]).stdout
     return binary
 
 
@@ -64,9 +73,9 @@ def free_port():
 
 @needs_root
 def test_the_image_builds_from_a_local_base_and_its_binary_runs_from_the_exported_filesystem():
-    binary = static_binary()
-    version = run([binary, "--version"]).stdout.strip()
     work = tempfile.mkdtemp(prefix="authd-image-")
+    binary = static_binary(work)
+    version = run([binary, "--version"]).stdout.strip()
     mounted = []
     podman = ["podman", "--storage-driver", "vfs", "--root", os.path.join(work, "storage"), "--runroot", os.path.join(work, "run")]
     try:
