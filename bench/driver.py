@@ -596,7 +596,7 @@ def main():
         finally:
             server.stop()
 
-        # On PostgreSQL the import stores row by row, about an hour at a million users here: (p) moves 100k there.
+        # On PostgreSQL the import stores row by row, a quarter of an hour or more at a million users here: (p) moves 100k there.
         results["scenarios"].append(moving(args, folder, 10000 if args.quick else 100000 if args.postgres else 1000000, args.postgres))
 
         if not args.postgres:  # (g) measures the journal store itself
