@@ -5,10 +5,14 @@ import Synchronization
 /// reset". A provider whose credential can be reset by mail registers one; the console offers each,
 /// named as the provider names it.
 ///
+/// The password provider's, which mails the code `password/reset/email/verify` takes (issuing one
+/// throws 429 while the last is fresh):
+///
 /// ```swift
-/// kernel.resets.register("the password") { user in
-///     guard let email = user.email, user.secret(Self.id, as: Credential.self) != nil else { return false }
-///     try await mailResetCode(to: email)  // throws 429 while the last one is fresh
+/// kernel.resets.register("the password") { [kernel] user in
+///     guard let email = user.email, user.secret(Self.id, as: PasswordCredential.self) != nil else { return false }
+///     let code = try await kernel.codes.issue(purpose: Self.resetPurpose, key: email, policy: codes)
+///     try await kernel.mailer.send(template: PasswordMail.reset, to: email, values: ["lifetime": MailTemplate.lifetime(codes.ttl)], code: code)
 ///     return true
 /// }
 /// ```
