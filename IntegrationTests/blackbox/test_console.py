@@ -146,6 +146,13 @@ def test_the_first_operator_comes_in_by_the_invite_and_a_passkey_and_manages_a_u
         assert browser.current_url.endswith("/admin/users")
         assert subprocess.run([BINARY, "users", "show", "ana@example.com", "--data", server.folder], capture_output=True).returncode == 1
 
+        # Not their own account, though.
+        browser.get(issuer(server) + "/admin/users?query=root")
+        click(browser, "a[href^='/admin/users/']")
+        fill(browser, "confirm", "root@example.com")
+        click(browser, "form[action$='/delete'] button")
+        assert "cannot delete your own account" in browser.find_element(By.ID, "page-error").text
+
         # Every change is audited with the operator's email.
         audit = [json.loads(line) for line in open(os.path.join(server.folder, "audit.jsonl"))]
         console = [e for e in audit if e["event"] == "admin_console" and e.get("account") == "root@example.com"]

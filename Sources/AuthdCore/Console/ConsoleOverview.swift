@@ -10,10 +10,6 @@ struct ConsoleOverview: Sendable {
     /// `DATA/audit.jsonl`, when the server keeps one.
     let auditPath: String?
 
-    /// The most of the audit log read for the 24 hours: its current file is rotated at
-    /// `audit.max_bytes` (16 MiB by default), and one rotated file may hold the rest of the day.
-    static let maxAuditBytes = 64 << 20
-
     struct Facts {
         var values: [String: Any]
     }
@@ -43,35 +39,17 @@ struct ConsoleOverview: Sendable {
         ])
     }
 
-    /// Counts `sign_in` and `sign_in_failed` events at or after `since` in the audit files, newest
-    /// file first; lines that are not events are skipped.
+    /// Counts `sign_in` and `sign_in_failed` events at or after `since` in the audit files.
     static func signIns(in paths: [String], since: Date) -> [String: Tally] {
         var tallies: [String: Tally] = [:]
+        // Timestamps are ISO 8601 in UTC: they sort as strings.
         let cutoff = Timestamp.string(since)
-        let marker = Array(#""event":"sign_in"#.utf8)
-        var budget = maxAuditBytes
-        for path in paths {
-            guard budget > 0, let handle = FileHandle(forReadingAtPath: path) else { continue }
-            defer { try? handle.close() }
-            let size = (try? handle.seekToEnd()) ?? 0
-            let start = size > UInt64(budget) ? size - UInt64(budget) : 0
-            try? handle.seek(toOffset: start)
-            guard let data = try? handle.readToEnd() else { continue }
-            budget -= data.count
-            var older = false
-            for line in data.split(separator: 0x0A) where line.count < 8192 {
-                // Most lines are other events: a byte search before any JSON.
-                guard line.firstRange(of: marker) != nil,
-                    let entry = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any], let time = entry["time"] as? String,
-                    let event = entry["event"] as? String
-                else { continue }
-                // Timestamps are ISO 8601 in UTC: they sort as strings.
-                guard time >= cutoff else { older = true; continue }
-                let provider = (entry["provider"] as? String) ?? "-"
-                if event == "sign_in" { tallies[provider, default: Tally()].succeeded += 1 } else if event == "sign_in_failed" { tallies[provider, default: Tally()].failed += 1 }
+        for entry in AuditReader.entries(in: paths) where entry.time >= cutoff {
+            switch entry.event {
+            case "sign_in": tallies[entry.provider ?? "-", default: Tally()].succeeded += 1
+            case "sign_in_failed": tallies[entry.provider ?? "-", default: Tally()].failed += 1
+            default: continue
             }
-            // The rotated file is older still: needed only while this one reaches back less than a day.
-            if older { break }
         }
         return tallies
     }
