@@ -17,11 +17,20 @@ struct JournalStoreTests {
 
     /// What a crash would leave: a copy of the folder's files as they are on disk now.
     func crashCopy(_ folder: String) throws -> String {
-        let copy = temporaryFolder()
-        for name in try FileManager.default.contentsOfDirectory(atPath: folder) where name != "authd.lock" {
-            try FileManager.default.copyItem(atPath: folder + "/" + name, toPath: copy + "/" + name)
+        // A compaction still finishing may remove an old segment between the listing and its copy:
+        // that copy is not the folder at any one moment, so it is taken again.
+        for attempt in 0..<20 {
+            let copy = temporaryFolder()
+            do {
+                for name in try FileManager.default.contentsOfDirectory(atPath: folder) where name != "authd.lock" {
+                    try FileManager.default.copyItem(atPath: folder + "/" + name, toPath: copy + "/" + name)
+                }
+                return copy
+            } catch let error as CocoaError where [.fileNoSuchFile, .fileReadNoSuchFile].contains(error.code) && attempt < 19 {
+                continue
+            }
         }
-        return copy
+        fatalError("unreachable")
     }
 
     /// The inode of the folder's `snapshot.json`: a rewrite replaces the file by rename, so it changes.
