@@ -32,6 +32,7 @@ let package = Package(
         .library(name: "AppleProvider", targets: ["AppleProvider"]),
         .library(name: "TOTPProvider", targets: ["TOTPProvider"]),
         .library(name: "PasskeyProvider", targets: ["PasskeyProvider"]),
+        .library(name: "ApprovalProvider", targets: ["ApprovalProvider"]),
     ],
     dependencies: [
         // FullFoundation only: with the default traits SwiftPM 6.3 rebuilds Hummingbird on every debug/test/release switch.
@@ -197,6 +198,19 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Sign-in approved from another device, with number matching: the SDK only.
+        .target(
+            name: "ApprovalProvider",
+            dependencies: ["AuthKernel", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log")],
+            path: "Sources/Providers/Approval",
+            resources: [.embedInCode("openapi.yaml"), .embedInCode("Pages/start.mustache"), .embedInCode("Pages/wait.mustache")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ApprovalProviderTests",
+            dependencies: ["AuthKernel", "AuthStorage", "EmailProvider", "ApprovalProvider", "AuthKernelTesting", "FileStore"],
+            swiftSettings: swiftSettings
+        ),
         // The PostgreSQL store: the same records and rules as the file store, rows and row locks instead of a journal.
         .target(
             name: "PostgresStore",
@@ -246,7 +260,7 @@ let package = Package(
                 .embedInCode("Pages/Templates/admin-client.mustache"), .embedInCode("Pages/Templates/admin-keys.mustache"),
                 .embedInCode("Pages/Templates/admin-webhooks.mustache"), .embedInCode("Pages/Templates/admin-audit.mustache"),
                 .embedInCode("Pages/Templates/admin-config.mustache"),
-                .embedInCode("Pages/Templates/authd.css"), .embedInCode("Pages/Templates/passkey.js"),
+                .embedInCode("Pages/Templates/authd.css"), .embedInCode("Pages/Templates/passkey.js"), .embedInCode("Pages/Templates/poll.js"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -267,6 +281,7 @@ let package = Package(
                 "AppleProvider",
                 "TOTPProvider",
                 "PasskeyProvider",
+                "ApprovalProvider",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),

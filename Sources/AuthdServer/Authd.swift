@@ -7,6 +7,7 @@ import EmailProvider
 import PINProvider
 import PasswordProvider
 import PasskeyProvider
+import ApprovalProvider
 import TOTPProvider
 import Synchronization
 
@@ -28,10 +29,11 @@ public enum Authd {
     /// The providers that come with authd, in the default order of `providers`: email codes, PINs
     /// (which bring anonymous sign-in and user names along), passwords, Sign in with Apple (started
     /// only when listed, as it needs `apple.audiences`), anonymous sign-in on its own, the TOTP
-    /// second factor with recovery codes, and passkeys (these three started only when listed).
+    /// second factor with recovery codes, passkeys, and sign-in approved from another device
+    /// (these four started only when listed).
     public static let builtInProviders: [any AuthProvider.Type] = [
         EmailProvider.self, PINProvider.self, PasswordProvider.self, AppleProvider.self, AnonymousProvider.self, TOTPProvider.self,
-        PasskeyProvider.self,
+        PasskeyProvider.self, ApprovalProvider.self,
     ]
 
     /// Parses the process's arguments and runs the command (`authd serve`, `authd users list`, …)

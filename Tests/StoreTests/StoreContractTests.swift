@@ -334,10 +334,18 @@ struct StoreContractTests {
         let h = try await harness(backend, clock: clock)
         defer { Task { await h.server.close() } }
         let user = try await h.kernel.users.signIn(claim("ap"), linkingTo: nil)
-        let (approval, match) = try await h.kernel.approvals.create(kind: "t", userID: user.id, ttl: 60, deviceName: "tv", payload: [:])
+        let (approval, match) = try await h.kernel.approvals.create(
+            kind: "t", userID: user.id, ttl: 60, deviceName: "tv", payload: [:], platform: "tvos", network: "203.0.113.0/24")
         #expect(try await h.kernel.approvals.pending(userID: user.id).map(\.id) == [approval.id])
-        try await h.kernel.approvals.approve(id: approval.id, userID: user.id, matchCode: match)
+        let approver = SessionRecord(
+            userID: user.id, deviceName: nil, platform: nil, amr: ["t", "mfa"], createdAt: clock.now().addingTimeInterval(-30),
+            expiresAt: clock.now().addingTimeInterval(600), refreshHash: "")
+        try await h.kernel.approvals.approve(id: approval.id, userID: user.id, matchCode: match, by: approver)
         #expect(try await h.kernel.approvals.pending(userID: user.id).isEmpty)
+        // What the requester's completion reads back, as the store keeps it.
+        let stored = try #require(try await h.kernel.approvals.approval(id: approval.id))
+        #expect(stored.platform == "tvos" && stored.network == "203.0.113.0/24")
+        #expect(stored.approvedBy == .init(sessionID: approver.id, authTime: approver.createdAt, amr: ["t", "mfa"], credentialVersion: 0))
         _ = try await h.kernel.approvals.complete(id: approval.id, kind: "t")
         await #expect(throws: AuthError.self) { _ = try await h.kernel.approvals.complete(id: approval.id, kind: "t") }
         clock.advance(by: 60 * 3 + 86_400)

@@ -19,20 +19,47 @@ public final class ApprovalService: Sendable {
     let cluster: (any ClusterEvents)?
     /// Where `approval.requested` and `approval.resolved` go (webhooks, push).
     let events: AccountEvents?
+    /// Where a new request's delivery is queued, in the request's own write; nil delivers at once.
+    let jobs: JobQueue?
+    private let kinds = Mutex<[String: ApprovalKindRules]>([:])
+    /// The job that tells a new request's user (event stream, other instances, webhooks, push).
+    static let deliveryJob = "approval.deliver"
 
     /// Wrong match codes that deny a request.
     package static let maxMatchAttempts = 3
 
     /// Creates the service; `secret` keys the match-code hashes.
     package init(
-        store: any AuthStore, secret: [UInt8], clock: any AuthClock, logger: Logger, cluster: (any ClusterEvents)? = nil, events: AccountEvents? = nil
+        store: any AuthStore, secret: [UInt8], clock: any AuthClock, logger: Logger, cluster: (any ClusterEvents)? = nil, events: AccountEvents? = nil,
+        jobs: JobQueue? = nil
     ) {
+        self.jobs = jobs
         self.events = events
         self.cluster = cluster
         self.store = store
         self.secret = secret
         self.clock = clock
         self.logger = logger
+        jobs?.register(kind: Self.deliveryJob, policy: .init(maxAttempts: 3, baseDelay: 5)) { [weak self] job in
+            guard let self, case .string(let id)? = job.payload["approval_id"] else { return }
+            await self.deliverNew(id: id)
+        }
+    }
+
+    /// Sets how requests of `kind` behave: the match-code tries, the audit events' names, whether
+    /// the user's devices are pushed now, what a denial does.
+    public func register(kind: String, _ rules: ApprovalKindRules) {
+        kinds.withLock { $0[kind] = rules }
+    }
+
+    func rules(_ kind: String) -> ApprovalKindRules {
+        kinds.withLock { $0[kind] } ?? ApprovalKindRules()
+    }
+
+    /// Whether an approval request of `kind` for `userID` may push an alert to the user's devices now.
+    package func pushes(kind: String, userID: UUID) async -> Bool {
+        guard let pushes = rules(kind).pushes else { return true }
+        return await pushes(userID)
     }
 
     func digest(id: String, matchCode: String) -> [UInt8] {
@@ -40,6 +67,10 @@ public final class ApprovalService: Sendable {
     }
 
     /// Creates a pending request and returns it with its match code (to show on the requesting device only).
+    ///
+    /// The request and its delivery to the user's devices are stored in one write, and delivered
+    /// after it: a request for nobody (a decoy) does the same work, so the answer's timing says
+    /// nothing about the account.
     /// - Parameters:
     ///   - kind: what is asked, e.g. `password_reset` (the approving device is shown it).
     ///   - userID: whose devices approve; nil makes a decoy that behaves like a real request to the
@@ -48,8 +79,11 @@ public final class ApprovalService: Sendable {
     ///   - deviceName: the requesting device's name, shown to the approving one.
     ///   - payload: data kept with the request for whoever completes it.
     ///   - matchDigits: length of the match code.
+    ///   - platform: the requesting device's platform label, shown to the approving one.
+    ///   - network: the requester's network (``ClientNetwork``), shown to the approving one.
     public func create(
-        kind: String, userID: UUID?, ttl: Int, deviceName: String?, payload: [String: JSONValue], matchDigits: Int = 3
+        kind: String, userID: UUID?, ttl: Int, deviceName: String?, payload: [String: JSONValue], matchDigits: Int = 3, platform: String? = nil,
+        network: String? = nil
     ) async throws -> (approval: ApprovalRecord, matchCode: String) {
         let id = Base64URL.encode(SecureRandom.bytes(32))
         let matchCode = SecureRandom.digits(matchDigits)
@@ -57,16 +91,29 @@ public final class ApprovalService: Sendable {
         let approval = ApprovalRecord(
             id: id, kind: kind, userID: userID, matchCodeDigest: Hex.encode(digest(id: id, matchCode: matchCode)), matchAttempts: 0,
             state: .pending, createdAt: now, expiresAt: now.addingTimeInterval(TimeInterval(ttl)), completeBy: nil,
-            deviceName: deviceName, payload: payload
+            deviceName: deviceName, payload: payload, platform: platform, network: network
         )
-        try await store.write([]) { $0.put(approval) }
-        if let userID {
-            yield(approval, to: userID)
-            await cluster?.publishApproval(id: id, userID: userID)
-            logger.info("approval requested", metadata: ["user.id": "\(userID.lowercased)", "approval.kind": "\(kind)"])
-            await events?.emit("approval.requested", Self.eventData(approval, userID: userID))
+        let job = jobs?.record(kind: Self.deliveryJob, payload: ["approval_id": .string(id)])
+        try await store.write([]) { state in
+            state.put(approval)
+            if let job { state.put(job) }
+        }
+        if let jobs, let job {
+            Task { await jobs.run(job) }
+        } else {
+            await deliverNew(id: id)
         }
         return (approval, matchCode)
+    }
+
+    /// Tells the user of a new request: this instance's event streams, the other instances, the
+    /// events (webhooks, push). Nothing for a decoy or a request no longer pending.
+    func deliverNew(id: String) async {
+        guard let approval = try? await approval(id: id), let userID = approval.userID, approval.status(at: clock.now()) == .pending else { return }
+        yield(approval, to: userID)
+        await cluster?.publishApproval(id: id, userID: userID)
+        logger.info("approval requested", metadata: ["user.id": "\(userID.lowercased)", "approval.kind": "\(approval.kind)"])
+        await events?.emit("approval.requested", Self.eventData(approval, userID: userID))
     }
 
     /// An approval's event data: never the match code.
@@ -76,6 +123,8 @@ public final class ApprovalService: Sendable {
             "expires_at": .string(Timestamp.string(approval.expiresAt)),
         ]
         if let name = approval.deviceName { data["device_name"] = .string(name) }
+        if let platform = approval.platform { data["platform"] = .string(platform) }
+        if let network = approval.network { data["network"] = .string(network) }
         return data
     }
 
@@ -99,7 +148,7 @@ public final class ApprovalService: Sendable {
 
     /// The audit event for a request of `kind` being approved or denied (`outcome`).
     package func auditEvent(kind: String?, outcome: String) -> String {
-        let prefix = kind.flatMap { kind in auditNames.withLock { $0[kind] } } ?? "approval"
+        let prefix = kind.flatMap { kind in auditNames.withLock { $0[kind] } ?? kinds.withLock { $0[kind]?.auditPrefix } } ?? "approval"
         return "\(prefix)_\(outcome)"
     }
 
@@ -123,48 +172,68 @@ public final class ApprovalService: Sendable {
         }
     }
 
-    /// Approves a pending request of `userID` if `matchCode` is right.
+    /// Approves a pending request of `userID` if `matchCode` is right, recording the approving
+    /// session (its `auth_time`, `amr`) and the user's credential version for the requester.
     /// - Throws: 404 `NOT_FOUND` (no such request for this user), 409 `INVALID_STATE` (not pending),
-    ///   401 `INVALID_CODE` (wrong match code; the third wrong one denies the request).
-    package func approve(id: String, userID: UUID, matchCode: String) async throws {
+    ///   401 `INVALID_CODE` (wrong match code; the kind's last wrong one denies the request).
+    @discardableResult
+    package func approve(id: String, userID: UUID, matchCode: String, by session: SessionRecord) async throws -> ApprovalRecord {
         guard Self.isWellFormed(id) else { throw AuthError.notFound("No such approval request.") }
         let now = clock.now()
         let presented = digest(id: id, matchCode: matchCode)
-        let remaining = try await store.write([.approval(id)]) { state -> Int? in
-            guard var approval = state.approval(id: id), approval.userID == userID else { throw AuthError.notFound("No such approval request.") }
+        // The user first, then the request: the order every write that takes both locks them in.
+        let (approval, remaining) = try await store.write([.user(userID), .approval(id)]) { state -> (ApprovalRecord, Int?) in
+            guard var approval = state.approval(id: id), approval.userID == userID, let user = state.user(id: userID) else {
+                throw AuthError.notFound("No such approval request.")
+            }
             guard approval.status(at: now) == .pending else { throw AuthError.invalidState("This request is no longer pending.") }
             if ConstantTime.equals(presented, Hex.decode(approval.matchCodeDigest) ?? []) {
                 approval.state = .approved
                 approval.completeBy = now.addingTimeInterval(approval.expiresAt.timeIntervalSince(approval.createdAt))
+                approval.approvedBy = .init(sessionID: session.id, authTime: session.signedInAt, amr: session.amr, credentialVersion: user.credentialVersion)
                 state.put(approval)
-                return nil
+                return (approval, nil)
             }
+            let limit = self.rules(approval.kind).matchAttempts
             approval.matchAttempts += 1
-            if approval.matchAttempts >= Self.maxMatchAttempts { approval.state = .denied }
+            if approval.matchAttempts >= limit { approval.state = .denied }
             state.put(approval)
-            return max(0, Self.maxMatchAttempts - approval.matchAttempts)
+            return (approval, max(0, limit - approval.matchAttempts))
         }
         if let remaining {
             logger.warning("wrong approval match code", metadata: ["user.id": "\(userID.lowercased)"])
+            if remaining == 0 { await resolved(approval, userID: userID, status: "denied", reason: "wrong_match_code") }
             throw AuthError.wrongMatchCode(attemptsRemaining: remaining)
         }
         logger.info("approval granted", metadata: ["user.id": "\(userID.lowercased)"])
-        await events?.emit("approval.resolved", ["user_id": .string(userID.lowercased), "approval_id": .string(id), "status": .string("approved")])
+        await resolved(approval, userID: userID, status: "approved", reason: nil)
+        return approval
     }
 
-    /// Denies a pending request of `userID`.
+    /// Denies a pending request of `userID`; `reason` (e.g. `not_me`) goes to the kind's ``ApprovalKindRules/denied``.
     /// - Throws: 404 `NOT_FOUND`, 409 `INVALID_STATE`.
-    package func deny(id: String, userID: UUID) async throws {
+    @discardableResult
+    package func deny(id: String, userID: UUID, reason: String? = nil) async throws -> ApprovalRecord {
         guard Self.isWellFormed(id) else { throw AuthError.notFound("No such approval request.") }
         let now = clock.now()
-        try await store.write([.approval(id)]) { state in
+        let approval = try await store.write([.approval(id)]) { state -> ApprovalRecord in
             guard var approval = state.approval(id: id), approval.userID == userID else { throw AuthError.notFound("No such approval request.") }
             guard approval.status(at: now) == .pending else { throw AuthError.invalidState("This request is no longer pending.") }
             approval.state = .denied
             state.put(approval)
+            return approval
         }
         logger.info("approval denied", metadata: ["user.id": "\(userID.lowercased)"])
-        await events?.emit("approval.resolved", ["user_id": .string(userID.lowercased), "approval_id": .string(id), "status": .string("denied")])
+        await resolved(approval, userID: userID, status: "denied", reason: reason)
+        return approval
+    }
+
+    /// `approval.resolved`, and the kind's own reaction to a denial.
+    private func resolved(_ approval: ApprovalRecord, userID: UUID, status: String, reason: String?) async {
+        await events?.emit(
+            "approval.resolved",
+            ["user_id": .string(userID.lowercased), "approval_id": .string(approval.id), "kind": .string(approval.kind), "status": .string(status)])
+        if status == "denied", let denied = rules(approval.kind).denied { await denied(approval, reason) }
     }
 
     /// Marks an approved request of `kind` completed, once, and returns it with its payload.
@@ -182,6 +251,48 @@ public final class ApprovalService: Sendable {
             approval.state = .completed
             state.put(approval)
             return approval
+        }
+    }
+
+    /// Collects an approved request of `kind` for the one who made it, once whatever the
+    /// concurrency: it becomes `completed` in the same write that reads the user, whose credentials
+    /// must be those the approver saw (a reset, change or disable in between refuses it).
+    /// - Parameters:
+    ///   - requester: whether the caller made the request (checks a secret kept in its payload);
+    ///     runs inside the store's write, so keep it short.
+    /// - Returns: the request and its user as they are now.
+    /// - Throws: 404 `NOT_FOUND` (no such request, another kind, or not the requester's), 400
+    ///   `PENDING`, 403 `DENIED` (denied, or the credentials changed since), 410 `EXPIRED`, 409
+    ///   `INVALID_STATE` (collected already).
+    public func collect(
+        id: String, kind: String, requester: @escaping @Sendable (ApprovalRecord) -> Bool
+    ) async throws -> (approval: ApprovalRecord, user: UserRecord) {
+        let notFound = AuthError.notFound("No such request.")
+        guard Self.isWellFormed(id) else { throw notFound }
+        let now = clock.now()
+        // Who it is for first (a decoy is for nobody), then one write with the user before the request.
+        guard let found = try await approval(id: id), found.kind == kind, requester(found) else { throw notFound }
+        try Self.requireApproved(found.status(at: now))
+        guard let userID = found.userID else { throw AuthError.pending }
+        return try await store.write([.user(userID), .approval(id)]) { state in
+            guard var approval = state.approval(id: id), approval.kind == kind, requester(approval) else { throw notFound }
+            try Self.requireApproved(approval.status(at: now))
+            guard let user = state.user(id: userID), user.disabledAt == nil, let approver = approval.approvedBy,
+                approver.credentialVersion == user.credentialVersion
+            else { throw AuthError.denied }
+            approval.state = .completed
+            state.put(approval)
+            return (approval, user)
+        }
+    }
+
+    static func requireApproved(_ status: ApprovalRecord.Status) throws(AuthError) {
+        switch status {
+        case .approved: return
+        case .pending: throw AuthError.pending
+        case .denied: throw AuthError.denied
+        case .expired: throw AuthError.expired
+        case .completed: throw AuthError.invalidState("This request was completed already.")
         }
     }
 
@@ -224,5 +335,28 @@ public final class ApprovalService: Sendable {
             for approval in old { state.deleteApproval(id: approval.id) }
             return old.count
         }
+    }
+}
+
+/// How requests of one kind behave (``ApprovalService/register(kind:_:)``).
+public struct ApprovalKindRules: Sendable {
+    /// The audit events' prefix: `PREFIX_approved`, `PREFIX_denied`.
+    public var auditPrefix: String
+    /// Wrong match codes that deny a request (1: the first wrong one does).
+    public var matchAttempts: Int
+    /// Whether a new request of this kind may push an alert to the user's devices now; nil: always.
+    public var pushes: (@Sendable (UUID) async -> Bool)?
+    /// What a denial does beyond the request's state (the request, the reason the approver gave).
+    public var denied: (@Sendable (ApprovalRecord, String?) async -> Void)?
+
+    /// Creates the rules.
+    public init(
+        auditPrefix: String = "approval", matchAttempts: Int = 3, pushes: (@Sendable (UUID) async -> Bool)? = nil,
+        denied: (@Sendable (ApprovalRecord, String?) async -> Void)? = nil
+    ) {
+        self.auditPrefix = auditPrefix
+        self.matchAttempts = max(1, matchAttempts)
+        self.pushes = pushes
+        self.denied = denied
     }
 }

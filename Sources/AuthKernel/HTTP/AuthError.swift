@@ -142,6 +142,12 @@ extension AuthError {
     public static func invalidState(_ message: String) -> AuthError {
         AuthError(status: .conflict, code: "INVALID_STATE", message: message)
     }
+    /// 400 `PENDING`: what was asked for is waiting for someone else (another device's approval).
+    public static let pending = AuthError(status: .badRequest, code: "PENDING", message: "Still waiting for the approval. Ask again in a moment.")
+    /// 403 `DENIED`: the request was denied (on the other device, or by a wrong match code).
+    public static let denied = AuthError(status: .forbidden, code: "DENIED", message: "The request was denied on the other device.")
+    /// 410 `EXPIRED`: the request was not answered, or not collected, in time.
+    public static let expired = AuthError(status: .gone, code: "EXPIRED", message: "The request has expired. Start again.")
     /// 413 `PAYLOAD_TOO_LARGE`.
     package static let payloadTooLarge = AuthError(status: .contentTooLarge, code: "PAYLOAD_TOO_LARGE", message: "The request body is larger than 64 KiB.")
     /// 429 `RATE_LIMIT_EXCEEDED` with the seconds to wait (at least 1).

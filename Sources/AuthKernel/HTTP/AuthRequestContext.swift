@@ -16,6 +16,10 @@ public struct AuthRequestContext: RequestContext {
     /// The signed-in user and session, when the request carried a valid Bearer token.
     public var principal: Principal?
 
+    /// The client's network as a person's requests come from it (contract §12): the IPv4 /24
+    /// (`203.0.113.0/24`) or the IPv6 /48 of ``clientIP``.
+    public var clientNetwork: String { ClientNetwork.network(for: clientIP) }
+
     /// The contract's body limit: larger bodies get 413.
     public var maxUploadSize: Int { 64 * 1024 }
 

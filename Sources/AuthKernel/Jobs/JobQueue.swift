@@ -69,6 +69,14 @@ public final class JobQueue: Sendable {
         return job
     }
 
+    /// A job to store in a write of the caller's own, beside what it belongs to (then ``run(_:)`` it,
+    /// or leave it to the runner).
+    package func record(kind: String, payload: [String: JSONValue]) -> JobRecord {
+        let now = clock.now()
+        enqueued.add(1, ordering: .relaxed)
+        return JobRecord(id: SecureRandom.uuid(), kind: kind, payload: payload, attempts: 0, runAfter: now, createdAt: now)
+    }
+
     /// Jobs this process has queued since it started (for tests that count the work an answer did).
     package var enqueuedCount: Int { enqueued.load(ordering: .relaxed) }
     private let enqueued = Atomic<Int>(0)

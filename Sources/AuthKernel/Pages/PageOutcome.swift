@@ -1,4 +1,5 @@
 public import AuthStorage
+public import Foundation
 
 /// What a provider's form handler decided.
 public enum PageOutcome: Sendable {
@@ -7,6 +8,8 @@ public enum PageOutcome: Sendable {
     /// The first factor is right: the server runs the sign-in policies and asks the second factors
     /// they demand, then signs the browser in and returns to where the person was going.
     /// `multiFactor`: the method was two factors at once (a passkey with user verification), so no
-    /// policy asks for another.
-    case signedIn(UserRecord, amr: [String], device: DeviceInfo, multiFactor: Bool = false)
+    /// policy asks for another. `vouchedAt`: another of the user's sessions vouched for this
+    /// sign-in (approved it); a session started without a further factor carries that session's
+    /// `auth_time` instead of now.
+    case signedIn(UserRecord, amr: [String], device: DeviceInfo, multiFactor: Bool = false, vouchedAt: Date? = nil)
 }

@@ -13,8 +13,8 @@ enum FreshSession {
         guard isFresh(principal, now: now, within: seconds) else { throw AuthError.reauthRequired }
     }
 
-    /// Whether `principal`'s session began at most `seconds` before `now`.
+    /// Whether `principal`'s session signed in (its `auth_time`) at most `seconds` before `now`.
     static func isFresh(_ principal: Principal, now: Date, within seconds: Int) -> Bool {
-        now.timeIntervalSince(principal.session.createdAt) <= TimeInterval(seconds)
+        now.timeIntervalSince(principal.session.signedInAt) <= TimeInterval(seconds)
     }
 }

@@ -65,19 +65,31 @@ public struct SessionService: Sendable {
         try await signIn(user, amr: amr, device: device, requireUnchangedCredentials: requireUnchangedCredentials, multiFactor: multiFactor, kind: nil)
     }
 
+    /// ``signIn(_:amr:device:requireUnchangedCredentials:multiFactor:)`` for a sign-in another of
+    /// the user's sessions vouched for (an approval from a signed-in device): a session started at
+    /// once carries `authTime`, the vouching session's `auth_time`, instead of now. A second factor
+    /// asked and answered makes it an interactive sign-in of its own, at the answer's time.
+    public func signIn(
+        _ user: UserRecord, amr: [String], device: DeviceInfo, multiFactor: Bool = false, vouchedAt authTime: Date
+    ) async throws -> SignInResponse {
+        try await signIn(user, amr: amr, device: device, requireUnchangedCredentials: true, multiFactor: multiFactor, kind: nil, authTime: authTime)
+    }
+
     /// ``signIn(_:amr:device:requireUnchangedCredentials:multiFactor:)`` for a session of `kind`
     /// (`browser` for authd's own pages).
     package func signIn(
         _ user: UserRecord, amr: [String], device: DeviceInfo, requireUnchangedCredentials: Bool = true, multiFactor: Bool = false,
-        kind: SessionRecord.Kind?
+        kind: SessionRecord.Kind?, authTime: Date? = nil
     ) async throws -> SignInResponse {
         let amr = amr.filter { $0 != "mfa" } + (multiFactor ? ["mfa"] : [])
         guard !hooks.policies.isEmpty else {
-            return .session(try await startSession(user, amr: amr, device: device, requireUnchangedCredentials: requireUnchangedCredentials, kind: kind))
+            return .session(
+                try await startSession(user, amr: amr, device: device, requireUnchangedCredentials: requireUnchangedCredentials, kind: kind, authTime: authTime))
         }
         let offered = try await secondFactorsDemanded(of: user, amr: amr, device: device, multiFactor: multiFactor)
         guard !offered.isEmpty else {
-            return .session(try await startSession(user, amr: amr, device: device, requireUnchangedCredentials: requireUnchangedCredentials, kind: kind))
+            return .session(
+                try await startSession(user, amr: amr, device: device, requireUnchangedCredentials: requireUnchangedCredentials, kind: kind, authTime: authTime))
         }
         return .secondFactorRequired(
             try await startChallenge(user, amr: amr, device: device, factors: offered, requireUnchangedCredentials: requireUnchangedCredentials))
@@ -104,7 +116,8 @@ public struct SessionService: Sendable {
             }
         }
         guard !demanded.isEmpty else { return [] }
-        let offered = demanded.filter { hooks.factor(named: $0)?.isAvailable(for: current) == true }
+        var offered: [String] = []
+        for name in demanded where try await hooks.factor(named: name)?.isOffered(to: current) == true { offered.append(name) }
         guard !offered.isEmpty else { throw AuthError.noSecondFactor }
         return offered
     }
@@ -112,7 +125,8 @@ public struct SessionService: Sendable {
     /// Starts a session for `user` at once, without the sign-in policies: for what has passed them
     /// (a completed challenge) and for tests.
     package func startSession(
-        _ user: UserRecord, amr: [String], device: DeviceInfo, requireUnchangedCredentials: Bool = true, kind: SessionRecord.Kind? = nil
+        _ user: UserRecord, amr: [String], device: DeviceInfo, requireUnchangedCredentials: Bool = true, kind: SessionRecord.Kind? = nil,
+        authTime: Date? = nil
     ) async throws -> SessionResponse {
         let now = clock.now()
         let token = RefreshToken.generate()
@@ -121,6 +135,7 @@ public struct SessionService: Sendable {
             expiresAt: now.addingTimeInterval(TimeInterval(settings.refreshTTL)), refreshHash: RefreshToken.hash(token)
         )
         started.kind = kind
+        started.authTime = authTime.map { min($0, now) }
         let session = started
         let current = try await store.write([.user(user.id)]) { state -> UserRecord in
             // The user may have been deleted while the caller was deciding to sign it in.
@@ -272,11 +287,10 @@ public struct SessionService: Sendable {
             return (session, user)
         }
         guard let (session, user) = found else { return nil }
-        let created = Int(session.createdAt.timeIntervalSince1970)
         let claims = AccessTokenClaims(
-            iss: verifier.issuer, aud: verifier.audience, sub: user.id.lowercased, sid: session.id.lowercased, iat: created,
+            iss: verifier.issuer, aud: verifier.audience, sub: user.id.lowercased, sid: session.id.lowercased, iat: Int(session.createdAt.timeIntervalSince1970),
             exp: Int(session.expiresAt.timeIntervalSince1970), jti: session.id.lowercased, amr: session.amr, isAnonymous: user.isAnonymous,
-            authTime: created)
+            authTime: Int(session.signedInAt.timeIntervalSince1970))
         return Principal(user: user, session: session, claims: claims)
     }
 
@@ -446,7 +460,7 @@ public struct SessionService: Sendable {
             iss: verifier.issuer, aud: verifier.audience, sub: user.id.lowercased,
             sid: session.id.lowercased, iat: iat, exp: iat + ttl,
             jti: Base64URL.encode(SecureRandom.bytes(16)), amr: session.amr, isAnonymous: user.isAnonymous,
-            authTime: Int(session.createdAt.timeIntervalSince1970), extra: extraClaims(for: user, session: session)
+            authTime: Int(session.signedInAt.timeIntervalSince1970), extra: extraClaims(for: user, session: session)
         )
         return try issuer.sign(claims)
     }

@@ -14,6 +14,15 @@ public protocol SecondFactor: Sendable {
     /// Whether `user` can use this factor now (enrolled); a challenge offers only those that can.
     func isAvailable(for user: UserRecord) -> Bool
 
+    /// Whether a challenge for `user` offers this factor now; default ``isAvailable(for:)``. For a
+    /// factor that depends on more than the user's record (another signed-in device of theirs).
+    func isOffered(to user: UserRecord) async throws -> Bool
+
+    /// Called before an answer takes one of the user's wrong-answer slots: throw when it cannot be
+    /// judged yet (400 `PENDING` while another device has not answered), and neither the challenge
+    /// nor a slot is spent. Default nothing.
+    func checkReady(_ answer: JSONValue, for user: UserRecord, challenge: SignInChallenge) async throws
+
     /// Called when a challenge offering this factor is issued (e.g. to mail a code); default nothing.
     func challengeStarted(_ challenge: SignInChallenge, for user: UserRecord) async throws
 
@@ -41,6 +50,12 @@ public protocol SecondFactor: Sendable {
 extension SecondFactor {
     /// Available to everyone.
     public func isAvailable(for user: UserRecord) -> Bool { true }
+
+    /// ``isAvailable(for:)``.
+    public func isOffered(to user: UserRecord) async throws -> Bool { isAvailable(for: user) }
+
+    /// Always ready.
+    public func checkReady(_ answer: JSONValue, for user: UserRecord, challenge: SignInChallenge) async throws {}
 
     /// Nothing to do.
     public func challengeStarted(_ challenge: SignInChallenge, for user: UserRecord) async throws {}

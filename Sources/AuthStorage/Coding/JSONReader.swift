@@ -321,7 +321,7 @@ extension SessionRecord {
     package static func read(_ r: inout JSONReader) throws -> SessionRecord {
         var id: UUID?, userID: UUID?, created: Date?, lastUsed: Date?, expires: Date?
         var deviceName: String?, platform: String?, amr: [String]?, hashes: [String]?, retired: [RetiredRefreshToken]?
-        var kind: SessionRecord.Kind?, keyPrefix: String?, clientID: String?, clientGrant: String?
+        var kind: SessionRecord.Kind?, keyPrefix: String?, clientID: String?, clientGrant: String?, authTime: Date?
         try r.object { r, key in
             switch key {
             case "kind":
@@ -330,6 +330,7 @@ extension SessionRecord {
             case "key_prefix": keyPrefix = try r.optionalString()
             case "client_id": clientID = try r.optionalString()
             case "client_grant": clientGrant = try r.optionalString()
+            case "auth_time": authTime = try r.date()
             case "id": id = try r.uuid()
             case "user_id": userID = try r.uuid()
             case "device_name": deviceName = try r.optionalString()
@@ -368,6 +369,7 @@ extension SessionRecord {
         s.keyPrefix = keyPrefix
         s.clientID = clientID
         s.clientGrant = clientGrant
+        s.authTime = authTime
         return s
     }
 }

@@ -67,6 +67,7 @@ extension SessionRecord {
     package func write(to w: inout JSONWriter) {
         w.beginObject()
         w.key("amr"); w.strings(amr)
+        if let authTime { w.key("auth_time"); w.double(authTime.timeIntervalSince1970) }
         if let clientGrant { w.key("client_grant"); w.string(clientGrant) }
         if let clientID { w.key("client_id"); w.string(clientID) }
         w.key("created_at"); w.double(createdAt.timeIntervalSince1970)

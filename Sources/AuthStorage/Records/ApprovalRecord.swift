@@ -27,12 +27,44 @@ public struct ApprovalRecord: Codable, Sendable, Equatable {
     public var deviceName: String?
     /// Provider data for completion (e.g. the new password's hash; never a plain secret).
     public var payload: [String: JSONValue]
+    /// The requesting device's platform label, shown to the approving one.
+    public var platform: String?
+    /// The requester's network (IPv4 /24 or IPv6 /48, e.g. `203.0.113.0/24`), shown to the approving device.
+    public var network: String?
+    /// Who approved it and what their session proved, for the requester's completion; nil until approved.
+    public var approvedBy: Approver?
+
+    /// The approving session, as it was when it approved.
+    public struct Approver: Codable, Sendable, Equatable {
+        /// The approving session.
+        public var sessionID: UUID
+        /// That session's `auth_time`: the last interactive sign-in that met every factor.
+        public var authTime: Date
+        /// That session's `amr`.
+        public var amr: [String]
+        /// The user's credential version at approval: a reset or change before completion refuses it.
+        public var credentialVersion: Int
+
+        /// Creates an approver.
+        public init(sessionID: UUID, authTime: Date, amr: [String], credentialVersion: Int) {
+            self.sessionID = sessionID
+            self.authTime = authTime
+            self.amr = amr
+            self.credentialVersion = credentialVersion
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case sessionID = "session_id", authTime = "auth_time", amr, credentialVersion = "credential_version"
+        }
+    }
 
     /// Creates a record.
     package init(
         id: String, kind: String, userID: UUID?, matchCodeDigest: String, matchAttempts: Int, state: State, createdAt: Date,
-        expiresAt: Date, completeBy: Date?, deviceName: String?, payload: [String: JSONValue]
+        expiresAt: Date, completeBy: Date?, deviceName: String?, payload: [String: JSONValue], platform: String? = nil, network: String? = nil
     ) {
+        self.platform = platform
+        self.network = network
         self.id = id
         self.kind = kind
         self.userID = userID
@@ -81,5 +113,6 @@ public struct ApprovalRecord: Codable, Sendable, Equatable {
     package enum CodingKeys: String, CodingKey {
         case id, kind, userID = "user_id", matchCodeDigest = "match_code_digest", matchAttempts = "match_attempts", state
         case createdAt = "created_at", expiresAt = "expires_at", completeBy = "complete_by", deviceName = "device_name", payload
+        case platform, network, approvedBy = "approved_by"
     }
 }

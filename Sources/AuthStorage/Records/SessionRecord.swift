@@ -32,6 +32,9 @@ public struct SessionRecord: Codable, Sendable, Equatable {
     public var clientID: String?
     /// What that client was granted: `AUTH_TIME BROWSER_SESSION_ID SCOPE…`, space-separated.
     package var clientGrant: String?
+    /// The last interactive sign-in that met every factor, when it was before this session began: a
+    /// sign-in approved from another device carries the approving session's. Nil: ``createdAt``.
+    public var authTime: Date?
 
     /// The kinds of session.
     public enum Kind: String, Codable, Sendable {
@@ -76,12 +79,17 @@ public struct SessionRecord: Codable, Sendable, Equatable {
         self.keyPrefix = nil
         self.clientID = nil
         self.clientGrant = nil
+        self.authTime = nil
     }
+
+    /// The `auth_time` of its tokens: ``authTime`` when set, else when it began.
+    public var signedInAt: Date { authTime ?? createdAt }
 
     package enum CodingKeys: String, CodingKey {
         case id, userID = "user_id", deviceName = "device_name", platform, amr, createdAt = "created_at"
         case lastUsedAt = "last_used_at", expiresAt = "expires_at", refreshHashes = "refresh_hashes", retired
         case kind, keyPrefix = "key_prefix", clientID = "client_id", clientGrant = "client_grant"
+        case authTime = "auth_time"
     }
 }
 

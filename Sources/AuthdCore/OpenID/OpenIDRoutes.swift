@@ -145,7 +145,7 @@ struct OpenIDRoutes: Sendable {
 
         // Signed in, recently enough for max_age and prompt=login (met by a sign-in after `auth_after`).
         let principal = try await login.browserPrincipal(request)
-        let authTime = principal.map { Int($0.session.createdAt.timeIntervalSince1970) } ?? 0
+        let authTime = principal.map { Int($0.session.signedInAt.timeIntervalSince1970) } ?? 0
         var recentEnough = true
         if let maxAge = value("max_age").flatMap(Int.init), authTime < Int(now.timeIntervalSince1970) - maxAge { recentEnough = false }
         if let after = value("auth_after").flatMap(Int.init), authTime < after { recentEnough = false }
@@ -204,7 +204,7 @@ struct OpenIDRoutes: Sendable {
             AuthorizationCodes.Grant(
                 clientID: pending.clientID, redirectURI: pending.redirectURI, codeChallenge: pending.codeChallenge, nonce: pending.nonce,
                 userID: principal.user.id.lowercased, sessionID: principal.session.id.lowercased, scopes: pending.scopes,
-                authTime: Int(principal.session.createdAt.timeIntervalSince1970), amr: principal.session.amr))
+                authTime: Int(principal.session.signedInAt.timeIntervalSince1970), amr: principal.session.amr))
         return redirect(pending.redirectURI, [("code", code), ("state", pending.state), ("iss", issuer.value)])
     }
 

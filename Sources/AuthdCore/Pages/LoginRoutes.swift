@@ -58,6 +58,13 @@ struct LoginRoutes: Sendable {
             response.headers[.xContentTypeOptions] = "nosniff"
             return response
         }
+        router.get("assets/poll.js") { _, _ -> Response in
+            var response = Response(
+                status: .ok, headers: [.contentType: "text/javascript; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: PageRenderer.pollScript)))
+            response.headers[.cacheControl] = "public, max-age=3600"
+            response.headers[.xContentTypeOptions] = "nosniff"
+            return response
+        }
         router.get("login") { request, context in try await routes.guarded(request, context) { try await routes.show(request, context) } }
         router.post("login/factor") { request, context in try await routes.posted(request, context) { form in try await routes.factor(form, request, context) } }
         router.post("login/restart") { request, context in
@@ -154,19 +161,21 @@ struct LoginRoutes: Sendable {
             return renderer.page(
                 title: "Sign in", content: renderer.render(step, csrf: pre.csrf, action: "/login/\(id)/"), error: step.error, status: step.status,
                 csrf: pre.csrf, cookies: [try pre.cookie(box: box)], formTarget: pre.formTarget)
-        case .signedIn(let user, let amr, let device, let multiFactor):
+        case .signedIn(let user, let amr, let device, let multiFactor, let vouchedAt):
             return try await provider.whilePageSignsIn(state: state) {
-                try await signIn(user, amr: amr, device: device, multiFactor: multiFactor, pre: pre)
+                try await signIn(user, amr: amr, device: device, multiFactor: multiFactor, vouchedAt: vouchedAt, pre: pre)
             }
         }
     }
 
     /// After the first factor: the policies, then a second factor or the browser's session.
-    func signIn(_ user: UserRecord, amr: [String], device: DeviceInfo, multiFactor: Bool = false, pre: PreSignIn) async throws -> Response {
+    func signIn(
+        _ user: UserRecord, amr: [String], device: DeviceInfo, multiFactor: Bool = false, vouchedAt: Date? = nil, pre: PreSignIn
+    ) async throws -> Response {
         var pre = pre
         let result: SignInResponse
         do {
-            result = try await kernel.sessions.signIn(user, amr: amr, device: device, multiFactor: multiFactor, kind: .browser)
+            result = try await kernel.sessions.signIn(user, amr: amr, device: device, multiFactor: multiFactor, kind: .browser, authTime: vouchedAt)
         } catch let error as AuthError {
             return try loginPage(pre, error: Self.sentence(error), status: error.status)
         }
@@ -238,6 +247,7 @@ struct LoginRoutes: Sendable {
                 }
                 answer = json
             }
+            try await factor.checkReady(answer, for: user, challenge: challenge)
             let reservation = try await kernel.sessions.reserveAnswer(challenge, network: ClientNetwork.network(for: context.clientIP))
             guard try await factor.verify(answer, for: user, challenge: challenge) else {
                 await kernel.audit.record("second_factor_failed", provider: factor.name, user: user.id)

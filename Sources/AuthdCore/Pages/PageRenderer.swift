@@ -164,4 +164,6 @@ struct PageRenderer: Sendable {
     static let stylesheet = PackageResources.authd_css
     /// The pages' one script: a passkey's WebAuthn ceremony.
     static let passkeyScript = PackageResources.passkey_js
+    /// The pages' other script: a waiting step asks whether it may go on (`/assets/poll.js`).
+    static let pollScript = PackageResources.poll_js
 }

@@ -13,6 +13,8 @@ struct ApprovalPushes: Sendable {
     let clock: any AuthClock
     let logger: Logger
     let defaultTopic: String
+    /// Whether a kind of request may push now (a person who said "not me" quiets sign-in requests).
+    let approvals: ApprovalService
 
     static let perUser = RateLimitRule(limit: 1, window: 60)
 
@@ -20,6 +22,10 @@ struct ApprovalPushes: Sendable {
         guard case .string(let user)? = data["user_id"], let userID = UUID(uuidString: user), case .string(let approvalID)? = data["approval_id"],
             case .string(let kind)? = data["kind"]
         else { return }
+        guard await approvals.pushes(kind: kind, userID: userID) else {
+            logger.info("approval push skipped: the user quieted this kind of request", metadata: ["user.id": "\(user)", "approval.kind": "\(kind)"])
+            return
+        }
         guard let targets = try? await registrations.targets(of: userID), !targets.isEmpty else { return }
         // `attempt` answers the seconds to wait when the rule is spent, nil when this one may go.
         let wait = (try? await rateLimiter.attempt(Self.perUser, key: "push.approval:\(user)")) ?? nil

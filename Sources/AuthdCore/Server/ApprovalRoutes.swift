@@ -29,7 +29,12 @@ package struct ApprovalRoutes: Sendable {
         var createdAt: String
         var expiresAt: String
         var deviceName: String?
-        enum CodingKeys: String, CodingKey { case id, kind, createdAt = "created_at", expiresAt = "expires_at", deviceName = "device_name" }
+        var platform: String?
+        /// The requester's network (contract §15), so the person can tell their own laptop from elsewhere.
+        var network: String?
+        enum CodingKeys: String, CodingKey {
+            case id, kind, createdAt = "created_at", expiresAt = "expires_at", deviceName = "device_name", platform, network
+        }
 
         init(_ a: ApprovalRecord) {
             id = a.id
@@ -37,6 +42,8 @@ package struct ApprovalRoutes: Sendable {
             createdAt = Timestamp.string(a.createdAt)
             expiresAt = Timestamp.string(a.expiresAt)
             deviceName = a.deviceName
+            platform = a.platform
+            network = a.network
         }
 
         func encode(to encoder: any Encoder) throws {
@@ -46,6 +53,8 @@ package struct ApprovalRoutes: Sendable {
             try c.encode(createdAt, forKey: .createdAt)
             try c.encode(expiresAt, forKey: .expiresAt)
             try c.encode(deviceName, forKey: .deviceName)
+            try c.encode(platform, forKey: .platform)
+            try c.encode(network, forKey: .network)
         }
     }
     struct List: ResponseEncodable { var approvals: [Item] }
@@ -54,6 +63,11 @@ package struct ApprovalRoutes: Sendable {
         /// The approving session's own refresh token: the proof of contract §12 when the session is not fresh.
         var refreshToken: String?
         enum CodingKeys: String, CodingKey { case matchCode = "match_code", refreshToken = "refresh_token" }
+    }
+
+    struct DenyBody: Decodable {
+        /// `not_me`: the person did not ask for this (contract §15); the kind decides what that does.
+        var reason: String?
     }
 
     enum StreamEvent: Sendable {
@@ -75,15 +89,18 @@ package struct ApprovalRoutes: Sendable {
             try await kernel.sessions.requireApprovalProof(principal, refreshToken: body.refreshToken)
             let id = try context.parameters.require("id")
             let kind = try await kernel.approvals.pending(userID: principal.user.id).first { $0.id == id }?.kind
-            try await kernel.approvals.approve(id: id, userID: principal.user.id, matchCode: body.matchCode)
+            try await kernel.approvals.approve(id: id, userID: principal.user.id, matchCode: body.matchCode, by: principal.session)
             await kernel.audit.record(kernel.approvals.auditEvent(kind: kind, outcome: "approved"), user: principal.user.id, device: principal.session.deviceName, reason: kind)
             return Response(status: .noContent)
         }
-        api.post("approvals/{id}/deny") { _, context -> Response in
+        api.post("approvals/{id}/deny") { request, context -> Response in
             let principal = try context.requirePrincipal()
+            // A body is optional: nothing, `{}`, or a reason.
+            let reason = try await request.decodeJSONIfPresent(as: DenyBody.self, context: context)?.reason
+            guard reason == nil || reason == "not_me" else { throw AuthError.invalidRequest("`reason` is `not_me` or absent.", field: "reason") }
             let id = try context.parameters.require("id")
             let kind = try await kernel.approvals.pending(userID: principal.user.id).first { $0.id == id }?.kind
-            try await kernel.approvals.deny(id: id, userID: principal.user.id)
+            try await kernel.approvals.deny(id: id, userID: principal.user.id, reason: reason)
             await kernel.audit.record(kernel.approvals.auditEvent(kind: kind, outcome: "denied"), user: principal.user.id, device: principal.session.deviceName, reason: kind)
             return Response(status: .noContent)
         }

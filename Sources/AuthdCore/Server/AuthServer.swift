@@ -180,7 +180,7 @@ package final class AuthServer: Sendable {
                 config: config, users: UserService(store: store, clock: clock, logger: logger, notices: notices, freshAuth: config.freshAuth, events: events),
                 sessions: sessions,
                 codes: OneTimeCodeService(store: store, secret: codeSecret, clock: clock),
-                approvals: ApprovalService(store: store, secret: codeSecret, clock: clock, logger: logger, cluster: options.cluster, events: events),
+                approvals: ApprovalService(store: store, secret: codeSecret, clock: clock, logger: logger, cluster: options.cluster, events: events, jobs: jobs),
                 jobs: jobs, accountDeletion: AccountDeletionHooks(), rateLimiter: rateLimiter,
                 mailer: mailer, clock: clock, logger: logger,
                 audit: audit, decoyRecords: options.decoyRecords, keys: keys, http: options.http
@@ -264,7 +264,8 @@ package final class AuthServer: Sendable {
                 do { client = try await push(apns) } catch { throw ConfigError("push.apns: \(error)") }
                 apnsClient = client
                 let pushes = ApprovalPushes(
-                    apns: client, registrations: pushRegistrations, rateLimiter: rateLimiter, clock: clock, logger: logger, defaultTopic: apns.topics[0])
+                    apns: client, registrations: pushRegistrations, rateLimiter: rateLimiter, clock: clock, logger: logger, defaultTopic: apns.topics[0],
+                    approvals: kernel.approvals)
                 // Off the request's path: APNs may be slow, and the approval is stored already.
                 events.onEvent { type, data in
                     if type == "approval.requested" { Task { await pushes.approvalRequested(data) } }

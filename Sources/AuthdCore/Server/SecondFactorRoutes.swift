@@ -26,6 +26,7 @@ struct SecondFactorRoutes: Sendable {
                 throw AuthError.invalidRequest("Send the answer of exactly one of the offered factors: \(fields.joined(separator: ", ")).", field: "factors")
             }
             let name = factor.name
+            try await factor.checkReady(answer, for: user, challenge: challenge)
             let reservation = try await kernel.sessions.reserveAnswer(challenge, network: ClientNetwork.network(for: context.clientIP))
             guard try await factor.verify(answer, for: user, challenge: challenge) else {
                 kernel.logger.info("wrong second factor", metadata: ["user.id": "\(user.id.lowercased)", "factor": "\(name)"])

@@ -1,0 +1,242 @@
+@testable import ApprovalProvider
+import AuthKernel
+import AuthKernelTesting
+import AuthStorage
+import EmailProvider
+import FileStore
+import Foundation
+import HTTPTypes
+import Logging
+import Testing
+
+/// Sign-in approved from another device (contract §15), through the routes on the injected clock.
+struct ApprovalSignInTests {
+    static let config = #"{"mail":{"transport":"outbox"},"providers":["email","approval"],"email":{"resend_interval":0}}"#
+
+    func harness(clock: ManualClock = ManualClock(), store: (any AuthStore)? = nil, folder: String? = nil) async throws -> TestHarness {
+        try await TestHarness.make(providers: [EmailProvider.self, ApprovalProvider.self], config: Self.config, folder: folder, clock: clock, store: store)
+    }
+
+    /// An email sign-in the way an app does it, the code read from the mail's text.
+    func signedIn(_ client: HarnessClient, _ h: TestHarness, _ email: String = "ada@example.com") async throws -> HarnessResponse {
+        #expect(try await client.send(.post, "/api/v1/auth/email/send-code", json: ["email": email]).status == .ok)
+        let code = try #require(try h.mail(to: email).last?.code)
+        return try await client.send(.post, "/api/v1/auth/email/verify", json: ["email": email, "code": code, "device_name": "Ada's phone"])
+    }
+
+    func start(_ client: HarnessClient, _ email: String = "ada@example.com") async throws -> HarnessResponse {
+        try await client.send(.post, "/api/v1/auth/approval/start", json: ["email": email, "device_name": "Ada's laptop", "platform": "macos"])
+    }
+
+    func complete(_ client: HarnessClient, _ started: HarnessResponse, token: String? = nil) async throws -> HarnessResponse {
+        let id = started.json["request_id"] as? String ?? ""
+        return try await client.send(
+            .post, "/api/v1/auth/approval/\(id)/complete", json: ["request_token": token ?? started.json["request_token"] as? String ?? ""])
+    }
+
+    func approve(_ client: HarnessClient, _ started: HarnessResponse, as session: HarnessResponse, code: String? = nil) async throws -> HarnessResponse {
+        let id = started.json["request_id"] as? String ?? ""
+        return try await client.send(
+            .post, "/api/v1/auth/approvals/\(id)/approve", json: ["match_code": code ?? started.json["match_code"] as? String ?? ""],
+            bearer: session.accessToken)
+    }
+
+    static func claims(_ token: String?) throws -> [String: Any] {
+        let part = try #require(token?.split(separator: ".").dropFirst().first)
+        let bytes = try #require(Base64URL.decode(String(part)))
+        let object = try JSONSerialization.jsonObject(with: Data(bytes))
+        return try #require(object as? [String: Any])
+    }
+
+    @Test func aNewDeviceSignsInWithTheNumberTypedOnASignedInOne() async throws {
+        let clock = ManualClock()
+        let h = try await harness(clock: clock)
+        try await h.test { client in
+            let phone = try await signedIn(client, h)
+            #expect(phone.status == .ok)
+            clock.advance(by: 100)
+            let started = try await start(client)
+            #expect(started.status == .ok)
+            #expect(Set(started.json.keys) == ["request_id", "request_token", "match_code", "expires_in", "interval"])
+            let match = try #require(started.json["match_code"] as? String)
+            #expect(match.count == 2 && match.allSatisfy(\.isNumber))
+            #expect(started.json["expires_in"] as? Int == 120 && started.json["interval"] as? Int == 2)
+
+            let list = try await client.send(.get, "/api/v1/auth/approvals", bearer: phone.accessToken)
+            let item = try #require((list.json["approvals"] as? [[String: Any]])?.first)
+            #expect(item["kind"] as? String == "sign_in" && item["device_name"] as? String == "Ada's laptop" && item["platform"] as? String == "macos")
+            #expect(item["network"] is String && item["match_code"] == nil)
+
+            #expect(try await complete(client, started).errorCode == "PENDING")
+            #expect(try await approve(client, started, as: phone).status == .noContent)
+            let laptop = try await complete(client, started)
+            #expect(laptop.status == .ok)
+            let claims = try Self.claims(laptop.accessToken)
+            #expect(claims["amr"] as? [String] == ["approval"])
+            #expect(claims["auth_time"] as? Int == (try Self.claims(phone.accessToken))["auth_time"] as? Int, "the approving session's sign-in")
+            #expect(try await complete(client, started).errorCode == "INVALID_STATE", "collected once")
+            // The new session is fresh as of the approver's sign-in: 100 s old here.
+            #expect(try await client.send(.get, "/api/v1/auth/me", bearer: laptop.accessToken).status == .ok)
+        }
+    }
+
+    @Test func oneWrongNumberDeniesAndOnlyTheRequesterCompletes() async throws {
+        let h = try await harness()
+        try await h.test { client in
+            let phone = try await signedIn(client, h)
+            let started = try await start(client)
+            #expect(try await complete(client, started, token: "not-the-token").errorCode == "NOT_FOUND")
+            let match = try #require(started.json["match_code"] as? String)
+            let wrong = match == "00" ? "01" : "00"
+            let refused = try await approve(client, started, as: phone, code: wrong)
+            #expect(refused.status == .unauthorized && refused.errorCode == "INVALID_CODE")
+            #expect(((refused.json["error"] as? [String: Any])?["details"] as? [String: Any])?["attempts_remaining"] as? Int == 0)
+            #expect(try await approve(client, started, as: phone).errorCode == "INVALID_STATE")
+            #expect(try await complete(client, started).errorCode == "DENIED")
+        }
+    }
+
+    @Test func aRequestExpiresOnTheClockAndADecoyLooksTheSame() async throws {
+        let clock = ManualClock()
+        let folder = NSTemporaryDirectory() + "authd-approval-" + UUID().uuidString
+        let store = CountingStore(try await JournalStore.open(folder: folder, logger: Logger(label: "test")))
+        let h = try await harness(clock: clock, store: store, folder: folder)
+        try await h.test { client in
+            let phone = try await signedIn(client, h)
+            func work(_ email: String) async throws -> (response: HarnessResponse, writes: Int, jobs: Int) {
+                let writes = store.writeCount, jobs = h.kernel.jobs.enqueuedCount
+                let started = try await start(client, email)
+                for _ in 0..<6000 where try await !h.kernel.jobs.pending().isEmpty { try await Task.sleep(for: .milliseconds(10)) }
+                return (started, store.writeCount - writes, h.kernel.jobs.enqueuedCount - jobs)
+            }
+            let known = try await work("ada@example.com")
+            let unknown = try await work("nobody@example.com")
+            #expect(Set(known.response.json.keys) == Set(unknown.response.json.keys))
+            #expect(known.writes == unknown.writes && known.jobs == unknown.jobs && known.jobs == 1, "known \(known.writes)/\(known.jobs), unknown \(unknown.writes)/\(unknown.jobs)")
+            #expect(try await complete(client, unknown.response).errorCode == "PENDING")
+            clock.advance(by: 121)
+            #expect(try await complete(client, known.response).errorCode == "EXPIRED")
+            #expect(try await complete(client, unknown.response).errorCode == "EXPIRED")
+            #expect(try await approve(client, known.response, as: phone).errorCode == "INVALID_STATE")
+        }
+    }
+
+    @Test func aResetBetweenApprovalAndCompletionRefusesTheSession() async throws {
+        let h = try await harness()
+        try await h.test { client in
+            let phone = try await signedIn(client, h)
+            let started = try await start(client)
+            #expect(try await approve(client, started, as: phone).status == .noContent)
+            let user = try #require(try await h.kernel.users.user(email: "ada@example.com"))
+            // What a password reset, a disable or the admin ending every session does.
+            try await h.kernel.sessions.revokeAll(of: user.id)
+            #expect(try await complete(client, started).errorCode == "DENIED")
+        }
+    }
+
+    @Test func notMeMakesThatNetworksRequestsDecoysQuietsPushesAndTellsTheOwner() async throws {
+        let h = try await harness()
+        try await h.test { client in
+            let phone = try await signedIn(client, h)
+            let user = try #require(try await h.kernel.users.user(email: "ada@example.com"))
+            let first = try await start(client)
+            let id = try #require(first.json["request_id"] as? String)
+            let pushing = await h.kernel.approvals.pushes(kind: "sign_in", userID: user.id)
+            #expect(pushing)
+            #expect(try await client.send(.post, "/api/v1/auth/approvals/\(id)/deny", json: ["reason": "elsewhere"], bearer: phone.accessToken).status == .badRequest)
+            #expect(try await client.send(.post, "/api/v1/auth/approvals/\(id)/deny", json: ["reason": "not_me"], bearer: phone.accessToken).status == .noContent)
+            #expect(try await complete(client, first).errorCode == "DENIED")
+            let notice = try #require(try h.mail(to: "ada@example.com").last)
+            #expect(notice.subject.contains("sign-in") && notice.text.contains("Ada's laptop") && notice.text.contains("it was not you"))
+            let pushes = await h.kernel.approvals.pushes(kind: "sign_in", userID: user.id)
+            #expect(!pushes, "pushes quiet")
+            let second = try await start(client)
+            #expect(second.status == .ok && Set(second.json.keys) == Set(first.json.keys))
+            let listed = try await client.send(.get, "/api/v1/auth/approvals", bearer: phone.accessToken)
+            #expect((listed.json["approvals"] as? [[String: Any]])?.isEmpty == true, "a decoy: nobody is asked")
+            #expect(try await approve(client, second, as: phone).errorCode == "NOT_FOUND")
+            #expect(try h.audit(event: "approval_sign_in_denied").count == 1)
+        }
+    }
+
+    @Test func startsAreLimitedPerIdentifierKnownOrNot() async throws {
+        let h = try await harness()
+        try await h.test { client in
+            _ = try await signedIn(client, h)
+            for email in ["ada@example.com", "nobody@example.com"] {
+                for _ in 0..<3 { #expect(try await start(client, email).status == .ok) }
+                let fourth = try await start(client, email)
+                #expect(fourth.status == .tooManyRequests && fourth.retryAfter != nil, "\(email)")
+            }
+            #expect(try await client.send(.post, "/api/v1/auth/approval/start", json: ["email": "a@example.com", "username": "ada"]).status == .badRequest)
+            #expect(try await client.send(.post, "/api/v1/auth/approval/start", json: ["device_name": "x"]).status == .badRequest)
+            #expect(try await client.send(.post, "/api/v1/auth/approval/start", json: ["email": "not an address"]).errorCode == "INVALID_EMAIL")
+        }
+    }
+
+    @Test func twoApproversAtOnceApproveOnceAndConcurrentCompletionsGiveOneSession() async throws {
+        let h = try await harness()
+        try await h.test { client in
+            let phone = try await signedIn(client, h)
+            let tablet = try await signedIn(client, h)
+            let started = try await start(client)
+            let approvals = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                for approver in [phone, tablet] { group.addTask { try await approve(client, started, as: approver).status } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(approvals.sorted { $0.code < $1.code } == [.noContent, .conflict])
+            let completions = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                for _ in 0..<8 { group.addTask { try await complete(client, started).status } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(completions.filter { $0 == .ok }.count == 1 && completions.filter { $0 == .conflict }.count == 7)
+        }
+    }
+
+    /// A second factor every account has here, so the approval is offered beside it.
+    struct CodeFactor: SecondFactor {
+        var name: String { "code" }
+        func enrollments(for user: UserRecord) -> [SecondFactorEnrollment] { [SecondFactorEnrollment(type: "code", createdAt: Date(timeIntervalSince1970: 0))] }
+        func verify(_ answer: JSONValue, for user: UserRecord, challenge: SignInChallenge) async throws -> Bool { answer == .string("right") }
+    }
+    struct DemandCode: SignInPolicy {
+        func decide(_ attempt: SignInAttempt) async throws -> SignInDecision { .requireSecondFactor(["code"]) }
+    }
+
+    @Test func asASecondFactorAPendingAnswerSpendsNothing() async throws {
+        let h = try await harness()
+        try await h.test { client in
+            let phone = try await signedIn(client, h)
+            h.kernel.signInHooks.register(CodeFactor())
+            h.kernel.signInHooks.register(DemandCode())
+            let held = try await signedIn(client, h)
+            #expect(held.status == .accepted)
+            #expect(Set(held.json["factors"] as? [String] ?? []) == ["code", "approval"])
+            let challenge = try #require(held.json["challenge"] as? String)
+            let asked = try await client.send(.post, "/api/v1/auth/mfa/approval", json: ["challenge": challenge])
+            #expect(asked.status == .ok && asked.json["request_token"] == nil)
+            let id = try #require(asked.json["request_id"] as? String)
+            // More asks than the five wrong answers that kill a challenge: none is one.
+            for _ in 0..<7 {
+                #expect(try await client.send(.post, "/api/v1/auth/mfa/verify", json: ["challenge": challenge, "approval": id]).errorCode == "PENDING")
+            }
+            #expect(try await approve(client, asked, as: phone).status == .noContent)
+            let done = try await client.send(.post, "/api/v1/auth/mfa/verify", json: ["challenge": challenge, "approval": id])
+            #expect(done.status == .ok)
+            let amr = try Self.claims(done.accessToken)["amr"] as? [String]
+            #expect(amr?.contains("approval") == true && amr?.first == "email", "\(amr ?? [])")
+        }
+    }
+
+    @Test func withoutAnotherFullSessionTheApprovalIsNotOffered() async throws {
+        let h = try await harness()
+        try await h.test { client in
+            h.kernel.signInHooks.register(CodeFactor())
+            h.kernel.signInHooks.register(DemandCode())
+            let held = try await signedIn(client, h)
+            #expect(held.json["factors"] as? [String] == ["code"])
+            let challenge = try #require(held.json["challenge"] as? String)
+            #expect(try await client.send(.post, "/api/v1/auth/mfa/approval", json: ["challenge": challenge]).status == .badRequest)
+        }
+    }
+}
