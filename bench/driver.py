@@ -33,6 +33,8 @@ CONFIG = {
     "api_keys": {"exchanges_per_ip": BIG, "exchanges_per_key": BIG, "max_per_user": 10000},
     "device": {"starts_per_ip": BIG, "interval": 1},
     "openid": {"authorize_per_ip": BIG, "token_per_client": BIG},
+    "providers": ["email", "pin", "password", "approval"],
+    "approval": {"starts_per_network": BIG, "starts_per_identifier": BIG, "starts_per_identifier_network": BIG, "pending_per_identifier": 1000},
 }
 PASSWORD = "a benchmark password"
 
@@ -334,6 +336,7 @@ ENUMERATION = [
     ("password reset by email, wrong code", "/api/v1/auth/password/reset/email/verify",
      lambda who: {"email": who, "code": "000000", "new_password": "a new password here"}),
     ("password reset by device, initiate", "/api/v1/auth/password/reset/device/initiate", lambda who: {"email": who, "new_password": "a new password here"}),
+    ("approval sign-in, start", "/api/v1/auth/approval/start", lambda who: {"email": who, "device_name": "bench"}),
 ]
 
 
@@ -547,6 +550,13 @@ def main():
             run(combined("(c) POST /refresh, rotation, %d chains a round" % sessions, turns["c"]) | {"id": "c"})
             run(combined("(h) POST /api-keys/exchange, %d keys" % len(keys), turns["h"]) | {"id": "h"})
             run(combined("(i) POST /oauth/token, %d pending device codes" % len(codes), turns["i"]) | {"id": "i"})
+            # (l) takes turns with (a) of its own: each start is one durable write, so it follows the disk as (c) does.
+            approval_turns = {"a": [], "l": []}
+            for i in range(rounds):
+                approval_turns["a"].append(wrk(server, "(a)", secs / rounds))
+                approval_turns["l"].append(wrk(server, "(l)", secs / rounds, script="approval.lua", path="/api/v1/auth/approval/start"))
+            a_beside_l = combined("(a) GET /health, beside (l)", approval_turns["a"])
+            run(combined("(l) POST /approval/start, a new identifier each", approval_turns["l"]) | {"id": "l", "health_rps": a_beside_l["rps"]})
 
             counter = [0]
             lock = threading.Lock()
@@ -699,6 +709,8 @@ def targets(r):
         judge("(h) >= 0.25 x (a)", by["h"]["rps"] / health, 0.25, True)
     if "i" in by:
         judge("(i) >= 0.5 x (a)", by["i"]["rps"] / health, 0.5, True)
+    if "l" in by:
+        judge("(l) >= 0.25 x (a)", by["l"]["rps"] / by["l"]["health_rps"], 0.25, True)
     if "m" in by:
         judge("(m) >= 0.5 x (a)", by["m"]["rps"] / by["m"]["health_rps"], 0.5, True)
     if "o" in by:
@@ -741,6 +753,7 @@ def report(r):
         # One signature per refresh (the new access token).
         "c_over_ed25519_sign_all_cores": round(by["c"]["rps"] / (lim["ed25519_sign_per_s_per_core"] * r["cores"]), 2),
         "f_p99_over_b_p99": round(by["f"]["p99_ms"] / by["b"]["p99_ms"], 2) if by["b"]["p99_ms"] else None,
+        "l_over_a": round(by["l"]["rps"] / by["l"]["health_rps"], 3) if "l" in by else None,
         "m_over_a": round(by["m"]["rps"] / by["m"]["health_rps"], 3) if "m" in by else None,
         "o_over_a": round(by["o"]["rps"] / by["o"]["health_rps"], 3) if "o" in by else None,
         # Two RS256 signatures a round (the ID token and the access token).

@@ -517,3 +517,42 @@ def test_an_operator_manages_a_user_in_the_console_on_one_instance_and_the_other
         click(browser, "form[action$='/disable'] button")
         assert "disabled" in browser.find_element(By.CSS_SELECTOR, "dl.facts").text
         assert b.call("POST", "/api/v1/auth/refresh", {"refresh_token": refreshed["refresh_token"]})[0] == 401
+
+
+def test_a_sign_in_requested_on_one_instance_is_approved_on_the_other_and_completed_on_the_first():
+    # Contract §15 across instances: the request and its approval live in the shared store; the
+    # approver's event stream on b hears of a request made on a; the new device collects on a, once.
+    import http.client
+    import threading
+
+    with cluster({"providers": ["email", "approval"], "email": {"resend_interval": 0}}) as (a, b):
+        phone = sign_in_across(a, b, "appr@example.com")
+        url = urllib.parse.urlparse(b.url)
+        conn = http.client.HTTPConnection(url.hostname, url.port, timeout=20)
+        conn.request("GET", "/api/v1/auth/approvals/stream", headers={"Authorization": "Bearer " + phone["access_token"]})
+        resp = conn.getresponse()
+        assert resp.status == 200 and resp.readline().startswith(b"retry:")
+        started = []
+
+        def start():
+            time.sleep(0.5)  # b's listener is registered by now; the event comes either way, listed below
+            started.append(a.call("POST", "/api/v1/auth/approval/start", {"email": "appr@example.com", "device_name": "laptop", "platform": "linux"}))
+
+        t = threading.Thread(target=start)
+        t.start()
+        event = next_event(resp)
+        t.join()
+        conn.close()
+        status, request, _ = started[0]
+        assert status == 200, request
+        assert event.get("event") == "approval" and event["data"]["kind"] == "sign_in" and event["data"]["id"] == request["request_id"]
+        assert "match_code" not in event["data"] and event["data"]["platform"] == "linux"
+        path = f"/api/v1/auth/approval/{request['request_id']}/complete"
+        assert a.call("POST", path, {"request_token": request["request_token"]})[1]["error"]["code"] == "PENDING"
+        status, _, _ = b.call("POST", f"/api/v1/auth/approvals/{request['request_id']}/approve", {"match_code": request["match_code"]},
+                              token=phone["access_token"])
+        assert status == 204
+        status, session, _ = a.call("POST", path, {"request_token": request["request_token"]})
+        assert status == 200 and session["user"]["id"] == phone["user"]["id"], session
+        assert b.call("POST", path, {"request_token": request["request_token"]})[1]["error"]["code"] == "INVALID_STATE"
+        assert b.call("GET", "/api/v1/auth/me", token=session["access_token"])[0] == 200

@@ -240,3 +240,54 @@ struct ApprovalSignInTests {
         }
     }
 }
+
+/// The approval on authd's pages: the address, two digits, a wait the page's script asks about,
+/// and the browser signed in once a signed-in device typed them.
+struct ApprovalPageTests {
+    static let config = #"{"issuer":"https://localhost","mail":{"transport":"outbox"},"providers":["email","approval"],"email":{"resend_interval":0}}"#
+
+    @Test func aBrowserSignsInWithNothingTypedButTheAddress() async throws {
+        let clock = ManualClock()
+        let h = try await TestHarness.make(providers: [EmailProvider.self, ApprovalProvider.self], config: Self.config, clock: clock)
+        try await h.test { client in
+            let app = ApprovalSignInTests()
+            let phone = try await app.signedIn(client, h)
+            clock.advance(by: 30)
+            let browser = HarnessBrowser(client, origin: h.kernel.issuer)
+            let login = try await browser.open("/login?return_to=/account")
+            #expect(login.text.contains("Ask my phone") && login.text.contains(#"action="/login/approval/start""#))
+            let wait = try await browser.submit("/login/approval/start", ["email": "ada@example.com"])
+            #expect(wait.status == .ok && wait.text.contains(#"<script src="/assets/poll.js" defer></script>"#))
+            let match = try #require(wait.text.firstMatch(of: /id="approval-match-code"[^>]*>(\d\d)</)).1
+            #expect(try await browser.submit("/login/approval/status", [:]).status == .accepted, "the script waits")
+            let early = try await browser.submit("/login/approval/check", [:])
+            #expect(early.status == .badRequest && early.text.contains("Not approved yet"), "no script: the button says so")
+
+            let listed = try await client.send(.get, "/api/v1/auth/approvals", bearer: phone.accessToken)
+            let item = try #require((listed.json["approvals"] as? [[String: Any]])?.first)
+            #expect(item["device_name"] as? String == "A web browser" && item["platform"] as? String == "web")
+            let id = try #require(item["id"] as? String)
+            #expect(
+                try await client.send(.post, "/api/v1/auth/approvals/\(id)/approve", json: ["match_code": String(match)], bearer: phone.accessToken).status
+                    == .noContent)
+            #expect(try await browser.submit("/login/approval/status", [:]).status == .ok, "the script goes on")
+            let signedIn = try await browser.submit("/login/approval/check", [:])
+            #expect(signedIn.path == "/account" && signedIn.status == .ok)
+            let user = try #require(try await h.kernel.users.user(email: "ada@example.com"))
+            let sessions = try await h.kernel.sessions.sessions(of: user.id)
+            let browserSession = try #require(sessions.first { $0.isBrowser })
+            #expect(browserSession.amr == ["approval"] && browserSession.authTime != nil && browserSession.authTime! < browserSession.createdAt)
+        }
+    }
+
+    @Test func theDevicePageSignsInThroughTheSamePage() async throws {
+        let h = try await TestHarness.make(providers: [EmailProvider.self, ApprovalProvider.self], config: Self.config)
+        try await h.test { client in
+            let browser = HarnessBrowser(client, origin: h.kernel.issuer)
+            let page = try await browser.open("/device")
+            #expect(page.path.hasPrefix("/login?return_to=") && page.text.contains("Ask my phone"))
+            let denied = try await browser.submit("/login/approval/start", ["email": "nobody@example.com"])
+            #expect(denied.status == .ok && denied.text.contains("approval-match-code"), "a decoy waits like any request")
+        }
+    }
+}

@@ -26,7 +26,7 @@ public struct ApprovalSettings: Sendable {
     public init(_ section: inout ConfigSection) throws {
         ttl = try section.int("ttl", default: 120, in: 2...600)
         interval = try section.int("interval", default: 2, in: 1...30)
-        pendingPerIdentifier = try section.int("pending_per_identifier", default: 3, in: 1...20)
+        pendingPerIdentifier = try section.int("pending_per_identifier", default: 3, in: 1...1000)
         startsPerIdentifier = try section.rule("starts_per_identifier", default: RateLimitRule(limit: 10, window: 3600))
         startsPerIdentifierNetwork = try section.rule("starts_per_identifier_network", default: RateLimitRule(limit: 3, window: 3600))
         startsPerNetwork = try section.rule("starts_per_network", default: RateLimitRule(limit: 30, window: 3600))
