@@ -126,9 +126,12 @@ extension AuthClient {
         _ = try await authorized("POST", path, json: body, as: Empty.self)
     }
 
-    /// Denies a request.
-    public func deny(_ id: String) async throws {
-        _ = try await authorized("POST", "api/v1/auth/approvals/\(id)/deny", as: Empty.self)
+    /// Denies a request. With `notMe`, the person says they did not ask for this sign-in: for an
+    /// hour authd answers further sign-in requests for them from that network with decoys that never
+    /// reach this device, stops pushing their sign-in requests for a day (they are still listed),
+    /// and mails them that it was refused.
+    public func deny(_ id: String, notMe: Bool = false) async throws {
+        _ = try await authorized("POST", "api/v1/auth/approvals/\(id)/deny", json: notMe ? ["reason": "not_me"] : nil, as: Empty.self)
     }
 
     // MARK: email

@@ -5,7 +5,8 @@ public import Foundation
 public struct SecondFactorChallenge: Sendable, Equatable {
     /// The token to send back with the answer.
     public var challenge: String
-    /// The factors offered: `totp`, `recovery_code`, `email_code`, `passkey`.
+    /// The factors offered: `totp`, `recovery_code`, `email_code`, `passkey`, and `approval` (the
+    /// user's other signed-in device: ``AuthClient/requestSecondFactorApproval(_:)``).
     public var factors: [String]
     /// Seconds the challenge lives.
     public var expiresIn: Int

@@ -106,21 +106,32 @@ public final class AuthClient: Sendable {
     /// Sends `request` with the session's access token: refreshes first when the token expires within
     /// ``refreshMargin``, refreshes and retries once on a 401, and signs out (clears the store, throws
     /// ``AuthClientError/sessionExpired``) when the refresh fails. Concurrent calls share one refresh.
+    /// A 401 of authd's about what the request carried rather than the token (a wrong code, wrong
+    /// credentials: any code but `UNAUTHORIZED`) is returned as it is, neither retried nor signing out.
     /// Use it for your own API too: it only adds the `Authorization` header.
     public func authorizedRequest(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
         var tokens = try await validTokens()
         var attempt = request
         attempt.setValue("Bearer \(tokens.accessToken)", forHTTPHeaderField: "Authorization")
         let first = try await perform(attempt)
-        guard first.1.statusCode == 401 else { return first }
+        guard Self.rejectsToken(first) else { return first }
         tokens = try await refresh(from: tokens)
         attempt.setValue("Bearer \(tokens.accessToken)", forHTTPHeaderField: "Authorization")
         let second = try await perform(attempt)
-        if second.1.statusCode == 401 {
+        if Self.rejectsToken(second) {
             try? await tokenStore.clear()
             throw AuthClientError.sessionExpired
         }
         return second
+    }
+
+    /// Whether a response refuses the access token: a 401 that is not one of authd's answers about the
+    /// request's content (a wrong match code retried after a refresh would count as a second wrong
+    /// answer, and wrong credentials would sign the person out).
+    static func rejectsToken(_ result: (Data, HTTPURLResponse)) -> Bool {
+        guard result.1.statusCode == 401 else { return false }
+        let code = errorCode(result.0)
+        return code == nil || code == "UNAUTHORIZED"
     }
 
     /// The stored tokens, refreshed first when they expire within ``refreshMargin``.

@@ -26,6 +26,11 @@ public enum AuthClientError: Error, Sendable, Equatable, LocalizedError {
     case deviceSignInDenied
     /// The device code expired before anyone approved it: start again.
     case deviceSignInExpired
+    /// The sign-in was not approved on the other device (`DENIED`): the person refused it, or typed
+    /// the wrong number there.
+    case approvalDenied
+    /// No one approved the sign-in before it expired (`EXPIRED`): start again.
+    case approvalExpired
     case notFound
     case accountExists
     case identityInUse
@@ -78,6 +83,8 @@ public enum AuthClientError: Error, Sendable, Equatable, LocalizedError {
             reason == "expired" ? "This device's key has expired. Create a new one." : "This device's key no longer works. Create a new one."
         case .deviceSignInDenied: "The sign-in was denied."
         case .deviceSignInExpired: "The code expired before it was approved. Start again."
+        case .approvalDenied: "The sign-in was not approved on your other device."
+        case .approvalExpired: "The sign-in was not approved in time. Please start again."
         case .notFound: "That could not be found."
         case .accountExists: "An account with this email already exists. Try signing in instead."
         case .identityInUse: "This sign-in method already belongs to another account."
@@ -146,6 +153,8 @@ public enum AuthClientError: Error, Sendable, Equatable, LocalizedError {
         case "USERNAME_TAKEN": return .usernameTaken
         case "INVALID_STATE": return .invalidState(e.message ?? "")
         case "INVALID_CHALLENGE": return .invalidChallenge
+        case "DENIED": return .approvalDenied
+        case "EXPIRED": return .approvalExpired
         case "PAYLOAD_TOO_LARGE": return .payloadTooLarge
         case "RATE_LIMIT_EXCEEDED":
             if case .int(let s) = e.details?["retry_after"] { return .rateLimited(retryAfter: s) }

@@ -203,14 +203,51 @@ public struct DeviceSignIn: Codable, Sendable, Equatable {
     }
 }
 
-/// A request waiting for this user's approval (e.g. a password reset from another device).
+/// A request waiting for this user's approval: a sign-in (`sign_in`) or a password reset from
+/// another device. It never carries the match code: the person types the number the other device
+/// shows. The labels are what that device reported about itself (and the network it came from):
+/// show them as such.
 public struct Approval: Codable, Sendable, Equatable {
+    /// The request's id, for ``AuthClient/approve(_:matchCode:)`` and ``AuthClient/deny(_:notMe:)``.
     public var id: String
+    /// What approving does: `sign_in` signs the other device in; other kinds come from providers (e.g. a password reset).
     public var kind: String
+    /// When the request was made (RFC 3339).
     public var createdAt: String
+    /// When it expires unanswered (RFC 3339).
     public var expiresAt: String
+    /// The name the other device gave itself.
     public var deviceName: String?
-    enum CodingKeys: String, CodingKey { case id, kind, createdAt = "created_at", expiresAt = "expires_at", deviceName = "device_name" }
+    /// The platform the other device reported (e.g. `ios`, `linux`); nil when it sent none or the server predates it.
+    public var platform: String?
+    /// The network the request came from, e.g. `203.0.113.0/24` (IPv4 /24, IPv6 /48); nil from servers that predate it.
+    public var network: String?
+    enum CodingKeys: String, CodingKey {
+        case id, kind, createdAt = "created_at", expiresAt = "expires_at", deviceName = "device_name", platform, network
+    }
+}
+
+/// A sign-in waiting for the person to approve it on a device where they are signed in: show
+/// ``matchCode`` big, tell them to type it there, and wait with ``AuthClient/waitForSignInApproval(_:)``.
+/// It is `Codable` so an app can keep it across a relaunch; the secret it polls with stays inside.
+public struct SignInApprovalRequest: Codable, Sendable, Equatable {
+    /// The request's id (what the signed-in device sees in ``AuthClient/approvals()``).
+    public var requestID: String
+    /// The two digits to show, e.g. `07`: the person types them on the signed-in device.
+    public var matchCode: String
+    /// Seconds before the request expires unanswered.
+    public var expiresIn: Int
+    /// Seconds to wait between polls.
+    public var interval: Int
+    /// The secret that proves this device made the request (a sign-in approval).
+    var requestToken: String?
+    /// The sign-in challenge this request answers (a second-factor approval).
+    var challenge: String?
+
+    enum CodingKeys: String, CodingKey {
+        case requestID = "request_id", matchCode = "match_code", expiresIn = "expires_in", interval
+        case requestToken = "request_token", challenge
+    }
 }
 
 /// A device reset in progress: show `matchCode` to the person, who types it on a signed-in device.

@@ -221,6 +221,10 @@ struct AuthClientTests {
         #expect(registered.user.displayName == "Pat" && registered.user.authProviders == ["password"])
         await #expect(throws: AuthClientError.accountExists) { try await laptop.register(email: email, password: "another good one") }
         try await laptop.signIn(email: email, password: "first good secret")
+        // A 401 about the request (a wrong current password) is not one about the token: no refresh, no sign-out.
+        await #expect(throws: AuthClientError.invalidCredentials) { try await phone.changePassword(current: "not the password", new: "second good secret") }
+        #expect(await phone.isSignedIn)
+        #expect(await phone.refreshRequestsSent == 0)
         try await phone.changePassword(current: "first good secret", new: "second good secret")
         await #expect(throws: AuthClientError.sessionExpired) { try await laptop.me() }
 
