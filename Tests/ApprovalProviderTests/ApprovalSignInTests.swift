@@ -134,6 +134,41 @@ struct ApprovalSignInTests {
         }
     }
 
+    @Test func aUserNameNamesTheAccountAsAnAddressDoes() async throws {
+        let h = try await harness()
+        try await h.test { client in
+            let phone = try await signedIn(client, h)
+            let user = try #require(try await h.kernel.users.user(email: "ada@example.com"))
+            _ = try await h.kernel.users.update(user.id) { $0.username = "ada_l" }
+            let started = try await client.send(.post, "/api/v1/auth/approval/start", json: ["username": "Ada_L", "device_name": "tv"])
+            #expect(started.status == .ok)
+            #expect(try await approve(client, started, as: phone).status == .noContent)
+            let tv = try await complete(client, started)
+            #expect(tv.status == .ok && (tv.json["user"] as? [String: Any])?["id"] as? String == user.id.lowercased)
+            #expect(try await client.send(.post, "/api/v1/auth/approval/start", json: ["username": "no such name!"]).status == .badRequest)
+        }
+    }
+
+    @Test func aResetRacingAnApprovalNeverLetsTheNewDeviceIn() async throws {
+        // Whichever lands first: the approval then the reset (the collection is refused), or the
+        // reset then the approval (the approving session has ended). Many rounds, both orders.
+        let h = try await harness()
+        try await h.test { client in
+            for round in 0..<12 {
+                let email = "race\(round)@example.com"
+                let phone = try await signedIn(client, h, email)
+                let user = try #require(try await h.kernel.users.user(email: email))
+                let started = try await start(client, email)
+                async let approved = approve(client, started, as: phone)
+                async let reset: Void = h.kernel.sessions.revokeAll(of: user.id)
+                _ = try await (approved, reset)
+                let laptop = try await complete(client, started)
+                #expect(laptop.status != .ok, "round \(round): \(laptop.status)")
+                #expect(["DENIED", "PENDING"].contains(laptop.errorCode ?? ""), "round \(round): \(laptop.errorCode ?? "")")
+            }
+        }
+    }
+
     @Test func notMeMakesThatNetworksRequestsDecoysQuietsPushesAndTellsTheOwner() async throws {
         let h = try await harness()
         try await h.test { client in

@@ -1,6 +1,7 @@
 public import AuthStorage
 public import Foundation
 package import Logging
+import HTTPTypes
 import Synchronization
 
 /// Requests that another signed-in device of the same user must approve, with a match code that the
@@ -80,7 +81,7 @@ public final class ApprovalService: Sendable {
     ///   - payload: data kept with the request for whoever completes it.
     ///   - matchDigits: length of the match code.
     ///   - platform: the requesting device's platform label, shown to the approving one.
-    ///   - network: the requester's network (``ClientNetwork``), shown to the approving one.
+    ///   - network: the requester's network (``AuthRequestContext/clientNetwork``), shown to the approving one.
     public func create(
         kind: String, userID: UUID?, ttl: Int, deviceName: String?, payload: [String: JSONValue], matchDigits: Int = 3, platform: String? = nil,
         network: String? = nil
@@ -258,6 +259,8 @@ public final class ApprovalService: Sendable {
     /// concurrency: it becomes `completed` in the same write that reads the user, whose credentials
     /// must be those the approver saw (a reset, change or disable in between refuses it).
     /// - Parameters:
+    ///   - id: the request's id.
+    ///   - kind: its kind; another kind's request is not found.
     ///   - requester: whether the caller made the request (checks a secret kept in its payload);
     ///     runs inside the store's write, so keep it short.
     /// - Returns: the request and its user as they are now.
@@ -279,12 +282,16 @@ public final class ApprovalService: Sendable {
             try Self.requireApproved(approval.status(at: now))
             guard let user = state.user(id: userID), user.disabledAt == nil, let approver = approval.approvedBy,
                 approver.credentialVersion == user.credentialVersion
-            else { throw AuthError.denied }
+            else { throw Self.credentialsChanged }
             approval.state = .completed
             state.put(approval)
             return (approval, user)
         }
     }
+
+    /// 403 `DENIED` when the account changed (a reset, a password change, a disable) after the approval.
+    static let credentialsChanged = AuthError(
+        status: .forbidden, code: "DENIED", message: "The account's password or sign-in methods changed after this was approved. Start again.")
 
     static func requireApproved(_ status: ApprovalRecord.Status) throws(AuthError) {
         switch status {

@@ -23,7 +23,7 @@ public protocol PageSignIn: AuthProvider {
     /// - Throws: ``AuthError``: the server shows its message above the provider's first step.
     func pagePost(action: String, form: PageForm, state: inout [String: String], context: AuthRequestContext) async throws -> PageOutcome
 
-    /// Runs the server's sign-in after this provider answered ``PageOutcome/signedIn(_:amr:device:multiFactor:)``;
+    /// Runs the server's sign-in after this provider answered ``PageOutcome/signedIn(_:amr:device:multiFactor:vouchedAt:)``;
     /// the sign-in policies run inside `signIn`. A provider whose step proved something its own
     /// policy reads (an address just proven by a mailed code) sets it around the call. The default
     /// runs `signIn` as it is.

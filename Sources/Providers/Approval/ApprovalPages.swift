@@ -27,10 +27,7 @@ extension ApprovalProvider: PageSignIn {
                     PageStep(template: "approval.start", values: ["email": .text(form["email"] ?? "")], error: AuthError.invalidEmail.message, status: .badRequest))
             }
             let started = try await start(.email(email.value), device: Self.browser, context)
-            state = [
-                "request_id": started.requestID, "request_token": started.requestToken ?? "", "match_code": started.matchCode,
-                "expires_at": Timestamp.string(kernel.clock.now().addingTimeInterval(TimeInterval(started.expiresIn))),
-            ]
+            state = ["request_id": started.requestID, "request_token": started.requestToken ?? "", "match_code": started.matchCode]
             return .step(waitStep(state))
         case "status":
             guard let id = state["request_id"], let approval = try await kernel.approvals.approval(id: id) else { return .step(PageStep(template: "approval.start")) }
@@ -54,7 +51,8 @@ extension ApprovalProvider: PageSignIn {
         PageStep(
             template: "approval.wait",
             values: [
-                "match_code": .text(state["match_code"] ?? ""), "expires_at": .text(state["expires_at"] ?? ""), "interval": .text(String(settings.interval)),
+                "match_code": .text(state["match_code"] ?? ""), "lifetime": .text(MailTemplate.lifetime(settings.ttl)),
+                "interval": .text(String(settings.interval)),
             ],
             error: error, status: status ?? (error == nil ? .ok : .badRequest))
     }
