@@ -208,7 +208,10 @@ let package = Package(
         ),
         .testTarget(
             name: "ApprovalProviderTests",
-            dependencies: ["AuthKernel", "AuthStorage", "EmailProvider", "ApprovalProvider", "AuthKernelTesting", "FileStore"],
+            dependencies: [
+                "AuthKernel", "AuthStorage", "EmailProvider", "ApprovalProvider", "AuthKernelTesting", "FileStore",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
         // The PostgreSQL store: the same records and rules as the file store, rows and row locks instead of a journal.

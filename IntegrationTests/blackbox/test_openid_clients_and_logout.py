@@ -369,6 +369,10 @@ def test_max_age_and_prompt_login_ask_for_a_new_sign_in_and_prompt_none_never_sh
         for extra in ({"max_age": "0"}, {"prompt": "login"}):
             again = browser.get(url + "&" + urllib.parse.urlencode(extra), allow_redirects=False)
             assert again.status_code == 302 and again.headers["Location"].startswith("/login?"), extra
+            # The sign-in page asks, rather than sending the signed-in browser straight back to an
+            # authorize request that wants a newer sign-in (which would loop).
+            page = browser.get(server.url + again.headers["Location"], allow_redirects=False)
+            assert page.status_code == 200 and "Sign in" in page.text, (extra, page.status_code, page.headers.get("Location"))
         # prompt=none: never a page; a native client, whose consent is never remembered, gets consent_required.
         silent = browser.get(authorize_url(server, native, "http://127.0.0.1:5173/cb", prompt="none"), allow_redirects=False)
         assert urllib.parse.parse_qs(urllib.parse.urlparse(silent.headers["Location"]).query)["error"] == ["consent_required"]

@@ -7,14 +7,17 @@ import FileStore
 import Foundation
 import HTTPTypes
 import Logging
+import NIOCore
 import Testing
 
 /// Sign-in approved from another device (contract §15), through the routes on the injected clock.
 struct ApprovalSignInTests {
     static let config = #"{"mail":{"transport":"outbox"},"providers":["email","approval"],"email":{"resend_interval":0}}"#
 
-    func harness(clock: ManualClock = ManualClock(), store: (any AuthStore)? = nil, folder: String? = nil) async throws -> TestHarness {
-        try await TestHarness.make(providers: [EmailProvider.self, ApprovalProvider.self], config: Self.config, folder: folder, clock: clock, store: store)
+    func harness(
+        clock: ManualClock = ManualClock(), store: (any AuthStore)? = nil, folder: String? = nil, config: String = Self.config
+    ) async throws -> TestHarness {
+        try await TestHarness.make(providers: [EmailProvider.self, ApprovalProvider.self], config: config, folder: folder, clock: clock, store: store)
     }
 
     /// An email sign-in the way an app does it, the code read from the mail's text.
@@ -194,6 +197,64 @@ struct ApprovalSignInTests {
         }
     }
 
+    @Test func anApprovalLandingAfterItsSessionEndedIsRefused() async throws {
+        // The Bearer was checked when the request arrived; a reset ended the session before the
+        // approval was written (a slow body): the write itself refuses it.
+        let h = try await harness()
+        try await h.test { client in
+            _ = try await signedIn(client, h)
+            let user = try #require(try await h.kernel.users.user(email: "ada@example.com"))
+            let phone = try #require(try await h.kernel.sessions.sessions(of: user.id).first)
+            let started = try await start(client)
+            try await h.kernel.sessions.revokeAll(of: user.id)
+            let id = try #require(started.json["request_id"] as? String), match = try #require(started.json["match_code"] as? String)
+            await #expect(throws: AuthError.unauthorized) { try await h.kernel.approvals.approve(id: id, userID: user.id, matchCode: match, by: phone) }
+            #expect(try await complete(client, started).errorCode == "PENDING")
+        }
+    }
+
+    @Test func notMeNeedsTheSessionsProofAndDeniesTheOthersFromThatNetwork() async throws {
+        let clock = ManualClock()
+        let config = #"{"mail":{"transport":"outbox"},"providers":["email","approval"],"auth":{"fresh_auth":60},"approval":{"ttl":600}}"#
+        let h = try await harness(clock: clock, config: config)
+        try await h.test { client in
+            let phone = try await signedIn(client, h)
+            let first = try await start(client), second = try await start(client)
+            clock.advance(by: 61)  // past auth.fresh_auth: the access token alone is not enough
+            let id = try #require(first.json["request_id"] as? String)
+            let stale = try await client.send(.post, "/api/v1/auth/approvals/\(id)/deny", json: ["reason": "not_me"], bearer: phone.accessToken)
+            #expect(stale.errorCode == "REAUTH_REQUIRED")
+            #expect(try h.mail(to: "ada@example.com").count == 1, "only the sign-in code: no notice, nothing blocked")
+            let refresh = try #require(phone.json["refresh_token"] as? String)
+            let proven = try await client.send(
+                .post, "/api/v1/auth/approvals/\(id)/deny", json: ["reason": "not_me", "refresh_token": refresh], bearer: phone.accessToken)
+            #expect(proven.status == .noContent)
+            #expect(try await complete(client, second).errorCode == "DENIED", "the same stranger's other request")
+            let denials = try h.audit(event: "approval_sign_in_denied").map { $0["reason"] as? String }
+            #expect(denials.contains("not_me"))
+        }
+    }
+
+    @Test func anAccountNamedTwoWaysHasOneSetOfLimitsAndAWrongNumberIsAudited() async throws {
+        let h = try await harness()
+        try await h.test { client in
+            let phone = try await signedIn(client, h)
+            let user = try #require(try await h.kernel.users.user(email: "ada@example.com"))
+            _ = try await h.kernel.users.update(user.id) { $0.username = "ada_l" }
+            var starts: [HarnessResponse] = []
+            for _ in 0..<3 { starts.append(try await start(client)) }
+            #expect(starts.allSatisfy { $0.status == .ok })
+            let byName = try await client.send(.post, "/api/v1/auth/approval/start", json: ["username": "ada_l"])
+            #expect(byName.status == .ok, "answered as any start")
+            let listed = try await client.send(.get, "/api/v1/auth/approvals", bearer: phone.accessToken)
+            #expect((listed.json["approvals"] as? [[String: Any]])?.count == 3, "but the account's devices are asked three times, not four")
+            let match = try #require(starts[0].json["match_code"] as? String)
+            #expect(try await approve(client, starts[0], as: phone, code: match == "00" ? "01" : "00").errorCode == "INVALID_CODE")
+            let audited = try h.audit(event: "approval_sign_in_denied").map { $0["reason"] as? String }
+            #expect(audited == ["wrong_match_code"] || audited.contains("wrong_match_code"))
+        }
+    }
+
     @Test func startsAreLimitedPerIdentifierKnownOrNot() async throws {
         let h = try await harness()
         try await h.test { client in
@@ -312,6 +373,29 @@ struct ApprovalPageTests {
             let sessions = try await h.kernel.sessions.sessions(of: user.id)
             let browserSession = try #require(sessions.first { $0.isBrowser })
             #expect(browserSession.amr == ["approval"] && browserSession.authTime != nil && browserSession.authTime! < browserSession.createdAt)
+        }
+    }
+
+    @Test func itsFormsNeedTheIssuersOriginAndThePagesToken() async throws {
+        let h = try await TestHarness.make(providers: [EmailProvider.self, ApprovalProvider.self], config: Self.config)
+        try await h.test { client in
+            let page = try await client.execute(uri: "/login", method: .get)
+            let cookie = try #require(page.headers[.setCookie]?.split(separator: ";").first.map(String.init))
+            let html = String(buffer: page.body)
+            let csrf = try #require(html.firstMatch(of: /name="csrf" value="([^"]+)"/)).1
+            func post(origin: String?, csrf: Substring) async throws -> HTTPResponse.Status {
+                var headers: HTTPFields = [.contentType: "application/x-www-form-urlencoded", .cookie: cookie]
+                if let origin { headers[.origin] = origin }
+                return try await client.execute(
+                    uri: "/login/approval/start", method: .post, headers: headers, body: ByteBuffer(string: "csrf=\(csrf)&email=ada%40example.com")
+                ).status
+            }
+            #expect(try await post(origin: nil, csrf: csrf) == .forbidden)
+            #expect(try await post(origin: "https://evil.example", csrf: csrf) == .forbidden)
+            #expect(try await post(origin: h.kernel.issuer, csrf: "forged") == .forbidden)
+            let approvals = try await h.kernel.approvals.pending(userID: UUID())
+            #expect(approvals.isEmpty)
+            #expect(try await post(origin: h.kernel.issuer, csrf: csrf) == .ok, "the same form, sent as the page sends it")
         }
     }
 

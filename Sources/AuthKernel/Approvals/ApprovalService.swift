@@ -182,8 +182,11 @@ public final class ApprovalService: Sendable {
         guard Self.isWellFormed(id) else { throw AuthError.notFound("No such approval request.") }
         let now = clock.now()
         let presented = digest(id: id, matchCode: matchCode)
-        // The user first, then the request: the order every write that takes both locks them in.
-        let (approval, remaining) = try await store.write([.user(userID), .approval(id)]) { state -> (ApprovalRecord, Int?) in
+        // The user, the approving session, then the request: the order every write that takes them
+        // locks them in. The session is checked here, not only when the request arrived: a reset
+        // that ended it while the body was on its way must win (contract §12).
+        let (approval, remaining) = try await store.write([.user(userID), .session(session.id), .approval(id)]) { state -> (ApprovalRecord, Int?) in
+            guard let live = state.session(id: session.id), live.userID == userID, live.expiresAt > now else { throw AuthError.unauthorized }
             guard var approval = state.approval(id: id), approval.userID == userID, let user = state.user(id: userID) else {
                 throw AuthError.notFound("No such approval request.")
             }
@@ -212,9 +215,10 @@ public final class ApprovalService: Sendable {
     }
 
     /// Denies a pending request of `userID`; `reason` (e.g. `not_me`) goes to the kind's ``ApprovalKindRules/denied``.
+    /// A provider denies its own kind's requests this way too (the others from a network its user disowned).
     /// - Throws: 404 `NOT_FOUND`, 409 `INVALID_STATE`.
     @discardableResult
-    package func deny(id: String, userID: UUID, reason: String? = nil) async throws -> ApprovalRecord {
+    public func deny(id: String, userID: UUID, reason: String? = nil) async throws -> ApprovalRecord {
         guard Self.isWellFormed(id) else { throw AuthError.notFound("No such approval request.") }
         let now = clock.now()
         let approval = try await store.write([.approval(id)]) { state -> ApprovalRecord in

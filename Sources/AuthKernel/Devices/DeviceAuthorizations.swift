@@ -130,11 +130,14 @@ package struct DeviceAuthorizations: Sendable {
     /// bound to the user's credential version of that moment: a password reset or change, a disable
     /// or the admin ending the user's sessions before the device collects it denies it (contract §12).
     /// - Throws: 404 `NOT_FOUND` (unknown or expired); 409 `INVALID_STATE` (already answered).
-    package func answer(_ userCode: String, approve: Bool, by userID: UUID) async throws -> Pending {
+    package func answer(_ userCode: String, approve: Bool, by userID: UUID, session sessionID: UUID) async throws -> Pending {
         guard let code = Self.normalise(userCode) else { throw AuthError.notFound("No such device code.") }
         let now = clock.now()
-        // The user first, then the code: the order every write that takes both locks them in.
-        let record = try await store.write([.user(userID), .code(purpose: Self.purpose, key: code)]) { state -> CodeRecord in
+        // The user, the answering session, then the code: the order every write that takes them locks
+        // them in. The session is checked here too: a reset that ended it while the request was on
+        // its way must win (contract §12).
+        let record = try await store.write([.user(userID), .session(sessionID), .code(purpose: Self.purpose, key: code)]) { state -> CodeRecord in
+            guard let live = state.session(id: sessionID), live.userID == userID, live.expiresAt > now else { throw AuthError.unauthorized }
             guard var record = state.code(purpose: Self.purpose, key: code), record.expiresAt > now else {
                 throw AuthError.notFound("No such device code, or it has expired.")
             }

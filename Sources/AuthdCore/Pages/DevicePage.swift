@@ -91,7 +91,7 @@ struct DevicePage: Sendable {
             guard !approve || kernel.sessions.isFresh(principal) else { return try await render(principal, userCode: typed, status: .forbidden) }
             let pending: DeviceAuthorizations.Pending
             do {
-                pending = try await devices.answer(typed ?? "", approve: approve, by: principal.user.id)
+                pending = try await devices.answer(typed ?? "", approve: approve, by: principal.user.id, session: principal.session.id)
             } catch let error as AuthError {
                 return try await render(
                     principal, userCode: nil,

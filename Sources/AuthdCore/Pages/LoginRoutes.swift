@@ -105,7 +105,7 @@ struct LoginRoutes: Sendable {
     func show(_ request: Request, _ context: AuthRequestContext) async throws -> Response {
         let returnTo = PageGate.returnTo(request.uri.queryParameters.get("return_to"))
         let now = kernel.clock.now()
-        if try await browserPrincipal(request) != nil {
+        if let principal = try await browserPrincipal(request), !Self.asksForANewerSignIn(returnTo, than: principal) {
             return PageGate.redirect(to: returnTo, status: .found)
         }
         let pre = PreSignIn.unsealed(request, box: box, now: now)
@@ -118,6 +118,16 @@ struct LoginRoutes: Sendable {
         (state.provider, state.state, state.challenge, state.factors) = (nil, [:], nil, [])
         // The cookie is sealed again only when what it holds changed.
         return try loginPage(state, resealing: state != pre)
+    }
+
+    /// Whether `returnTo` is an authorize request that wants a sign-in after `auth_after` (its
+    /// `prompt=login` or `max_age`) and the browser's is older: then the sign-in page is shown, not
+    /// a redirect straight back (which would send the two to each other for ever).
+    static func asksForANewerSignIn(_ returnTo: String, than principal: Principal) -> Bool {
+        guard let c = URLComponents(string: returnTo), c.path == "/oauth/authorize",
+            let after = c.queryItems?.first(where: { $0.name == "auth_after" })?.value.flatMap(Int.init)
+        else { return false }
+        return Int(principal.session.signedInAt.timeIntervalSince1970) < after
     }
 
     /// The first screen: each provider's first step.

@@ -68,6 +68,9 @@ package struct ApprovalRoutes: Sendable {
     struct DenyBody: Decodable {
         /// `not_me`: the person did not ask for this (contract §15); the kind decides what that does.
         var reason: String?
+        /// The proof of contract §12 that `not_me` needs (it blocks a network and mails the owner).
+        var refreshToken: String?
+        enum CodingKeys: String, CodingKey { case reason, refreshToken = "refresh_token" }
     }
 
     enum StreamEvent: Sendable {
@@ -89,19 +92,32 @@ package struct ApprovalRoutes: Sendable {
             try await kernel.sessions.requireApprovalProof(principal, refreshToken: body.refreshToken)
             let id = try context.parameters.require("id")
             let kind = try await kernel.approvals.pending(userID: principal.user.id).first { $0.id == id }?.kind
-            try await kernel.approvals.approve(id: id, userID: principal.user.id, matchCode: body.matchCode, by: principal.session)
+            do {
+                try await kernel.approvals.approve(id: id, userID: principal.user.id, matchCode: body.matchCode, by: principal.session)
+            } catch let error as AuthError where error.code == "INVALID_CODE" {
+                if case .number(0)? = error.details?["attempts_remaining"] {
+                    await kernel.audit.record(
+                        kernel.approvals.auditEvent(kind: kind, outcome: "denied"), user: principal.user.id, device: principal.session.deviceName,
+                        reason: "wrong_match_code")
+                }
+                throw error
+            }
             await kernel.audit.record(kernel.approvals.auditEvent(kind: kind, outcome: "approved"), user: principal.user.id, device: principal.session.deviceName, reason: kind)
             return Response(status: .noContent)
         }
         api.post("approvals/{id}/deny") { request, context -> Response in
             let principal = try context.requirePrincipal()
             // A body is optional: nothing, `{}`, or a reason.
-            let reason = try await request.decodeJSONIfPresent(as: DenyBody.self, context: context)?.reason
+            let body = try await request.decodeJSONIfPresent(as: DenyBody.self, context: context)
+            let reason = body?.reason
             guard reason == nil || reason == "not_me" else { throw AuthError.invalidRequest("`reason` is `not_me` or absent.", field: "reason") }
+            // "Not me" blocks a network and mails the owner: a leaked access token alone must not (§12).
+            if reason != nil { try await kernel.sessions.requireApprovalProof(principal, refreshToken: body?.refreshToken) }
             let id = try context.parameters.require("id")
             let kind = try await kernel.approvals.pending(userID: principal.user.id).first { $0.id == id }?.kind
             try await kernel.approvals.deny(id: id, userID: principal.user.id, reason: reason)
-            await kernel.audit.record(kernel.approvals.auditEvent(kind: kind, outcome: "denied"), user: principal.user.id, device: principal.session.deviceName, reason: kind)
+            await kernel.audit.record(
+                kernel.approvals.auditEvent(kind: kind, outcome: "denied"), user: principal.user.id, device: principal.session.deviceName, reason: reason ?? kind)
             return Response(status: .noContent)
         }
         api.get("approvals/stream") { _, context -> Response in

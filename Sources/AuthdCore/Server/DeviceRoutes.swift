@@ -50,7 +50,7 @@ struct DeviceRoutes: Sendable {
             let (principal, code) = try await lookup(context)
             let body = try await request.decodeJSONIfPresent(as: ApproveBody.self, context: context)
             try await kernel.sessions.requireApprovalProof(principal, refreshToken: body?.refreshToken)
-            let pending = try await devices.answer(code, approve: true, by: principal.user.id)
+            let pending = try await devices.answer(code, approve: true, by: principal.user.id, session: principal.session.id)
             let label = [pending.device.name, pending.device.platform].compactMap { $0 }.joined(separator: ", ")
             await kernel.users.noticeMethodAdded(
                 principal.user, method: "a device signed in with a code (\(label.isEmpty ? "unnamed" : label))", credential: .provided(kind: "device", reference: ""))
@@ -59,7 +59,7 @@ struct DeviceRoutes: Sendable {
 
         api.post("device/{user_code}/deny") { _, context -> Response in
             let (principal, code) = try await lookup(context)
-            _ = try await devices.answer(code, approve: false, by: principal.user.id)
+            _ = try await devices.answer(code, approve: false, by: principal.user.id, session: principal.session.id)
             return Response(status: .noContent)
         }
     }

@@ -60,7 +60,9 @@ struct ApprovalFactor: SecondFactor {
                 RateLimitCharge(settings.startsPerNetwork, key: "approval.start.network:\(network)"),
                 RateLimitCharge(settings.pendingRule, key: "approval.pending:id:\(user.id.lowercased)"),
             ], message: "Too many approval requests for this account. Wait a while, or answer another way.")
-        let blocked = user.secret(ApprovalBlocks.key, as: ApprovalBlocks.self)?.blocks(network, at: kernel.clock.now()) ?? false
+        var blocked = user.secret(ApprovalBlocks.key, as: ApprovalBlocks.self)?.blocks(network, at: kernel.clock.now()) ?? false
+        // The account's own limits, shared with starts by address or user name.
+        if try await !ApprovalProvider.accountAllows("id:\(user.id.lowercased)", kernel: kernel, settings: settings) { blocked = true }
         let (approval, matchCode) = try await kernel.approvals.create(
             kind: ApprovalProvider.kind, userID: blocked ? nil : user.id, ttl: settings.ttl, deviceName: challenge.device.name ?? "A new device",
             payload: ["challenge": .string(challenge.key)], matchDigits: 2, platform: challenge.device.platform, network: network)

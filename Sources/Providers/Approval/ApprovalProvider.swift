@@ -152,6 +152,10 @@ public struct ApprovalProvider: AuthProvider {
         if let user, user.disabledAt == nil, !(user.secret(ApprovalBlocks.key, as: ApprovalBlocks.self)?.blocks(network, at: now) ?? false) {
             target = user.id
         }
+        // The same limits per account, however it is named (an address, a user name, a second
+        // factor's challenge); over them the request is a decoy, so nothing says two names are one
+        // account. Unknown accounts count under what was typed: the same work either way.
+        if try await !accountAllows(user.map { "id:\($0.id.lowercased)" } ?? identifier.key) { target = nil }
         let token = Base64URL.encode(SecureRandom.bytes(32))
         let (approval, matchCode) = try await kernel.approvals.create(
             kind: Self.kind, userID: target, ttl: settings.ttl, deviceName: device.name ?? "A new device",
@@ -159,6 +163,19 @@ public struct ApprovalProvider: AuthProvider {
         // No audit line: the request is a durable record already, and a start is one write.
         kernel.logger.info("sign-in approval requested", metadata: ["request.ip": "\(context.clientIP)"])
         return Started(requestID: approval.id, requestToken: token, matchCode: matchCode, expiresIn: settings.ttl, interval: settings.interval)
+    }
+
+    /// Whether the account under `key` may have another request asked of its devices now (the
+    /// pending and hourly limits per account); takes the request's place when it may.
+    func accountAllows(_ key: String) async throws -> Bool {
+        try await Self.accountAllows(key, kernel: kernel, settings: settings)
+    }
+
+    static func accountAllows(_ key: String, kernel: Kernel, settings: ApprovalSettings) async throws -> Bool {
+        try await kernel.rateLimiter.attempt([
+            RateLimitCharge(settings.pendingRule, key: "approval.account.pending:\(key)"),
+            RateLimitCharge(settings.startsPerIdentifier, key: "approval.account:\(key)"),
+        ]) == nil
     }
 
     /// The hex SHA-256 of a request token: only this is stored.
@@ -191,6 +208,10 @@ public struct ApprovalProvider: AuthProvider {
                 try user.setSecret(ApprovalBlocks.key, blocks)
             }
             kernel.logger.warning("sign-in request refused as not the owner's", metadata: ["user.id": "\(userID.lowercased)"])
+            // The others from that network wait no longer: they are the same stranger's.
+            for other in try await kernel.approvals.pending(userID: userID, kind: Self.kind) where other.network == approval.network {
+                _ = try? await kernel.approvals.deny(id: other.id, userID: userID)
+            }
             guard let email = user.email, user.emailVerified else { return }
             try await kernel.mailer.send(
                 template: ApprovalMail.notMe, to: email,
