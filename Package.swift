@@ -33,6 +33,7 @@ let package = Package(
         .library(name: "TOTPProvider", targets: ["TOTPProvider"]),
         .library(name: "PasskeyProvider", targets: ["PasskeyProvider"]),
         .library(name: "ApprovalProvider", targets: ["ApprovalProvider"]),
+        .library(name: "OIDCProvider", targets: ["OIDCProvider"]),
     ],
     dependencies: [
         // FullFoundation only: with the default traits SwiftPM 6.3 rebuilds Hummingbird on every debug/test/release switch.
@@ -214,6 +215,29 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Sign in with other OpenID Providers: their keys through the SDK's RemoteKeySet, RSA and EC
+        // signatures by JWTKit, Ed25519 by the SDK (libsodium).
+        .target(
+            name: "OIDCProvider",
+            dependencies: [
+                "AuthKernel",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Sources/Providers/OIDC",
+            resources: [.embedInCode("openapi.yaml")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "OIDCProviderTests",
+            dependencies: [
+                "AuthKernel", "AuthStorage", "OIDCProvider", "EmailProvider", "AuthKernelTesting",
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The PostgreSQL store: the same records and rules as the file store, rows and row locks instead of a journal.
         .target(
             name: "PostgresStore",
@@ -285,6 +309,7 @@ let package = Package(
                 "TOTPProvider",
                 "PasskeyProvider",
                 "ApprovalProvider",
+                "OIDCProvider",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),

@@ -27,7 +27,7 @@ def served(server):
 
 
 def test_a_server_with_every_provider_serves_the_spec():
-    config = {"providers": ["email", "pin", "password", "apple", "anonymous", "totp", "passkey", "approval"],
+    config = {"providers": ["email", "pin", "password", "apple", "anonymous", "totp", "passkey", "approval", "oidc"],
               "apple": {"audiences": ["com.example.app"], "jwks_url": "http://127.0.0.1:1/keys"},
               "passkeys": {"rp_id": "example.org", "apple_app_ids": ["ABCDE12345.org.example.app"]}}
     with running_server(config) as server:

@@ -8,6 +8,7 @@ import PINProvider
 import PasswordProvider
 import PasskeyProvider
 import ApprovalProvider
+import OIDCProvider
 import TOTPProvider
 import Synchronization
 
@@ -29,11 +30,11 @@ public enum Authd {
     /// The providers that come with authd, in the default order of `providers`: email codes, PINs
     /// (which bring anonymous sign-in and user names along), passwords, Sign in with Apple (started
     /// only when listed, as it needs `apple.audiences`), anonymous sign-in on its own, the TOTP
-    /// second factor with recovery codes, passkeys, and sign-in approved from another device
-    /// (these four started only when listed).
+    /// second factor with recovery codes, passkeys, sign-in approved from another device, and
+    /// sign-in with other OpenID Providers (these five started only when listed).
     public static let builtInProviders: [any AuthProvider.Type] = [
         EmailProvider.self, PINProvider.self, PasswordProvider.self, AppleProvider.self, AnonymousProvider.self, TOTPProvider.self,
-        PasskeyProvider.self, ApprovalProvider.self,
+        PasskeyProvider.self, ApprovalProvider.self, OIDCProvider.self,
     ]
 
     /// Parses the process's arguments and runs the command (`authd serve`, `authd users list`, …)

@@ -128,6 +128,23 @@ struct JSONWriterTests {
         #expect(try parsed(fast) == parsed(StoreCoding.encoder().encode(line)))
     }
 
+    @Test func approvalAndJobLinesAreWrittenByHandAsTheEncoderWritesThem() throws {
+        let t = Date(timeIntervalSince1970: 1_800_000_000.5)
+        var approved = ApprovalRecord(
+            id: "req-1", kind: "sign_in", userID: UUID(), matchCodeDigest: "ab", matchAttempts: 1, state: .approved, createdAt: t,
+            expiresAt: t.addingTimeInterval(120), completeBy: t.addingTimeInterval(240), deviceName: "Zoë's \"laptop\"", payload: ["request_token": .string("x")],
+            platform: "macos", network: "203.0.113.0/24")
+        approved.approvedBy = .init(sessionID: UUID(), authTime: t.addingTimeInterval(-30), amr: ["email", "mfa"], credentialVersion: 3)
+        let decoy = ApprovalRecord(
+            id: "req-2", kind: "sign_in", userID: nil, matchCodeDigest: "cd", matchAttempts: 0, state: .pending, createdAt: t, expiresAt: t,
+            completeBy: nil, deviceName: nil, payload: [:])
+        let job = JobRecord(id: UUID(), kind: "approval.deliver", payload: ["approval_id": .string("req-1"), "n": .number(2)], attempts: 0, runAfter: t, createdAt: t)
+        let line = JournalLine(seq: 3, changes: [.putApproval(approved), .putApproval(decoy), .putJob(job), .deleteJob(job.id)])
+        let fast = try line.encoded(with: StoreCoding.encoder())
+        #expect(try parsed(fast) == parsed(StoreCoding.encoder().encode(line)))
+        #expect(try StoreCoding.decoder().decode(JournalLine.self, from: Data(fast)).changes == line.changes)
+    }
+
     @Test func numbersJSONCannotHoldAreWrittenAsNull() throws {
         var w = JSONWriter(capacity: 64)
         w.beginArray()

@@ -41,7 +41,7 @@ struct ConfigurationDocsTests {
         try ("whsec_" + Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()).write(toFile: hook, atomically: true, encoding: .utf8)
         try P256.Signing.PrivateKey().pemRepresentation.write(toFile: p8, atomically: true, encoding: .utf8)
         return #"""
-            {"issuer":"https://auth.example.test","providers":["email","pin","password","apple","anonymous","totp","passkey","approval"],
+            {"issuer":"https://auth.example.test","providers":["email","pin","password","apple","anonymous","totp","passkey","approval","oidc"],
              "mail":{"transport":"smtp","smtp":{"host":"smtp.example.test","username":"u","password_file":"\#(file)"}},
              "webhooks":[{"url":"https://hooks.example.test/a","secret_file":"\#(hook)","events":["user.created"]}],
              "push":{"apns":{"team_id":"ABCDE12345","key_id":"KEY1234567","private_key_path":"\#(p8)","topics":["com.example.app"]}},

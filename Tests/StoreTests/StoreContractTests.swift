@@ -337,9 +337,10 @@ struct StoreContractTests {
         let (approval, match) = try await h.kernel.approvals.create(
             kind: "t", userID: user.id, ttl: 60, deviceName: "tv", payload: [:], platform: "tvos", network: "203.0.113.0/24")
         #expect(try await h.kernel.approvals.pending(userID: user.id).map(\.id) == [approval.id])
-        let approver = SessionRecord(
-            userID: user.id, deviceName: nil, platform: nil, amr: ["t", "mfa"], createdAt: clock.now().addingTimeInterval(-30),
-            expiresAt: clock.now().addingTimeInterval(600), refreshHash: "")
+        clock.advance(by: -30)
+        _ = try await h.kernel.sessions.startSession(user, amr: ["t", "mfa"], device: .none)
+        clock.advance(by: 30)
+        let approver = try #require(try await h.kernel.sessions.sessions(of: user.id).first)
         try await h.kernel.approvals.approve(id: approval.id, userID: user.id, matchCode: match, by: approver)
         #expect(try await h.kernel.approvals.pending(userID: user.id).isEmpty)
         // What the requester's completion reads back, as the store keeps it.

@@ -88,6 +88,26 @@ public struct SingleUseTokens: Sendable {
         return id + "." + secret
     }
 
+    /// Records that something presented from outside (an identity provider's ID token) was used,
+    /// and answers whether this is its first use: later uses until `until` answer false, on every
+    /// instance and after a restart. Only a SHA-256 of `value` is kept, until `until` (at most
+    /// ``maxTTL`` from now).
+    /// - Parameters:
+    ///   - purpose: what it is for, named by your provider (`"oidc.id_token"`).
+    ///   - value: what was presented.
+    ///   - until: when a second use would be refused anyway (the token's own expiry).
+    public func firstUse(purpose: String, value: String, until: Date) async throws -> Bool {
+        precondition(!purpose.isEmpty && purpose.utf8.count <= 64, "purpose too long")
+        let now = clock.now()
+        let expires = min(max(until, now.addingTimeInterval(1)), now.addingTimeInterval(TimeInterval(Self.maxTTL)))
+        let key = Hex.encode(SHA256.hash(value)), used = "used:" + purpose
+        return try await store.write([.code(purpose: used, key: key)]) { state in
+            if let seen = state.code(purpose: used, key: key), seen.expiresAt > now { return false }
+            state.put(CodeRecord(purpose: used, key: key, digest: "", sentAt: now, expiresAt: expires))
+            return true
+        }
+    }
+
     /// The token's subject and payload without spending it (a page that asks "is this you?" before
     /// the confirming POST); nil for an unknown, used, expired or malformed one. A wrong secret for a
     /// real id spends it, as ``redeem(purpose:token:)`` does.

@@ -230,6 +230,13 @@ public struct ConfigSection: Sendable {
         return child
     }
 
+    /// Reads a map of named objects (`oidc.providers`: a name → an object) as a section per entry,
+    /// in name order, each at `key.NAME` (empty when absent).
+    public mutating func entries(_ key: String) throws -> [(name: String, section: ConfigSection)] {
+        var map = try section(key)
+        return try map.values.keys.sorted().map { name in (name, try map.section(name)) }
+    }
+
     /// Reads an array of objects, each as a section named `key[i]` (empty when absent).
     public mutating func sections(_ key: String) throws -> [ConfigSection] {
         guard let v = try value(key, as: .array) else { return [] }

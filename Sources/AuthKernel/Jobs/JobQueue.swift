@@ -108,15 +108,14 @@ public final class JobQueue: Sendable {
         // another instance may be running it: a shared store's claim pushes `runAfter` out by a lease.
         let now = clock.now()
         let shared = store.isShared
-        let claimed = try? await store.write([.job(job.id)]) { state -> JobRecord? in
-            guard var current = state.jobs[job.id] else { return nil }
-            guard shared else { return current }
-            guard current.runAfter <= now else { return nil }
+        // Alone on the store, the `running` set is the claim: a read finds the job, no write is needed.
+        let claimed = shared ? try? await store.write([.job(job.id)]) { state -> JobRecord? in
+            guard var current = state.jobs[job.id], current.runAfter <= now else { return nil }
             let original = current
             current.runAfter = now.addingTimeInterval(Self.lease)
             state.put(current)
             return original
-        }
+        } : try? await store.read([.job(job.id)]) { $0.jobs[job.id] }
         guard let current = claimed ?? nil else { return false }
         do {
             try await handler.run(current)

@@ -18,6 +18,8 @@ public struct Kernel: Sendable {
     public let accountDeletion: AccountDeletionHooks
     /// The ways an operator can mail an account's owner a reset (the console's "send a reset").
     public let resets = AccountResets()
+    /// Accounts a sign-in from elsewhere never joins by email alone (the console's operators).
+    public let protectedAccounts = ProtectedAccounts()
     /// The policies and second factors every sign-in passes through, whichever provider checked
     /// the first factor (see ``SignInPolicy``, ``SecondFactor``).
     public var signInHooks: SignInHooks { sessions.hooks }

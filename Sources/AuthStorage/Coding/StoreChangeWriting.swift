@@ -12,7 +12,19 @@ extension StoreChange {
         case .putSession(let s): Self.write(.putSession, "session", to: &w) { s.write(to: &$0) }
         case .deleteUser(let id): Self.write(.deleteUser, id: id, to: &w)
         case .deleteSession(let id): Self.write(.deleteSession, id: id, to: &w)
+        case .deleteJob(let id): Self.write(.deleteJob, id: id, to: &w)
         case .rotateSession(let r): Self.write(.rotateSession, "rotation", to: &w) { r.write(to: &$0) }
+        // A sign-in approval's start is one write of these two: by hand too.
+        case .putApproval(let a):
+            w.beginObject()
+            w.key("approval"); a.write(to: &w)
+            w.key("op"); w.string(Op.putApproval.rawValue)
+            w.endObject()
+        case .putJob(let j):
+            w.beginObject()
+            w.key("job"); j.write(to: &w)
+            w.key("op"); w.string(Op.putJob.rawValue)
+            w.endObject()
         default: w.raw(Array(try fallback.encode(self)))
         }
     }
@@ -127,5 +139,49 @@ extension JSONValue {
             }
             w.endObject()
         }
+    }
+}
+
+extension ApprovalRecord {
+    /// Writes the stored form.
+    package func write(to w: inout JSONWriter) {
+        w.beginObject()
+        if let approvedBy {
+            w.key("approved_by")
+            w.beginObject()
+            w.key("amr"); w.strings(approvedBy.amr)
+            w.key("auth_time"); w.double(approvedBy.authTime.timeIntervalSince1970)
+            w.key("credential_version"); w.int(approvedBy.credentialVersion)
+            w.key("session_id"); w.uuid(approvedBy.sessionID)
+            w.endObject()
+        }
+        if let completeBy { w.key("complete_by"); w.double(completeBy.timeIntervalSince1970) }
+        w.key("created_at"); w.double(createdAt.timeIntervalSince1970)
+        if let deviceName { w.key("device_name"); w.string(deviceName) }
+        w.key("expires_at"); w.double(expiresAt.timeIntervalSince1970)
+        w.key("id"); w.string(id)
+        w.key("kind"); w.string(kind)
+        w.key("match_attempts"); w.int(matchAttempts)
+        w.key("match_code_digest"); w.string(matchCodeDigest)
+        if let network { w.key("network"); w.string(network) }
+        w.key("payload"); JSONValue.object(payload).write(to: &w)
+        if let platform { w.key("platform"); w.string(platform) }
+        w.key("state"); w.string(state.rawValue)
+        if let userID { w.key("user_id"); w.uuid(userID) }
+        w.endObject()
+    }
+}
+
+extension JobRecord {
+    /// Writes the stored form.
+    package func write(to w: inout JSONWriter) {
+        w.beginObject()
+        w.key("attempts"); w.int(attempts)
+        w.key("created_at"); w.double(createdAt.timeIntervalSince1970)
+        w.key("id"); w.uuid(id)
+        w.key("kind"); w.string(kind)
+        w.key("payload"); JSONValue.object(payload).write(to: &w)
+        w.key("run_after"); w.double(runAfter.timeIntervalSince1970)
+        w.endObject()
     }
 }

@@ -249,6 +249,8 @@ package final class AuthServer: Sendable {
             }
             // A deleted operator's role goes with the account.
             kernel.accountDeletion.register { user in _ = try? await operators.revoke(user.id) }
+            // An operator's account is never joined by another provider's email alone (contract §16).
+            kernel.protectedAccounts.register { try await operators.isOperator($0) }
             OAuthRoutes(kernel: kernel, devices: devices, issuer: issuerName, serviceKeys: serviceKeys, openID: openID).add(to: router)
             for provider in providers {
                 api.addRoutes(provider.routes())

@@ -160,8 +160,9 @@ public struct ApprovalProvider: AuthProvider {
         let (approval, matchCode) = try await kernel.approvals.create(
             kind: Self.kind, userID: target, ttl: settings.ttl, deviceName: device.name ?? "A new device",
             payload: ["request_token": .string(Self.digest(token))], matchDigits: 2, platform: device.platform, network: network)
-        // No audit line: the request is a durable record already, and a start is one write.
-        kernel.logger.info("sign-in approval requested", metadata: ["request.ip": "\(context.clientIP)"])
+        // Neither an audit line nor an info one: the request is a durable record already, a start
+        // is one write, and starts come in floods (a real one is logged when it is delivered).
+        kernel.logger.debug("sign-in approval requested", metadata: ["request.ip": "\(context.clientIP)"])
         return Started(requestID: approval.id, requestToken: token, matchCode: matchCode, expiresIn: settings.ttl, interval: settings.interval)
     }
 

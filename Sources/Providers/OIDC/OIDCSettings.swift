@@ -1,0 +1,30 @@
+public import AuthKernel
+
+/// The `oidc` configuration section (contract §16).
+public struct OIDCSettings: Sendable {
+    /// The identity providers, by name (`providers`).
+    public var upstreams: [String: OIDCUpstream]
+    /// Token exchanges per client network (`attempts_per_ip`, default 30 per minute).
+    public var attemptsPerIP: RateLimitRule
+
+    /// Reads the section.
+    public init(_ section: inout ConfigSection) throws {
+        var upstreams: [String: OIDCUpstream] = [:]
+        for (name, section) in try section.entries("providers") {
+            var entry = section
+            upstreams[name] = try OIDCUpstream(name: name, &entry)
+        }
+        self.upstreams = upstreams
+        attemptsPerIP = try section.rule("attempts_per_ip", default: RateLimitRule(limit: 30, window: 60))
+    }
+}
+
+extension OIDCProvider {
+    /// The `oidc` section's keys.
+    public static let settings = [
+        Setting(
+            "providers", .object, default: "none",
+            "The identity providers by name: issuer, client_id, client_secret_file, audiences, scopes, kind (oidc, google, microsoft), subject, trust_email, nonce_hash (none, sha256), require_nonce."),
+        Setting.rateLimit("attempts_per_ip", default: RateLimitRule(limit: 30, window: 60), "ID-token exchanges per client network."),
+    ]
+}

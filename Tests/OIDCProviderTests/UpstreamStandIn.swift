@@ -1,0 +1,81 @@
+import AuthKernel
+import Crypto
+import CryptoExtras
+import Foundation
+import HTTPTypes
+import Synchronization
+
+/// An identity provider answering as `kernel.http` would reach it: its discovery document and key
+/// set (counting fetches, down on demand), and ID tokens signed with each algorithm authd accepts.
+final class UpstreamStandIn: OutboundHTTP, Sendable {
+    static let issuer = "https://idp.example.test"
+    struct State {
+        var down = false
+        var discoveryFetches = 0
+        var jwksFetches = 0
+        var published: Set<String> = ["rsa", "ec", "ed"]
+    }
+    let state = Mutex(State())
+    let rsa = try! _RSA.Signing.PrivateKey(keySize: .bits2048)
+    let ec = P256.Signing.PrivateKey()
+    let ed = Curve25519.Signing.PrivateKey()
+    /// A key the set never publishes: tokens it signs name an unknown `kid`.
+    let stranger = Curve25519.Signing.PrivateKey()
+
+    func send(_ request: OutboundRequest) async throws -> OutboundResponse {
+        let (down, published) = state.withLock { s -> (Bool, Set<String>) in
+            if request.url.hasSuffix("/.well-known/openid-configuration") { s.discoveryFetches += 1 } else { s.jwksFetches += 1 }
+            return (s.down, s.published)
+        }
+        if down { throw URLError(.cannotConnectToHost) }
+        if request.url == Self.issuer + "/.well-known/openid-configuration" {
+            return Self.json(#"{"issuer":"\#(Self.issuer)","jwks_uri":"\#(Self.issuer)/jwks","authorization_endpoint":"\#(Self.issuer)/authorize","token_endpoint":"\#(Self.issuer)/token"}"#)
+        }
+        if request.url == Self.issuer + "/jwks" { return Self.json(jwks(published)) }
+        return OutboundResponse(status: .notFound)
+    }
+
+    static func json(_ text: String) -> OutboundResponse {
+        OutboundResponse(status: .ok, headers: [.contentType: "application/json"], body: Array(text.utf8))
+    }
+
+    func jwks(_ published: Set<String>) -> String {
+        var keys: [String] = []
+        if published.contains("rsa"), let p = try? rsa.publicKey.getKeyPrimitives() {
+            keys.append(#"{"kty":"RSA","kid":"rsa","use":"sig","n":"\#(Base64URL.encode(Array(p.modulus)))","e":"\#(Base64URL.encode(Array(p.publicExponent)))"}"#)
+        }
+        if published.contains("ec") {
+            let raw = Array(ec.publicKey.rawRepresentation)
+            keys.append(#"{"kty":"EC","kid":"ec","crv":"P-256","x":"\#(Base64URL.encode(Array(raw[0..<32])))","y":"\#(Base64URL.encode(Array(raw[32..<64])))"}"#)
+        }
+        if published.contains("ed") {
+            keys.append(#"{"kty":"OKP","kid":"ed","crv":"Ed25519","x":"\#(Base64URL.encode(Array(ed.publicKey.rawRepresentation)))"}"#)
+        }
+        return #"{"keys":[\#(keys.joined(separator: ","))]}"#
+    }
+
+    /// An ID token with `claims` over the defaults (this issuer, the client id `authd`, a minute to
+    /// live, subject `u-1`), signed with `alg` by `kid`'s key.
+    func token(alg: String = "RS256", kid: String? = nil, now: Date, _ claims: [String: Any] = [:]) throws -> String {
+        var all: [String: Any] = [
+            "iss": Self.issuer, "aud": "authd", "sub": "u-1", "iat": Int(now.timeIntervalSince1970), "exp": Int(now.timeIntervalSince1970) + 60,
+            "jti": UUID().uuidString,
+        ]
+        for (k, v) in claims { all[k] = v }
+        all = all.filter { !($0.value is NSNull) }
+        let keyID = kid ?? ["RS256": "rsa", "PS256": "rsa", "ES256": "ec", "EdDSA": "ed", "Ed25519": "ed"][alg] ?? "rsa"
+        let header = Base64URL.encode(Array(try JSONSerialization.data(withJSONObject: ["alg": alg, "kid": keyID, "typ": "JWT"])))
+        let payload = Base64URL.encode(Array(try JSONSerialization.data(withJSONObject: all)))
+        let input = Data((header + "." + payload).utf8)
+        let signature: [UInt8]
+        switch alg {
+        case "RS256": signature = Array(try rsa.signature(for: input, padding: .insecurePKCS1v1_5).rawRepresentation)
+        case "PS256": signature = Array(try rsa.signature(for: input, padding: .PSS).rawRepresentation)
+        case "ES256": signature = Array(try ec.signature(for: input).rawRepresentation)
+        case "EdDSA", "Ed25519": signature = Array(try (keyID == "stranger" ? stranger : ed).signature(for: input))
+        case "HS256": signature = Array(HMAC<Crypto.SHA256>.authenticationCode(for: input, using: SymmetricKey(data: Array("authd".utf8))))
+        default: signature = []
+        }
+        return header + "." + payload + "." + Base64URL.encode(signature)
+    }
+}
