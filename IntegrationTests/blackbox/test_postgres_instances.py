@@ -15,7 +15,7 @@ import urllib.parse
 
 import pytest
 
-from conftest import BASE_CONFIG, Server, next_event
+from conftest import BASE_CONFIG, Server, next_event, running_server
 
 SERVER_URL = os.environ.get("AUTHD_TEST_POSTGRES_URL")
 if not SERVER_URL:
@@ -556,3 +556,23 @@ def test_a_sign_in_requested_on_one_instance_is_approved_on_the_other_and_comple
         assert status == 200 and session["user"]["id"] == phone["user"]["id"], session
         assert b.call("POST", path, {"request_token": request["request_token"]})[1]["error"]["code"] == "INVALID_STATE"
         assert b.call("GET", "/api/v1/auth/me", token=session["access_token"])[0] == 200
+
+
+def test_an_identity_providers_token_signs_in_on_one_instance_and_is_refused_on_the_other():
+    # Contract §16 on PostgreSQL: a second authd is the upstream; the token used on one instance is
+    # spent for both (its hash is in the shared store), and the account is the same on both.
+    from test_oidc_sign_in import exchange, id_token
+    from test_openid_provider import register_client
+    from test_pages import PAGES
+
+    with running_server({**PAGES, "email": {"resend_interval": 0}}) as up:
+        app = register_client(up, "--first-party", name="Downstream")
+        config = {"providers": ["email", "oidc"], "oidc": {"providers": {"upstream": {"issuer": up.url, "client_id": app["client_id"]}}}}
+        with cluster(config) as (a, b):
+            token, nonce = id_token(up, app, "pg@example.com")
+            first = exchange(a, token, nonce)
+            assert first.status_code == 200, first.text
+            replay = exchange(b, token, nonce)
+            assert replay.status_code == 401 and replay.json()["error"]["code"] == "INVALID_ID_TOKEN"
+            token, nonce = id_token(up, app, "pg@example.com")
+            assert exchange(b, token, nonce).json()["user"]["id"] == first.json()["user"]["id"]

@@ -174,6 +174,21 @@ extension AuthClient {
         return try await signedIn(call("POST", "api/v1/auth/apple", json: device(body, deviceName, platform), link: link, as: SessionResponse.self))
     }
 
+    // MARK: oidc
+
+    /// Signs in with the ID token another identity provider's SDK gave the app (Google, Microsoft,
+    /// GitLab): `provider` is its name in authd's `oidc.providers`, `nonce` the raw nonce the app
+    /// asked the provider to put in the token. With `link`, adds that identity to the signed-in user.
+    @discardableResult
+    public func signIn(
+        withIDToken idToken: String, provider: String, nonce: String?, deviceName: String? = nil, platform: String? = nil, link: Bool = false
+    ) async throws -> AuthSession {
+        var body: [String: Any] = ["id_token": idToken]
+        body["nonce"] = nonce
+        let name = provider.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-_"))) ?? ""
+        return try await signedIn(call("POST", "api/v1/auth/oidc/\(name)", json: device(body, deviceName, platform), link: link, as: SessionResponse.self))
+    }
+
     // MARK: pin
 
     /// Starts an anonymous session.

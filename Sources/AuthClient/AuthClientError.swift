@@ -13,6 +13,9 @@ public enum AuthClientError: Error, Sendable, Equatable, LocalizedError {
     case invalidRefreshToken
     case refreshTokenReused
     case invalidAppleToken
+    /// The identity provider's ID token was refused (`INVALID_ID_TOKEN`): forged, expired, for
+    /// another app, used before, or its nonce does not match. Sign in with the provider again.
+    case invalidIDToken
     case emailNotVerified
     /// An operator disabled the account (`ACCOUNT_DISABLED`, authd's addition to the contract).
     case accountDisabled
@@ -75,6 +78,7 @@ public enum AuthClientError: Error, Sendable, Equatable, LocalizedError {
         case .invalidCode: "That code is wrong or has expired. You can ask for a new one."
         case .invalidCredentials: "Those sign-in details are not correct."
         case .invalidAppleToken: "Sign in with Apple didn't work. Please try again."
+        case .invalidIDToken: "Signing in with that account didn't work. Please try again."
         case .emailNotVerified: "Please confirm your email address first. We've sent you a code."
         case .accountDisabled: "This account has been disabled. Please contact support."
         case .reauthRequired: "For your security, please sign in again first."
@@ -140,6 +144,7 @@ public enum AuthClientError: Error, Sendable, Equatable, LocalizedError {
         case "INVALID_REFRESH_TOKEN": return .invalidRefreshToken
         case "REFRESH_TOKEN_REUSED": return .refreshTokenReused
         case "INVALID_APPLE_TOKEN": return .invalidAppleToken
+        case "INVALID_ID_TOKEN": return .invalidIDToken
         case "EMAIL_NOT_VERIFIED": return .emailNotVerified
         case "ACCOUNT_DISABLED": return .accountDisabled
         case "REAUTH_REQUIRED": return .reauthRequired

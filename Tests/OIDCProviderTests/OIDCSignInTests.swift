@@ -74,6 +74,7 @@ struct OIDCSignInTests {
                 "another nonce": try upstream.token(now: now, ["nonce": "n-2"]),
                 "no nonce": try upstream.token(now: now, ["sub": "u-nonce"]),
                 "no subject": try upstream.token(now: now, ["sub": NSNull(), "nonce": "n-1"]),
+                "an access token": try upstream.token(typ: "at+jwt", now: now, ["nonce": "n-1"]),
             ]
             let good = try upstream.token(now: now, ["sub": "u-forged", "nonce": "n-1"])
             refused["forged"] = String(good.dropLast(4)) + (good.hasSuffix("AAAA") ? "BBBB" : "AAAA")

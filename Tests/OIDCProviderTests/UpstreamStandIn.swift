@@ -56,7 +56,7 @@ final class UpstreamStandIn: OutboundHTTP, Sendable {
 
     /// An ID token with `claims` over the defaults (this issuer, the client id `authd`, a minute to
     /// live, subject `u-1`), signed with `alg` by `kid`'s key.
-    func token(alg: String = "RS256", kid: String? = nil, now: Date, _ claims: [String: Any] = [:]) throws -> String {
+    func token(alg: String = "RS256", kid: String? = nil, typ: String = "JWT", now: Date, _ claims: [String: Any] = [:]) throws -> String {
         var all: [String: Any] = [
             "iss": Self.issuer, "aud": "authd", "sub": "u-1", "iat": Int(now.timeIntervalSince1970), "exp": Int(now.timeIntervalSince1970) + 60,
             "jti": UUID().uuidString,
@@ -64,7 +64,7 @@ final class UpstreamStandIn: OutboundHTTP, Sendable {
         for (k, v) in claims { all[k] = v }
         all = all.filter { !($0.value is NSNull) }
         let keyID = kid ?? ["RS256": "rsa", "PS256": "rsa", "ES256": "ec", "EdDSA": "ed", "Ed25519": "ed"][alg] ?? "rsa"
-        let header = Base64URL.encode(Array(try JSONSerialization.data(withJSONObject: ["alg": alg, "kid": keyID, "typ": "JWT"])))
+        let header = Base64URL.encode(Array(try JSONSerialization.data(withJSONObject: ["alg": alg, "kid": keyID, "typ": typ])))
         let payload = Base64URL.encode(Array(try JSONSerialization.data(withJSONObject: all)))
         let input = Data((header + "." + payload).utf8)
         let signature: [UInt8]

@@ -19,12 +19,13 @@ actor OIDCTokenVerifier {
 
     /// Why a token was refused: logged, never shown (the client sees `INVALID_ID_TOKEN`).
     enum Rejection: Error, Equatable, CustomStringConvertible {
-        case malformed, algorithm(String), missingKid, unknownKid, keyType, signature, issuer, audience, expired, issuedInFuture, subject
+        case malformed, accessToken, algorithm(String), missingKid, unknownKid, keyType, signature, issuer, audience, expired, issuedInFuture, subject
         case nonceMissing, nonceMismatch, unexpectedNonce
 
         var description: String {
             switch self {
             case .malformed: "not a JWT"
+            case .accessToken: "an access token (typ at+jwt), not an ID token"
             case .algorithm(let alg): "algorithm \(LogSafe.text(alg, maxLength: 40)) is not accepted"
             case .missingKid: "no kid in the header"
             case .unknownKid: "kid not in the upstream's keys"
@@ -56,6 +57,7 @@ actor OIDCTokenVerifier {
     private struct Header: Decodable {
         var alg: String
         var kid: String?
+        var typ: String?
     }
 
     /// The claims as sent, for JWTKit's verification (which checks the signature only: authd checks the claims).
@@ -73,6 +75,8 @@ actor OIDCTokenVerifier {
         guard token.utf8.count < 16_384, parts.count == 3, let headerBytes = Base64URL.decode(parts[0]),
             let header = try? JSONDecoder().decode(Header.self, from: Data(headerBytes))
         else { throw Rejection.malformed }
+        // An access token of the same issuer (RFC 9068) never stands in for an ID token.
+        if let typ = header.typ?.lowercased(), typ == "at+jwt" || typ == "application/at+jwt" { throw Rejection.accessToken }
         guard let keyType = Self.algorithms[header.alg] else { throw Rejection.algorithm(header.alg) }
         guard let kid = header.kid, !kid.isEmpty, kid.utf8.count <= 256 else { throw Rejection.missingKid }
         let (document, remote) = try await discovery.current()
