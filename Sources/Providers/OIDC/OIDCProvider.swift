@@ -35,7 +35,7 @@ public struct OIDCProvider: AuthProvider {
         var verifiers: [String: OIDCTokenVerifier] = [:]
         for (name, upstream) in settings.upstreams {
             verifiers[name] = OIDCTokenVerifier(
-                upstream: upstream, discovery: OIDCDiscovery(upstream: upstream, kernel: kernel), clockSkew: kernel.config.tokens.clockSkew)
+                upstream: upstream, discovery: OIDCDiscovery(upstream: upstream, kernel: kernel), clockSkew: settings.clockSkew)
         }
         self.verifiers = verifiers
     }

@@ -6,6 +6,8 @@ public struct OIDCSettings: Sendable {
     public var upstreams: [String: OIDCUpstream]
     /// Token exchanges per client network (`attempts_per_ip`, default 30 per minute).
     public var attemptsPerIP: RateLimitRule
+    /// Seconds of clock difference allowed on `exp` and `iat` (`clock_skew`, default 60).
+    public var clockSkew: Int
 
     /// Reads the section.
     public init(_ section: inout ConfigSection) throws {
@@ -16,6 +18,7 @@ public struct OIDCSettings: Sendable {
         }
         self.upstreams = upstreams
         attemptsPerIP = try section.rule("attempts_per_ip", default: RateLimitRule(limit: 30, window: 60))
+        clockSkew = try section.int("clock_skew", default: 60, in: 0...600)
     }
 }
 
@@ -26,5 +29,6 @@ extension OIDCProvider {
             "providers", .object, default: "none",
             "The identity providers by name: issuer, client_id, client_secret_file, audiences, scopes, kind (oidc, google, microsoft), subject, trust_email, nonce_hash (none, sha256), require_nonce."),
         Setting.rateLimit("attempts_per_ip", default: RateLimitRule(limit: 30, window: 60), "ID-token exchanges per client network."),
+        Setting("clock_skew", .seconds, default: "60", "Clock difference allowed on an ID token's exp and iat (0 to 600)."),
     ]
 }
