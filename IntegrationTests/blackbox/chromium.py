@@ -10,11 +10,14 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 
 @contextlib.contextmanager
-def chromium(width=390, height=900):
-    """Debian's chromium and chromedriver, headless, at `width` × `height`."""
+def chromium(width=390, height=900, javascript=True):
+    """Debian's chromium and chromedriver, headless, at `width` × `height`; with `javascript` False,
+    no page runs a script (WebDriver still reads them)."""
     options = webdriver.ChromeOptions()
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", f"--window-size={width},{height}"):
         options.add_argument(flag)
+    if not javascript:
+        options.add_experimental_option("prefs", {"profile.managed_default_content_settings.javascript": 2})
     options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
     driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"), options=options)
     try:

@@ -14,14 +14,12 @@ clock to move from outside) by polling for the state it leads to.
 instances of one database.
 """
 import base64
-import contextlib
 import datetime
 import html.parser
 import http.client
 import json
 import os
 import re
-import shutil
 import subprocess
 import tempfile
 import threading
@@ -31,8 +29,6 @@ from collections import Counter
 
 import pyotp
 import pytest
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 from standardwebhooks.webhooks import Webhook
@@ -716,21 +712,6 @@ def signed_in_page(driver, email):
 
 
 
-@contextlib.contextmanager
-def chromium_without_javascript(width=375, height=900):
-    """chromium.chromium() with JavaScript turned off for every page (WebDriver still reads them)."""
-    options = webdriver.ChromeOptions()
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", f"--window-size={width},{height}"):
-        options.add_argument(flag)
-    options.add_experimental_option("prefs", {"profile.managed_default_content_settings.javascript": 2})
-    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
-    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"), options=options)
-    try:
-        yield driver
-    finally:
-        driver.quit()
-
-
 def waiting_number(driver):
     """The two digits the waiting page shows, and that it says what to do with them."""
     number = driver.find_element(By.ID, "approval-match-code").text.strip()
@@ -768,7 +749,7 @@ def test_the_login_page_asks_the_phone_and_lands_signed_in_when_the_phone_approv
 
 def test_without_javascript_the_person_clicks_continue_once_the_phone_approves():
     email = "nojs@example.com"
-    with running_server({**CONFIG, **PAGES}) as server, chromium_without_javascript() as browser:
+    with running_server({**CONFIG, **PAGES}) as server, chromium(javascript=False) as browser:
         phone = server.sign_in(email)
         browser.get(server.url + "/login?return_to=/account")
         ask_my_phone(browser, email)

@@ -3,7 +3,6 @@ upstream OpenID Provider (§13), with apps registered for each ID-token algorith
 in `oidc.providers`. Authlib runs the code flow on the upstream as an app would, and the ID token it
 gets is what a native app hands the second authd."""
 import contextlib
-import subprocess
 
 import requests
 from authlib.common.security import generate_token
@@ -12,7 +11,7 @@ from joserfc import jwt
 from joserfc.jwk import KeySet
 
 from conftest import running_server
-from test_openid_provider import BINARY, REDIRECT, authorize, register_client
+from test_openid_provider import REDIRECT, authorize, register_client
 from test_pages import PAGES, Browserish
 
 

@@ -44,27 +44,9 @@ struct LoginRoutes: Sendable {
 
     func add(to router: Router<AuthRequestContext>) {
         let routes = self
-        router.get("assets/authd.css") { _, _ -> Response in
-            var response = Response(
-                status: .ok, headers: [.contentType: "text/css; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: PageRenderer.stylesheet)))
-            response.headers[.cacheControl] = "public, max-age=3600"
-            response.headers[.xContentTypeOptions] = "nosniff"
-            return response
-        }
-        router.get("assets/passkey.js") { _, _ -> Response in
-            var response = Response(
-                status: .ok, headers: [.contentType: "text/javascript; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: PageRenderer.passkeyScript)))
-            response.headers[.cacheControl] = "public, max-age=3600"
-            response.headers[.xContentTypeOptions] = "nosniff"
-            return response
-        }
-        router.get("assets/poll.js") { _, _ -> Response in
-            var response = Response(
-                status: .ok, headers: [.contentType: "text/javascript; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: PageRenderer.pollScript)))
-            response.headers[.cacheControl] = "public, max-age=3600"
-            response.headers[.xContentTypeOptions] = "nosniff"
-            return response
-        }
+        Self.asset(router, "authd.css", type: "text/css; charset=utf-8", PageRenderer.stylesheet)
+        Self.asset(router, "passkey.js", type: "text/javascript; charset=utf-8", PageRenderer.passkeyScript)
+        Self.asset(router, "poll.js", type: "text/javascript; charset=utf-8", PageRenderer.pollScript)
         router.get("login") { request, context in try await routes.guarded(request, context) { try await routes.show(request, context) } }
         router.post("login/factor") { request, context in try await routes.posted(request, context) { form in try await routes.factor(form, request, context) } }
         router.post("login/restart") { request, context in
@@ -74,6 +56,16 @@ struct LoginRoutes: Sendable {
             try await routes.posted(request, context) { form in try await routes.providerPost(form, request, context) }
         }
         router.post("logout") { request, context in try await routes.posted(request, context) { form in try await routes.logout(form, request) } }
+    }
+
+    /// Serves one of the pages' files at `/assets/NAME`, cached for an hour.
+    static func asset(_ router: Router<AuthRequestContext>, _ name: String, type: String, _ bytes: [UInt8]) {
+        router.get("assets/\(name)") { _, _ -> Response in
+            var response = Response(status: .ok, headers: [.contentType: type], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+            response.headers[.cacheControl] = "public, max-age=3600"
+            response.headers[.xContentTypeOptions] = "nosniff"
+            return response
+        }
     }
 
     // MARK: - Gates
