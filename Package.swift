@@ -227,7 +227,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Sources/Providers/OIDC",
-            resources: [.embedInCode("openapi.yaml")],
+            resources: [.embedInCode("openapi.yaml"), .embedInCode("Pages/start.mustache"), .embedInCode("Pages/account.mustache")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -4,7 +4,8 @@ import NIOCore
 import Synchronization
 
 /// A browser of authd's pages for a provider's tests: it keeps cookies, sends the issuer's `Origin`
-/// with each form, posts the CSRF token of the last page shown, and follows redirects.
+/// with each form, posts the CSRF token of the last page shown, and follows redirects on the
+/// issuer (one to another site stops there: the page's `path` is where it was sent).
 ///
 /// ```swift
 /// let h = try await TestHarness.make(providers: [InviteCodeProvider.self], config: config)
@@ -30,7 +31,8 @@ public final class HarnessBrowser: Sendable {
 
     /// A page as shown: where the browser ended up, the status and the HTML.
     public struct Page: Sendable {
-        /// The path (with its query) of the page finally shown.
+        /// The path (with its query) of the page finally shown, or the whole URL of another site a
+        /// redirect sent the browser to.
         public let path: String
         /// Its status.
         public let status: HTTPResponse.Status
@@ -70,6 +72,9 @@ public final class HarnessBrowser: Sendable {
             let response = try await client.execute(uri: path, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) })
             remember(response.headers[values: .setCookie])
             if [301, 302, 303, 307, 308].contains(response.status.code), let location = response.headers[.location] {
+                if !location.hasPrefix("/") && !location.hasPrefix(origin + "/") {
+                    return Page(path: location, status: response.status, text: "")  // another site: an identity provider's page
+                }
                 path = location.hasPrefix(origin) ? String(location.dropFirst(origin.count)) : location
                 if response.status.code != 307 && response.status.code != 308 { (method, body) = (.get, nil) }
                 continue

@@ -14,7 +14,17 @@ final class UpstreamStandIn: OutboundHTTP, Sendable {
         var discoveryFetches = 0
         var jwksFetches = 0
         var published: Set<String> = ["rsa", "ec", "ed"]
+        /// The discovery document says its answers carry `iss` (RFC 9207).
+        var issParameter = false
+        /// The ID token each code the web flow may bring is exchanged for.
+        var codes: [String: String] = [:]
+        /// The token requests received: their fields and `Authorization`.
+        var tokenRequests: [(fields: [String: String], authorization: String?)] = []
+        /// GitHub's user and emails (`/user`, `/user/emails`).
+        var githubUser = #"{"id":4242,"login":"ada","name":"Ada Lovelace"}"#
+        var githubEmails = #"[{"email":"ada@example.com","primary":true,"verified":true}]"#
     }
+    static let github = "https://github.example.test"
     let state = Mutex(State())
     let rsa = try! _RSA.Signing.PrivateKey(keySize: .bits2048)
     let ec = P256.Signing.PrivateKey()
@@ -24,12 +34,38 @@ final class UpstreamStandIn: OutboundHTTP, Sendable {
 
     func send(_ request: OutboundRequest) async throws -> OutboundResponse {
         let (down, published) = state.withLock { s -> (Bool, Set<String>) in
-            if request.url.hasSuffix("/.well-known/openid-configuration") { s.discoveryFetches += 1 } else { s.jwksFetches += 1 }
+            if request.url.hasSuffix("/.well-known/openid-configuration") { s.discoveryFetches += 1 }
+            if request.url.hasSuffix("/jwks") { s.jwksFetches += 1 }
             return (s.down, s.published)
         }
         if down { throw URLError(.cannotConnectToHost) }
         if request.url == Self.issuer + "/.well-known/openid-configuration" {
-            return Self.json(#"{"issuer":"\#(Self.issuer)","jwks_uri":"\#(Self.issuer)/jwks","authorization_endpoint":"\#(Self.issuer)/authorize","token_endpoint":"\#(Self.issuer)/token"}"#)
+            let iss = state.withLock { $0.issParameter }
+            return Self.json(
+                #"{"issuer":"\#(Self.issuer)","jwks_uri":"\#(Self.issuer)/jwks","authorization_endpoint":"\#(Self.issuer)/authorize","token_endpoint":"\#(Self.issuer)/token","authorization_response_iss_parameter_supported":\#(iss)}"#
+            )
+        }
+        if request.method == .post, request.url == Self.issuer + "/token" || request.url == Self.github + "/login/oauth/access_token" {
+            let fields = Dictionary(
+                String(decoding: request.body, as: UTF8.self).split(separator: "&").map { pair -> (String, String) in
+                    let kv = pair.split(separator: "=", maxSplits: 1).map { String($0).removingPercentEncoding ?? "" }
+                    return (kv[0], kv.count > 1 ? kv[1] : "")
+                }, uniquingKeysWith: { $1 })
+            let token = state.withLock { s in
+                s.tokenRequests.append((fields, request.headers[.authorization]))
+                return s.codes.removeValue(forKey: fields["code"] ?? "")
+            }
+            if request.url.hasPrefix(Self.github) {
+                // GitHub answers a bad code with 200 and an error.
+                return Self.json(token == nil ? #"{"error":"bad_verification_code"}"# : #"{"access_token":"gho_\#(token!)","token_type":"bearer"}"#)
+            }
+            guard let token else { return OutboundResponse(status: .badRequest, body: Array(#"{"error":"invalid_grant"}"#.utf8)) }
+            return Self.json(#"{"access_token":"at","token_type":"Bearer","id_token":"\#(token)"}"#)
+        }
+        if request.url.hasPrefix(Self.github + "/api/user") {
+            guard request.headers[.authorization]?.hasPrefix("Bearer gho_") == true else { return OutboundResponse(status: .unauthorized) }
+            let (user, emails) = state.withLock { ($0.githubUser, $0.githubEmails) }
+            return Self.json(request.url.hasSuffix("/emails") ? emails : user)
         }
         if request.url == Self.issuer + "/jwks" { return Self.json(jwks(published)) }
         return OutboundResponse(status: .notFound)

@@ -12,4 +12,7 @@ public enum PageOutcome: Sendable {
     /// sign-in (approved it); a session started without a further factor carries that session's
     /// `auth_time` instead of now.
     case signedIn(UserRecord, amr: [String], device: DeviceInfo, multiFactor: Bool = false, vouchedAt: Date? = nil)
+    /// Send the browser to `location`: an identity provider's authorization endpoint (the
+    /// pending state is kept for its way back), or a path of authd's own (`/account`).
+    case redirect(to: String)
 }

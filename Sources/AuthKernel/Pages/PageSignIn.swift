@@ -23,6 +23,19 @@ public protocol PageSignIn: AuthProvider {
     /// - Throws: ``AuthError``: the server shows its message above the provider's first step.
     func pagePost(action: String, form: PageForm, state: inout [String: String], context: AuthRequestContext) async throws -> PageOutcome
 
+    /// Handles a GET of `/login/ID/PATH`: a link its step shows, or an identity provider sending
+    /// the browser back (a redirect carries no form, so no CSRF token: what it brings must be
+    /// bound to `state`, which only this browser's sealed cookie holds).
+    /// - Parameters:
+    ///   - path: what follows `/login/ID/` (`google`, `google/callback`).
+    ///   - query: the query's fields.
+    ///   - state: this sign-in's pending state, the provider's own keys; kept for the next request.
+    ///   - browser: the browser's own sign-in, when it has one (to link a way in to it).
+    ///   - context: the request's context.
+    /// - Throws: ``AuthError``: the server shows its message above the first steps.
+    func pageGet(path: String, query: PageForm, state: inout [String: String], browser: Principal?, context: AuthRequestContext) async throws
+        -> PageOutcome
+
     /// Runs the server's sign-in after this provider answered ``PageOutcome/signedIn(_:amr:device:multiFactor:vouchedAt:)``;
     /// the sign-in policies run inside `signIn`. A provider whose step proved something its own
     /// policy reads (an address just proven by a mailed code) sets it around the call. The default
@@ -44,6 +57,13 @@ public protocol PageSignIn: AuthProvider {
 }
 
 extension PageSignIn {
+    /// No links: 404.
+    public func pageGet(path: String, query: PageForm, state: inout [String: String], browser: Principal?, context: AuthRequestContext) async throws
+        -> PageOutcome
+    {
+        throw AuthError.notFound()
+    }
+
     /// Runs `signIn` as it is.
     public func whilePageSignsIn<T: Sendable>(state: [String: String], _ signIn: () async throws -> T) async throws -> T {
         try await signIn()

@@ -55,6 +55,10 @@ struct LoginRoutes: Sendable {
         router.post("login/:provider/:action") { request, context in
             try await routes.posted(request, context) { form in try await routes.providerPost(form, request, context) }
         }
+        // A provider's links and an identity provider's way back (`/login/oidc/google/callback`).
+        for path in ["login/:provider/:action", "login/:provider/:action/:step"] {
+            router.get(RouterPath(path)) { request, context in try await routes.guarded(request, context) { try await routes.providerGet(request, context) } }
+        }
         router.post("logout") { request, context in try await routes.posted(request, context) { form in try await routes.logout(form, request) } }
     }
 
@@ -145,7 +149,7 @@ struct LoginRoutes: Sendable {
 
     func providerPost(_ form: PageForm, _ request: Request, _ context: AuthRequestContext) async throws -> Response {
         let (found, refusal) = preSignIn(form, request)
-        guard var pre = found else { return refusal! }
+        guard let pre = found else { return refusal! }
         let id = context.parameters.get("provider") ?? "", action = context.parameters.get("action") ?? ""
         guard let provider = offered(pre).first(where: { type(of: $0).id == id }) else {
             return message("There is no such way to sign in.", status: .notFound)
@@ -157,6 +161,46 @@ struct LoginRoutes: Sendable {
         } catch let error as AuthError {
             return try loginPage(pre, error: Self.sentence(error), status: error.status)
         }
+        return try await answer(outcome, of: provider, state: state, pre: pre)
+    }
+
+    /// A GET of a provider's link or its identity provider's way back: the pre-sign-in state
+    /// (begun here when the browser has none), `return_to` when the link names one.
+    func providerGet(_ request: Request, _ context: AuthRequestContext) async throws -> Response {
+        let now = kernel.clock.now()
+        let found = PreSignIn.unsealed(request, box: box, now: now)
+        var pre: PreSignIn
+        if let found {
+            pre = found
+        } else {
+            try await kernel.rateLimiter.consume(Self.pagesPerNetwork, key: "pages.new:\(ClientNetwork.network(for: context.clientIP))")
+            pre = PreSignIn.new(returnTo: "/account", now: now)
+        }
+        if let asked = request.uri.queryParameters.get("return_to") {
+            pre.returnTo = PageGate.returnTo(asked)
+            (pre.allowPin, pre.formTarget) = try await authorizeRequest(returnTo: pre.returnTo)
+        }
+        let id = context.parameters.get("provider") ?? ""
+        guard let provider = offered(pre).first(where: { type(of: $0).id == id }) else {
+            return message("There is no such way to sign in.", status: .notFound)
+        }
+        let path = ([context.parameters.get("action")] + [context.parameters.get("step")]).compactMap { $0 }.joined(separator: "/")
+        var state = pre.provider == id ? pre.state : [:]
+        let outcome: PageOutcome
+        do {
+            let query = PageForm(urlencoded: request.uri.query ?? "")
+            outcome = try await provider.pageGet(path: path, query: query, state: &state, browser: try await browserPrincipal(request), context: context)
+        } catch let error as AuthError {
+            (pre.provider, pre.state) = (nil, [:])
+            return try loginPage(pre, error: Self.sentence(error), status: error.status)
+        }
+        return try await answer(outcome, of: provider, state: state, pre: pre)
+    }
+
+    /// What a provider's outcome shows: its next step, the sign-in, or a redirect.
+    func answer(_ outcome: PageOutcome, of provider: any PageSignIn, state: [String: String], pre: PreSignIn) async throws -> Response {
+        var pre = pre
+        let id = type(of: provider).id
         switch outcome {
         case .step(let step):
             (pre.provider, pre.state) = (id, state)
@@ -167,6 +211,11 @@ struct LoginRoutes: Sendable {
             return try await provider.whilePageSignsIn(state: state) {
                 try await signIn(user, amr: amr, device: device, multiFactor: multiFactor, vouchedAt: vouchedAt, pre: pre)
             }
+        case .redirect(let location):
+            (pre.provider, pre.state) = (id, state)
+            var response = PageGate.redirect(to: location, status: .found)
+            response.setCookie(try pre.cookie(box: box))
+            return response
         }
     }
 

@@ -14,8 +14,13 @@ actor OIDCDiscovery {
         var jwksURI: String
         var authorizationEndpoint: String?
         var tokenEndpoint: String?
+        /// RFC 9207: its authorization responses carry `iss`, so one without it is refused.
+        var issParameterSupported: Bool?
+        var tokenEndpointAuthMethods: [String]?
         enum CodingKeys: String, CodingKey {
             case issuer, jwksURI = "jwks_uri", authorizationEndpoint = "authorization_endpoint", tokenEndpoint = "token_endpoint"
+            case issParameterSupported = "authorization_response_iss_parameter_supported"
+            case tokenEndpointAuthMethods = "token_endpoint_auth_methods_supported"
         }
     }
 

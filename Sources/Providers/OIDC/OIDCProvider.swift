@@ -23,6 +23,11 @@ public struct OIDCProvider: AuthProvider {
     public static let startsByDefault = false
     /// The purpose its used ID tokens are kept under.
     static let usedPurpose = "oidc.id_token"
+    /// The ids of authd's own providers and sign-in methods, which no upstream may be named.
+    static let reservedNames: Set<String> = [
+        "email", "password", "apple", "anonymous", "pin", "passkey", "totp", "recovery_code", "approval", "oidc", "api_key", "email_code", "device",
+        "service", "admin",
+    ]
 
     let kernel: Kernel
     let settings: OIDCSettings
@@ -34,6 +39,14 @@ public struct OIDCProvider: AuthProvider {
         settings = try OIDCSettings(&config)
         var verifiers: [String: OIDCTokenVerifier] = [:]
         for (name, upstream) in settings.upstreams {
+            // An identity is (name, subject): a name another provider keys its identities by would
+            // let the upstream's subjects stand for that provider's (an `email` upstream's `sub`
+            // naming someone's address).
+            if Self.reservedNames.contains(name) || kernel.providerIDs.contains(name) {
+                throw ConfigError("oidc.providers: the name \"\(name)\" is a provider's id; choose another")
+            }
+            // GitHub has no ID tokens and no discovery: only the web flow signs in with it.
+            guard upstream.kind != .github else { continue }
             verifiers[name] = OIDCTokenVerifier(
                 upstream: upstream, discovery: OIDCDiscovery(upstream: upstream, kernel: kernel), clockSkew: settings.clockSkew)
         }
@@ -63,26 +76,36 @@ public struct OIDCProvider: AuthProvider {
                 throw AuthError.invalidRequest("The field `nonce` must be at most 256 characters.", field: "nonce")
             }
             try await kernel.rateLimiter.consume(settings.attemptsPerIP, key: "oidc.ip:\(context.clientKey)")
-            let identity: OIDCTokenVerifier.Identity
-            do {
-                identity = try await verifier.verify(body.idToken, nonce: body.nonce, now: kernel.clock.now())
-            } catch let error as AuthError {
-                throw error  // the upstream cannot be reached: 503 for it alone
-            } catch {
-                kernel.logger.info("identity provider's token refused", metadata: ["oidc.provider": "\(name)", "reason": "\(error)", "request.ip": "\(context.clientIP)"])
-                await kernel.audit.record("sign_in_failed", provider: Self.id, device: device.name, reason: AuthError.invalidIDToken.code)
-                throw AuthError.invalidIDToken
-            }
-            // Accepted once: a token seen before (stolen from a log, replayed) signs nobody in.
-            guard try await kernel.tokens.firstUse(purpose: Self.usedPurpose, value: body.idToken, until: identity.expiresAt) else {
-                kernel.logger.info("identity provider's token used twice", metadata: ["oidc.provider": "\(name)"])
-                await kernel.audit.record("sign_in_failed", provider: Self.id, device: device.name, reason: "ID_TOKEN_REPLAYED")
-                throw AuthError.invalidIDToken
-            }
+            let identity = try await verified(body.idToken, by: verifier, nonce: body.nonce, device: device.name, context: context)
             let user = try await account(for: identity, upstream: verifier.upstream, principal: context.principal)
             return try await kernel.sessions.signIn(user, amr: [Self.id], device: device, requireUnchangedCredentials: false)
         }
         return routes
+    }
+
+    /// The token's identity, or 401 `INVALID_ID_TOKEN` (the reason logged and audited) when it is
+    /// not valid here or was used before; 503 while the upstream cannot be reached.
+    func verified(_ token: String, by verifier: OIDCTokenVerifier, nonce: String?, web: Bool = false, device: String?, context: AuthRequestContext)
+        async throws -> OIDCTokenVerifier.Identity
+    {
+        let name = verifier.upstream.name
+        let identity: OIDCTokenVerifier.Identity
+        do {
+            identity = try await verifier.verify(token, nonce: nonce, now: kernel.clock.now(), web: web)
+        } catch let error as AuthError {
+            throw error  // the upstream cannot be reached: 503 for it alone
+        } catch {
+            kernel.logger.info("identity provider's token refused", metadata: ["oidc.provider": "\(name)", "reason": "\(error)", "request.ip": "\(context.clientIP)"])
+            await kernel.audit.record("sign_in_failed", provider: Self.id, device: device, reason: AuthError.invalidIDToken.code)
+            throw AuthError.invalidIDToken
+        }
+        // Accepted once: a token seen before (stolen from a log, replayed) signs nobody in.
+        guard try await kernel.tokens.firstUse(purpose: Self.usedPurpose, value: token, until: identity.expiresAt) else {
+            kernel.logger.info("identity provider's token used twice", metadata: ["oidc.provider": "\(name)"])
+            await kernel.audit.record("sign_in_failed", provider: Self.id, device: device, reason: "ID_TOKEN_REPLAYED")
+            throw AuthError.invalidIDToken
+        }
+        return identity
     }
 
     /// The account an upstream identity signs in (or links to the caller), by contract §16's rules.

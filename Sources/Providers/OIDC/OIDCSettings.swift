@@ -27,7 +27,7 @@ extension OIDCProvider {
     public static let settings = [
         Setting(
             "providers", .object, default: "none",
-            "The identity providers by name: issuer, client_id, client_secret_file, audiences, scopes, kind (oidc, google, microsoft), subject, trust_email, nonce_hash (none, sha256), require_nonce."),
+            "The identity providers by name: issuer, client_id, client_secret_file, audiences, scopes, kind (oidc, google, microsoft, github), subject, trust_email, nonce_hash (none, sha256), require_nonce, label, web (offered on /login, default true), authorize_url, token_url, api_url (GitHub's)."),
         Setting.rateLimit("attempts_per_ip", default: RateLimitRule(limit: 30, window: 60), "ID-token exchanges per client network."),
         Setting("clock_skew", .seconds, default: "60", "Clock difference allowed on an ID token's exp and iat (0 to 600)."),
     ]

@@ -68,9 +68,11 @@ actor OIDCTokenVerifier {
         func verify(using algorithm: some JWTAlgorithm) async throws {}
     }
 
-    /// Verifies `token`; `nonce` is what the app chose (nil when it sent none).
+    /// Verifies `token`; `nonce` is what the app chose (nil when it sent none). `web`: the token came
+    /// from authd's own code flow, so its audience is authd's client id and its nonce is the one
+    /// authd sent, as it was sent.
     /// - Throws: ``Rejection``; 503 `UNAVAILABLE` (an `AuthError`) while the upstream's keys cannot be had.
-    func verify(_ token: String, nonce: String?, now: Date) async throws -> Identity {
+    func verify(_ token: String, nonce: String?, now: Date, web: Bool = false) async throws -> Identity {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard token.utf8.count < 16_384, parts.count == 3, let headerBytes = Base64URL.decode(parts[0]),
             let header = try? JSONDecoder().decode(Header.self, from: Data(headerBytes))
@@ -99,7 +101,7 @@ actor OIDCTokenVerifier {
             }
             claims = verified.values
         }
-        return try check(claims, nonce: nonce, now: now, discoveredIssuer: document.issuer)
+        return try check(claims, nonce: nonce, now: now, discoveredIssuer: document.issuer, web: web)
     }
 
     private func keys(_ fetched: RemoteKeySet.Keys) async throws -> OIDCKeys {
@@ -109,7 +111,7 @@ actor OIDCTokenVerifier {
         return keys
     }
 
-    func check(_ claims: [String: JSONValue], nonce: String?, now: Date, discoveredIssuer: String) throws(Rejection) -> Identity {
+    func check(_ claims: [String: JSONValue], nonce: String?, now: Date, discoveredIssuer: String, web: Bool = false) throws(Rejection) -> Identity {
         func string(_ name: String) -> String? { if case .string(let s)? = claims[name] { s } else { nil } }
         func number(_ name: String) -> Double? { if case .number(let n)? = claims[name] { n } else { nil } }
         guard let iss = string("iss"), upstream.accepts(issuer: iss, discovered: discoveredIssuer, tenant: string("tid")) else { throw .issuer }
@@ -119,7 +121,7 @@ actor OIDCTokenVerifier {
         case .array(let list)?: audiences = list.compactMap { if case .string(let a) = $0 { a } else { nil } }
         default: throw .audience
         }
-        let accepted = Set([upstream.clientID] + upstream.audiences)
+        let accepted = Set([upstream.clientID] + (web ? [] : upstream.audiences))
         guard audiences.contains(where: accepted.contains) else { throw .audience }
         let t = now.timeIntervalSince1970
         guard let exp = number("exp"), exp > t - clockSkew else { throw .expired }
@@ -139,8 +141,9 @@ actor OIDCTokenVerifier {
         case (.some, nil): throw .nonceMissing
         case (nil, .some): throw .unexpectedNonce
         case (.some(let claimed), .some(let raw)):
-            let expected = upstream.nonceHash == .sha256 ? Hex.encode(SHA256.hash(raw)) : raw
-            let presented = upstream.nonceHash == .sha256 ? claimed.lowercased() : claimed
+            let hashed = upstream.nonceHash == .sha256 && !web
+            let expected = hashed ? Hex.encode(SHA256.hash(raw)) : raw
+            let presented = hashed ? claimed.lowercased() : claimed
             guard ConstantTime.equals(Array(presented.utf8), Array(expected.utf8)) else { throw .nonceMismatch }
         }
         var verified = false

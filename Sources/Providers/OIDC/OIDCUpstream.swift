@@ -46,6 +46,16 @@ public struct OIDCUpstream: Sendable {
     public var nonceHash: NonceHash
     /// Whether a native token must carry a nonce.
     public var requireNonce: Bool
+    /// What the pages' button names it ("Continue with Google").
+    public var label: String
+    /// Whether `/login` offers it (the web flow); false for an upstream only native apps use.
+    public var web: Bool
+    /// The authorization endpoint, when set instead of the discovered one (GitHub's by default).
+    public var authorizeURL: String?
+    /// The token endpoint, when set instead of the discovered one (GitHub's by default).
+    public var tokenURL: String?
+    /// GitHub's user API (`https://api.github.com` by default).
+    public var apiURL: String?
 
     /// The name's rule: lower-case letters, digits, `-` and `_`, at most 32.
     static func isValidName(_ name: String) -> Bool {
@@ -70,12 +80,12 @@ public struct OIDCUpstream: Sendable {
             throw ConfigError("oidc.providers.\(name).kind must be one of \(Kind.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         self.kind = kind
-        if kind == .github {
-            throw ConfigError("oidc.providers.\(name).kind github signs in on the web pages, which this version does not have yet")
-        }
         issuer = try section.string("issuer", default: "")
-        guard Self.isAllowedURL(issuer), !issuer.hasSuffix("/") || kind == .github else {
-            throw ConfigError("oidc.providers.\(name).issuer must be an https:// URL (http:// only to this machine) with no trailing slash")
+        // GitHub has no issuer (OAuth 2.0, no ID tokens): its endpoints are named instead.
+        if kind != .github {
+            guard Self.isAllowedURL(issuer), !issuer.hasSuffix("/") else {
+                throw ConfigError("oidc.providers.\(name).issuer must be an https:// URL (http:// only to this machine) with no trailing slash")
+            }
         }
         clientID = try section.string("client_id", default: "")
         guard !clientID.isEmpty, clientID.utf8.count <= 512 else { throw ConfigError("oidc.providers.\(name).client_id is required") }
@@ -96,13 +106,25 @@ public struct OIDCUpstream: Sendable {
         guard let nonceHash = NonceHash(rawValue: hash) else { throw ConfigError("oidc.providers.\(name).nonce_hash must be none or sha256") }
         self.nonceHash = nonceHash
         requireNonce = try section.bool("require_nonce", default: true)
-        // The web flow and GitHub's endpoints come with the issue that adds them; read so a
-        // configuration written for them is not refused.
-        for key in ["api_url", "authorize_url", "token_url"] {
-            if let url = try section.optionalString(key), !Self.isAllowedURL(url) {
-                throw ConfigError("oidc.providers.\(name).\(key) must be an https:// URL")
+        func url(_ key: String, github: String) throws -> String? {
+            let value = try section.optionalString(key) ?? (kind == .github ? github : nil)
+            if let value, !Self.isAllowedURL(value) || value.hasSuffix("/") {
+                throw ConfigError("oidc.providers.\(name).\(key) must be an https:// URL (http:// only to this machine) with no trailing slash")
             }
+            return value
         }
+        authorizeURL = try url("authorize_url", github: "https://github.com/login/oauth/authorize")
+        tokenURL = try url("token_url", github: "https://github.com/login/oauth/access_token")
+        apiURL = try url("api_url", github: "https://api.github.com")
+        if kind != .github, try section.optionalString("api_url") != nil {
+            throw ConfigError("oidc.providers.\(name).api_url is GitHub's (kind github) only")
+        }
+        let defaultLabel = [Kind.google: "Google", .microsoft: "Microsoft", .github: "GitHub"][kind] ?? name
+        label = try section.string("label", default: defaultLabel)
+        guard !label.isEmpty, label.unicodeScalars.count <= 40, !label.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw ConfigError("oidc.providers.\(name).label must be 1 to 40 characters")
+        }
+        web = try section.bool("web", default: true)
         try section.rejectUnknownKeys()
     }
 
