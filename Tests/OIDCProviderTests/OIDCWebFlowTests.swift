@@ -217,7 +217,21 @@ struct OIDCWebFlowTests {
             let asked2 = try await start(carol, "web", link: true)
             upstream.state.withLock { $0.codes["l-2"] = try? upstream.token(now: clock.now(), ["sub": "shared", "nonce": asked2["nonce"]!]) }
             let taken = try await carol.open(callback("web", ["code": "l-2", "state": asked2["state"]!, "iss": UpstreamStandIn.issuer]))
-            #expect(taken.status == .conflict && taken.text.contains("already belongs to another account"))
+            #expect(taken.status == .conflict && taken.text.contains("already belongs to another account") && taken.text.contains("Back to your account"))
+
+            // A link goes to the sign-in that asked for it: another sign-in in the same browser
+            // (Bea's ended, Dan's begun) brings the answer back to nothing.
+            let asked3 = try await start(bea, "web", link: true)
+            let flowCookie = try #require(bea.cookie("__Host-authd-signin"))
+            upstream.state.withLock { $0.codes["l-3"] = try? upstream.token(now: clock.now(), ["sub": "bea-2", "nonce": asked3["nonce"]!]) }
+            let dan = try await signedInBrowser(client, h, "dan@example.com")
+            let danCookie = try #require(dan.cookie("__Host-authd"))
+            let switched = try await client.execute(
+                uri: callback("web", ["code": "l-3", "state": asked3["state"]!, "iss": UpstreamStandIn.issuer]), method: .get,
+                headers: [.cookie: "__Host-authd-signin=\(flowCookie); __Host-authd=\(danCookie)"])
+            #expect(switched.status == .unauthorized && String(buffer: switched.body).contains("Your sign-in changed"))
+            let danUser = try #require(try await h.kernel.users.user(email: "dan@example.com"))
+            #expect(!danUser.identities.contains { $0.provider == "web" })
 
             // A stale sign-in links nothing, and a browser signed in nowhere has nothing to link to.
             clock.advance(by: 601)

@@ -187,18 +187,25 @@ struct LoginRoutes: Sendable {
         let path = ([context.parameters.get("action")] + [context.parameters.get("step")]).compactMap { $0 }.joined(separator: "/")
         var state = pre.provider == id ? pre.state : [:]
         let outcome: PageOutcome
+        let browser = try await browserPrincipal(request)
         do {
             let query = PageForm(urlencoded: request.uri.query ?? "")
-            outcome = try await provider.pageGet(path: path, query: query, state: &state, browser: try await browserPrincipal(request), context: context)
+            outcome = try await provider.pageGet(path: path, query: query, state: &state, browser: browser, context: context)
         } catch let error as AuthError {
             (pre.provider, pre.state) = (nil, [:])
-            return try loginPage(pre, error: Self.sentence(error), status: error.status)
+            guard browser != nil else { return try loginPage(pre, error: Self.sentence(error), status: error.status) }
+            // Signed in already (linking a way in): the sign-in page is not where they were.
+            let content = renderer.render("message", ["message": Self.sentence(error), "link": "/account", "link_text": "Back to your account"])
+            return renderer.page(title: "Your account", content: content, status: error.status, cookies: [try pre.cookie(box: box)])
         }
-        return try await answer(outcome, of: provider, state: state, pre: pre)
+        return try await answer(outcome, of: provider, state: state, pre: pre, arrivedFromElsewhere: true)
     }
 
-    /// What a provider's outcome shows: its next step, the sign-in, or a redirect.
-    func answer(_ outcome: PageOutcome, of provider: any PageSignIn, state: [String: String], pre: PreSignIn) async throws -> Response {
+    /// What a provider's outcome shows: its next step, the sign-in, or a redirect. `arrivedFromElsewhere`:
+    /// the request is a GET another site may have sent (an identity provider's way back).
+    func answer(_ outcome: PageOutcome, of provider: any PageSignIn, state: [String: String], pre: PreSignIn, arrivedFromElsewhere: Bool = false)
+        async throws -> Response
+    {
         var pre = pre
         let id = type(of: provider).id
         switch outcome {
@@ -209,7 +216,7 @@ struct LoginRoutes: Sendable {
                 csrf: pre.csrf, cookies: [try pre.cookie(box: box)], formTarget: pre.formTarget)
         case .signedIn(let user, let amr, let device, let multiFactor, let vouchedAt):
             return try await provider.whilePageSignsIn(state: state) {
-                try await signIn(user, amr: amr, device: device, multiFactor: multiFactor, vouchedAt: vouchedAt, pre: pre)
+                try await signIn(user, amr: amr, device: device, multiFactor: multiFactor, vouchedAt: vouchedAt, pre: pre, continuing: arrivedFromElsewhere)
             }
         case .redirect(let location):
             (pre.provider, pre.state) = (id, state)
@@ -221,7 +228,8 @@ struct LoginRoutes: Sendable {
 
     /// After the first factor: the policies, then a second factor or the browser's session.
     func signIn(
-        _ user: UserRecord, amr: [String], device: DeviceInfo, multiFactor: Bool = false, vouchedAt: Date? = nil, pre: PreSignIn
+        _ user: UserRecord, amr: [String], device: DeviceInfo, multiFactor: Bool = false, vouchedAt: Date? = nil, pre: PreSignIn,
+        continuing: Bool = false
     ) async throws -> Response {
         var pre = pre
         let result: SignInResponse
@@ -232,7 +240,7 @@ struct LoginRoutes: Sendable {
         }
         switch result {
         case .session(let session):
-            return signedIn(session, returnTo: pre.returnTo)
+            return signedIn(session, returnTo: pre.returnTo, continuing: continuing)
         case .secondFactorRequired(let required):
             (pre.challenge, pre.factors, pre.provider, pre.state) = (required.challenge, required.factors, nil, [:])
             return try await factorPage(pre)
@@ -240,8 +248,19 @@ struct LoginRoutes: Sendable {
     }
 
     /// The new session's cookie; the pre-sign-in cookie ends; on to where the person was going.
-    func signedIn(_ session: SessionResponse, returnTo: String) -> Response {
-        var response = PageGate.redirect(to: returnTo)
+    /// `continuing`: the sign-in came back from an identity provider, whose page's form may have
+    /// started this navigation; browsers hold the whole redirect chain of a form to that page's
+    /// `form-action`, so a chain on to an app of ours (an authorize request) would be cut. A page
+    /// of our own that refreshes to it ends that chain.
+    func signedIn(_ session: SessionResponse, returnTo: String, continuing: Bool = false) -> Response {
+        var response: Response
+        if continuing, URLComponents(string: returnTo)?.path == "/oauth/authorize" {
+            response = renderer.page(
+                title: "Signed in", content: renderer.render("message", ["message": "You are signed in.", "link": returnTo, "link_text": "Continue"]))
+            response.headers[HTTPField.Name("Refresh")!] = "0; url=\(returnTo)"
+        } else {
+            response = PageGate.redirect(to: returnTo)
+        }
         response.setCookie(BrowserCookie.cookie(session.refreshToken, maxAge: kernel.config.tokens.refreshTTL))
         response.setCookie(PreSignIn.cookie("", maxAge: 0))
         return response
