@@ -153,7 +153,7 @@ def test_a_trusted_upstream_joins_the_verified_account_a_fresh_sign_in_links_and
     forget(browser)
     sign_in_with_email(browser, down, "sam@example.com")
     assert on_account(browser) and "Link Upstream ID" in browser.page_source
-    click(browser, "a[href='/login/oidc/upstream?link=1']")
+    click(browser, "a[href^='/login/oidc/upstream?link=1&csrf=']")
     sign_in_upstream(browser, up, "sam.upstream@example.com")
     WebDriverWait(browser, 10).until(on_account)
     assert "sam@example.com" in browser.page_source and "Linked: you can sign in with it." in browser.page_source
@@ -163,7 +163,7 @@ def test_a_trusted_upstream_joins_the_verified_account_a_fresh_sign_in_links_and
     # Tom tries to link the same upstream person: it is Sam's.
     forget(browser)
     sign_in_with_email(browser, down, "tom@example.com")
-    click(browser, "a[href='/login/oidc/upstream?link=1']")
+    click(browser, "a[href^='/login/oidc/upstream?link=1&csrf=']")
     sign_in_upstream(browser, up, "sam.upstream@example.com")
     WebDriverWait(browser, 10).until(lambda d: "already belongs to another account" in d.page_source)
     assert "Back to your account" in browser.page_source
@@ -179,3 +179,86 @@ def test_a_trusted_upstream_joins_the_verified_account_a_fresh_sign_in_links_and
     assert "sam@example.com" in browser.page_source
     assert len(down.outbox()) >= before
     assert rita["user"]["email"] == "rita@example.com"
+
+
+class GitHubStandIn:
+    """GitHub's OAuth endpoints and user API, as authd's `kind: github` reaches them (api_url
+    `/api`): the authorize page answers at once, the token endpoint checks the secret and the PKCE
+    verifier (and answers a bad code with 200 and an error, as GitHub does)."""
+
+    def __init__(self):
+        import base64
+        import hashlib
+        import http.server
+        import threading
+        stand_in = self
+        self.seen = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def answer(self, status, body, headers=()):
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                for name, value in headers:
+                    self.send_header(name, value)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self):
+                url = urllib.parse.urlparse(self.path)
+                query = dict(urllib.parse.parse_qsl(url.query))
+                if url.path == "/login/oauth/authorize":
+                    stand_in.seen.append(("authorize", query))
+                    stand_in.challenge = query.get("code_challenge")
+                    back = query["redirect_uri"] + "?" + urllib.parse.urlencode({"code": "gh-code", "state": query["state"]})
+                    return self.answer(302, {}, [("Location", back)])
+                if self.headers.get("Authorization") != "Bearer gho_token":
+                    return self.answer(401, {"message": "Bad credentials"})
+                if url.path == "/api/user":
+                    return self.answer(200, {"id": 9001, "login": "octo", "name": "Octo Cat"})
+                if url.path == "/api/user/emails":
+                    return self.answer(200, [{"email": "other@example.com", "primary": False, "verified": True},
+                                             {"email": "octo@example.com", "primary": True, "verified": True}])
+                self.answer(404, {})
+
+            def do_POST(self):
+                fields = dict(urllib.parse.parse_qsl(self.rfile.read(int(self.headers["Content-Length"])).decode()))
+                stand_in.seen.append(("token", fields))
+                digest = base64.urlsafe_b64encode(hashlib.sha256(fields.get("code_verifier", "").encode()).digest()).rstrip(b"=").decode()
+                if fields.get("code") != "gh-code" or fields.get("client_secret") != "gh-secret" or digest != stand_in.challenge:
+                    return self.answer(200, {"error": "bad_verification_code"})
+                self.answer(200, {"access_token": "gho_token", "token_type": "bearer", "scope": "read:user,user:email"})
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+def test_github_signs_in_with_its_user_api_and_joins_the_account_of_its_verified_primary_address(browser):
+    github = GitHubStandIn()
+    with tempfile.TemporaryDirectory() as folder:
+        secret = os.path.join(folder, "github-secret")
+        with open(secret, "w") as f:
+            f.write("gh-secret\n")
+        port = free_port()
+        entry = {"kind": "github", "client_id": "gh-client", "client_secret_file": secret, "trust_email": True,
+                 "authorize_url": github.url + "/login/oauth/authorize", "token_url": github.url + "/login/oauth/access_token", "api_url": github.url + "/api"}
+        config = {"issuer": f"http://localhost:{port}", "providers": ["email", "oidc"], "oidc": {"providers": {"github": entry}}}
+        with running_server(config, port=port) as down:
+            octo = down.sign_in("octo@example.com")
+            issuer = f"http://localhost:{port}"
+            browser.get(issuer + "/login")
+            click(browser, "a[href='/login/oidc/github']")
+            WebDriverWait(browser, 10).until(on_account)
+            assert "octo@example.com" in browser.page_source, "GitHub's verified primary address joins Octo's account"
+            authorize = github.seen[0][1]
+            assert authorize["client_id"] == "gh-client" and authorize["scope"] == "read:user user:email" and authorize["code_challenge_method"] == "S256"
+            assert authorize["redirect_uri"] == issuer + "/login/oidc/github/callback" and "nonce" not in authorize
+            me = requests.post(down.url + "/api/v1/auth/oidc/github", json={"id_token": "x"})
+            assert me.status_code == 404, "no ID tokens from GitHub"
+            assert octo["user"]["email"] == "octo@example.com"
+    github.server.shutdown()

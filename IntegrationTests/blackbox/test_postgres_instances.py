@@ -576,3 +576,34 @@ def test_an_identity_providers_token_signs_in_on_one_instance_and_is_refused_on_
             assert replay.status_code == 401 and replay.json()["error"]["code"] == "INVALID_ID_TOKEN"
             token, nonce = id_token(up, app, "pg@example.com")
             assert exchange(b, token, nonce).json()["user"]["id"] == first.json()["user"]["id"]
+
+
+def test_the_pages_sign_in_through_an_identity_provider_across_instances_and_an_answer_counts_once():
+    # Contract §16's web flow on PostgreSQL: started on one instance, answered on the other (the
+    # state is in the browser's sealed cookie, its spending in the shared store), and the same
+    # answer brought back to the first is refused.
+    from test_openid_provider import authorize, register_client
+    from test_pages import PAGES, Browserish
+
+    host = {"Host": "auth.example.test"}  # the cluster's issuer: pages answer on its host only
+    with tempfile.TemporaryDirectory() as folder, running_server({**PAGES, "email": {"resend_interval": 0}}) as up:
+        app = register_client(up, "--first-party", name="Downstream", redirect="https://auth.example.test/login/oidc/upstream/callback")
+        secret = os.path.join(folder, "secret")
+        with open(secret, "w") as f:
+            f.write(app["client_secret"])
+        entry = {"issuer": up.url, "client_id": app["client_id"], "client_secret_file": secret}
+        with cluster({"providers": ["email", "oidc"], "oidc": {"providers": {"upstream": entry}}}) as (a, b):
+            browser = Browserish()
+            start = browser.get(a.url + "/login/oidc/upstream", headers=host, allow_redirects=False)
+            assert start.status_code == 302 and start.headers["Location"].startswith(up.url + "/oauth/authorize?"), start.text[:300]
+            flow_cookie = browser.kept["__Host-authd-signin"]
+            callback = authorize(Browserish(), up, start.headers["Location"], email="pg-web@example.com")
+            assert callback.startswith("https://auth.example.test/login/oidc/upstream/callback?")
+            path = callback[len("https://auth.example.test"):]
+            done = browser.get(b.url + path, headers=host, allow_redirects=False)
+            assert done.status_code == 303 and done.headers["Location"] == "/account", done.text[:300]
+            assert "__Host-authd" in browser.kept
+            account = browser.get(a.url + "/account", headers=host, allow_redirects=False)
+            assert account.status_code == 200 and "Your account" in account.text, "the browser's session works on both"
+            replay = Browserish().get(a.url + path, headers={**host, "Cookie": f"__Host-authd-signin={flow_cookie}"}, allow_redirects=False)
+            assert replay.status_code == 400, "the answer was spent on the other instance"

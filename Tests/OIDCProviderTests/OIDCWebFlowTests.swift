@@ -25,6 +25,7 @@ struct OIDCWebFlowTests {
                "web":{"issuer":"https://idp.example.test","client_id":"authd","client_secret_file":"\#(file)","label":"Example ID"},
                "trusted":{"issuer":"https://idp.example.test","client_id":"authd","client_secret_file":"\#(file)","trust_email":true},
                "native":{"issuer":"https://idp.example.test","client_id":"authd","web":false},
+               "ms":{"kind":"microsoft","issuer":"https://idp.example.test","client_id":"authd","client_secret_file":"\#(file)"},
                "gh":{"kind":"github","client_id":"gh-client","client_secret_file":"\#(file)","trust_email":true,
                      "authorize_url":"\#(gh)/login/oauth/authorize","token_url":"\#(gh)/login/oauth/access_token","api_url":"\#(gh)/api"}}}}
             """#
@@ -42,7 +43,15 @@ struct OIDCWebFlowTests {
 
     /// Starts `name`'s flow: the authorize request's fields.
     func start(_ browser: HarnessBrowser, _ name: String, link: Bool = false) async throws -> [String: String] {
-        let page = try await browser.open("/login/oidc/\(name)\(link ? "?link=1" : "")")
+        var path = "/login/oidc/\(name)"
+        if link {
+            // As the person does: the link on their account page, with its CSRF token.
+            let account = try await browser.open("/account").text
+            let start = try #require(account.range(of: "href=\"/login/oidc/\(name)?link=1&amp;csrf="))
+            let href = account[account.index(start.lowerBound, offsetBy: 6)...].prefix { $0 != "\"" }
+            path = href.replacingOccurrences(of: "&amp;", with: "&")
+        }
+        let page = try await browser.open(path)
         #expect(page.status == .found, "\(page.status): \(page.text)")
         return Self.query(page.path)
     }
@@ -73,7 +82,9 @@ struct OIDCWebFlowTests {
             #expect(login.text.contains(#"href="/login/oidc/web">Continue with Example ID<"#) && login.text.contains("Continue with GitHub"))
             #expect(!login.text.contains("/login/oidc/native"), "an upstream marked web: false is not offered")
 
+            clock.advance(by: 540)  // nine minutes on /login, nine more at the upstream: the sign-in lives on
             let asked = try await start(browser, "web")
+            clock.advance(by: 540)
             #expect(asked["response_type"] == "code" && asked["client_id"] == "authd" && asked["scope"] == "openid email profile")
             #expect(asked["redirect_uri"] == "https://localhost/login/oidc/web/callback" && asked["code_challenge_method"] == "S256")
             let state = try #require(asked["state"]), nonce = try #require(asked["nonce"]), challenge = try #require(asked["code_challenge"])
@@ -81,9 +92,9 @@ struct OIDCWebFlowTests {
 
             upstream.state.withLock { $0.codes["c-1"] = try? upstream.token(now: clock.now(), ["sub": "w-1", "nonce": nonce]) }
             let before = try #require(browser.cookie("__Host-authd-signin"))
-            let url = callback("web", ["code": "c-1", "state": state, "iss": UpstreamStandIn.issuer])
+            let url = callback("web", ["code": "c-1", "state": state, "iss": UpstreamStandIn.issuer, "return_to": "/account?elsewhere"])
             let done = try await browser.open(url)
-            #expect(done.path == "/account?welcome" && done.status == .ok, "on to where the sign-in was going")
+            #expect(done.path == "/account?welcome" && done.status == .ok, "on to where the sign-in was going (the way back cannot change it)")
             #expect(browser.cookie("__Host-authd") != nil && browser.cookie("__Host-authd-signin") == nil)
 
             // The token request: the code, the verifier behind the challenge, the client by HTTP Basic.
@@ -204,7 +215,7 @@ struct OIDCWebFlowTests {
         try await h.test { client in
             let bea = try await signedInBrowser(client, h, "bea@example.com")
             let account = try await bea.open("/account")
-            #expect(account.text.contains(#"href="/login/oidc/web?link=1""#))
+            #expect(account.text.contains(#"href="/login/oidc/web?link=1&amp;csrf="#))
             let asked = try await start(bea, "web", link: true)
             upstream.state.withLock { $0.codes["l-1"] = try? upstream.token(now: clock.now(), ["sub": "shared", "nonce": asked["nonce"]!]) }
             let linked = try await bea.open(callback("web", ["code": "l-1", "state": asked["state"]!, "iss": UpstreamStandIn.issuer]))
@@ -221,27 +232,84 @@ struct OIDCWebFlowTests {
 
             // A link goes to the sign-in that asked for it: another sign-in in the same browser
             // (Bea's ended, Dan's begun) brings the answer back to nothing.
-            let asked3 = try await start(bea, "web", link: true)
+            let asked3 = try await start(bea, "trusted", link: true)
             let flowCookie = try #require(bea.cookie("__Host-authd-signin"))
             upstream.state.withLock { $0.codes["l-3"] = try? upstream.token(now: clock.now(), ["sub": "bea-2", "nonce": asked3["nonce"]!]) }
             let dan = try await signedInBrowser(client, h, "dan@example.com")
             let danCookie = try #require(dan.cookie("__Host-authd"))
             let switched = try await client.execute(
-                uri: callback("web", ["code": "l-3", "state": asked3["state"]!, "iss": UpstreamStandIn.issuer]), method: .get,
+                uri: callback("trusted", ["code": "l-3", "state": asked3["state"]!, "iss": UpstreamStandIn.issuer]), method: .get,
                 headers: [.cookie: "__Host-authd-signin=\(flowCookie); __Host-authd=\(danCookie)"])
             #expect(switched.status == .unauthorized && String(buffer: switched.body).contains("Your sign-in changed"))
             let danUser = try #require(try await h.kernel.users.user(email: "dan@example.com"))
-            #expect(!danUser.identities.contains { $0.provider == "web" })
+            #expect(!danUser.identities.contains { $0.provider == "trusted" })
+
+            // Another site's link (no token, or not this sign-in's) acts for nobody.
+            let forced = try await carol.open("/login/oidc/web?link=1")
+            #expect(forced.status == .unauthorized && carol.cookie("__Host-authd") != nil)
+            let foreign = try await carol.open("/login/oidc/web?link=1&csrf=forged")
+            #expect(foreign.status == .forbidden)
 
             // A stale sign-in links nothing, and a browser signed in nowhere has nothing to link to.
             clock.advance(by: 601)
-            let stale = try await carol.open("/login/oidc/web?link=1")
-            #expect(stale.status == .forbidden)
+            let carolPage = try await carol.open("/account").text
+            let href = try #require(carolPage.firstMatch(of: /href="(\/login\/oidc\/web\?link=1&amp;csrf=[^"]+)"/)?.1)
+            let stale = try await carol.open(String(href).replacingOccurrences(of: "&amp;", with: "&"))
+            #expect(stale.status == .forbidden && stale.text.contains("Back to your account"))
             let nobody = HarnessBrowser(client, origin: h.kernel.issuer)
             #expect(try await nobody.open("/login/oidc/web?link=1").status == .unauthorized)
             // Unknown names: 404.
             #expect(try await nobody.open("/login/oidc/nobody").status == .notFound)
             #expect(try await nobody.open("/login/oidc/native").status == .notFound)
+        }
+    }
+
+    @Test func aMisconfiguredUpstreamStopsStartUpWithItsName() async throws {
+        let cases: [(entry: String, says: String)] = [
+            (#""email":{"issuer":"https://idp.example.test","client_id":"authd"}"#, "is a provider's id"),
+            (#""passkey":{"issuer":"https://idp.example.test","client_id":"authd"}"#, "is a provider's id"),
+            (#""gh":{"kind":"github"}"#, "client_id is required"),
+            (#""x":{"issuer":"https://idp.example.test","client_id":"authd","api_url":"https://api.example.test"}"#, "api_url is GitHub's"),
+            (#""x":{"issuer":"https://idp.example.test","client_id":"authd","token_url":"http://idp.example.test/token"}"#, "token_url must be an https:// URL"),
+            (#""x":{"issuer":"https://idp.example.test","client_id":"authd","label":""}"#, "label must be 1 to 40 characters"),
+        ]
+        for (entry, says) in cases {
+            let config = #"{"mail":{"transport":"outbox"},"providers":["email","oidc"],"oidc":{"providers":{\#(entry)}}}"#
+            await #expect(throws: ConfigError.self, "\(entry)") {
+                _ = try await TestHarness.make(providers: [EmailProvider.self, OIDCProvider.self], config: config, http: UpstreamStandIn())
+            }
+            do {
+                _ = try await TestHarness.make(providers: [EmailProvider.self, OIDCProvider.self], config: config, http: UpstreamStandIn())
+            } catch {
+                #expect("\(error)".contains(says), "\(entry): \(error)")
+            }
+        }
+    }
+
+    @Test func microsoftsAnswerIsHeldToItsTokensIssuer() async throws {
+        let upstream = UpstreamStandIn(), clock = ManualClock()
+        let h = try await harness(upstream, clock: clock)
+        try await h.test { client in
+            let browser = HarnessBrowser(client, origin: h.kernel.issuer)
+            for (code, iss, signedIn) in [("m-1", "https://login.example.test/other-tenant/v2.0", false), ("m-2", UpstreamStandIn.issuer, true)] {
+                let asked = try await start(browser, "ms")
+                let claims: [String: Any] = ["tid": "t-1", "oid": "o-1", "nonce": asked["nonce"]!]
+                upstream.state.withLock { $0.codes[code] = try? upstream.token(now: clock.now(), claims) }
+                let page = try await browser.open(callback("ms", ["code": code, "state": asked["state"]!, "iss": iss]))
+                #expect((page.path == "/account") == signedIn && (browser.cookie("__Host-authd") != nil) == signedIn, "\(iss)")
+            }
+            #expect(try await h.kernel.users.user(identity: Identity(provider: "ms", subject: "t-1:o-1")) != nil)
+        }
+    }
+
+    @Test func aDiscoveryDocumentCannotSendTheCodeToThisMachine() async throws {
+        let upstream = UpstreamStandIn(), clock = ManualClock()
+        upstream.state.withLock { $0.loopbackTokenEndpoint = true }
+        let h = try await harness(upstream, clock: clock)
+        try await h.test { client in
+            let browser = HarnessBrowser(client, origin: h.kernel.issuer)
+            let page = try await browser.open("/login/oidc/web")
+            #expect(page.status == .serviceUnavailable && page.text.contains("not possible right now"))
         }
     }
 }

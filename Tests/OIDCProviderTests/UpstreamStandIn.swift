@@ -16,6 +16,8 @@ final class UpstreamStandIn: OutboundHTTP, Sendable {
         var published: Set<String> = ["rsa", "ec", "ed"]
         /// The discovery document says its answers carry `iss` (RFC 9207).
         var issParameter = false
+        /// The discovery document names a token endpoint on authd's own loopback.
+        var loopbackTokenEndpoint = false
         /// The ID token each code the web flow may bring is exchanged for.
         var codes: [String: String] = [:]
         /// The token requests received: their fields and `Authorization`.
@@ -40,9 +42,10 @@ final class UpstreamStandIn: OutboundHTTP, Sendable {
         }
         if down { throw URLError(.cannotConnectToHost) }
         if request.url == Self.issuer + "/.well-known/openid-configuration" {
-            let iss = state.withLock { $0.issParameter }
+            let (iss, loopback) = state.withLock { ($0.issParameter, $0.loopbackTokenEndpoint) }
+            let token = loopback ? "http://127.0.0.1:8080/token" : Self.issuer + "/token"
             return Self.json(
-                #"{"issuer":"\#(Self.issuer)","jwks_uri":"\#(Self.issuer)/jwks","authorization_endpoint":"\#(Self.issuer)/authorize","token_endpoint":"\#(Self.issuer)/token","authorization_response_iss_parameter_supported":\#(iss)}"#
+                #"{"issuer":"\#(Self.issuer)","jwks_uri":"\#(Self.issuer)/jwks","authorization_endpoint":"\#(Self.issuer)/authorize","token_endpoint":"\#(token)","authorization_response_iss_parameter_supported":\#(iss)}"#
             )
         }
         if request.method == .post, request.url == Self.issuer + "/token" || request.url == Self.github + "/login/oauth/access_token" {

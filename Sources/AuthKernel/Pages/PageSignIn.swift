@@ -30,7 +30,10 @@ public protocol PageSignIn: AuthProvider {
     ///   - path: what follows `/login/ID/` (`google`, `google/callback`).
     ///   - query: the query's fields.
     ///   - state: this sign-in's pending state, the provider's own keys; kept for the next request.
-    ///   - browser: the browser's own sign-in, when it has one (to link a way in to it).
+    ///   - browser: the browser's own sign-in (to link a way in to it). On a link (`/login/ID/ACTION`)
+    ///     only when the link carries that sign-in's pages' CSRF token as `csrf` (the `{{csrf}}` an
+    ///     account step's template is given; the server refuses a wrong one), so another site's
+    ///     link acts for nobody; on a way back (`/login/ID/ACTION/STEP`) whenever it has one.
     ///   - context: the request's context.
     /// - Throws: ``AuthError``: the server shows its message above the first steps.
     func pageGet(path: String, query: PageForm, state: inout [String: String], browser: Principal?, context: AuthRequestContext) async throws

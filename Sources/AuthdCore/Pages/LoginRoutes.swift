@@ -176,29 +176,44 @@ struct LoginRoutes: Sendable {
             try await kernel.rateLimiter.consume(Self.pagesPerNetwork, key: "pages.new:\(ClientNetwork.network(for: context.clientIP))")
             pre = PreSignIn.new(returnTo: "/account", now: now)
         }
-        if let asked = request.uri.queryParameters.get("return_to") {
-            pre.returnTo = PageGate.returnTo(asked)
-            (pre.allowPin, pre.formTarget) = try await authorizeRequest(returnTo: pre.returnTo)
-        }
         let id = context.parameters.get("provider") ?? ""
         guard let provider = offered(pre).first(where: { type(of: $0).id == id }) else {
             return message("There is no such way to sign in.", status: .notFound)
         }
+        // A link that starts something (`/login/ID/ACTION`) may say where the sign-in goes, as
+        // `/login` does, and starts it afresh; a way back (`/login/ID/ACTION/STEP`) never changes it.
+        if context.parameters.get("step") == nil, let asked = request.uri.queryParameters.get("return_to") {
+            pre.returnTo = PageGate.returnTo(asked)
+            (pre.allowPin, pre.formTarget) = try await authorizeRequest(returnTo: pre.returnTo)
+            (pre.challenge, pre.factors) = (nil, [])
+        }
         let path = ([context.parameters.get("action")] + [context.parameters.get("step")]).compactMap { $0 }.joined(separator: "/")
         var state = pre.provider == id ? pre.state : [:]
+        let query = PageForm(urlencoded: request.uri.query ?? "")
+        var browser = try await browserPrincipal(request)
+        // A link from a signed-in page (`/account`) carries that page's CSRF token: one that does not
+        // is another site's, and acts for nobody.
+        if query["csrf"] != nil {
+            guard let signedIn = browser, carriesCSRF(query, of: signedIn) else {
+                return message("This link is out of date. Open your account page again.", status: .forbidden, title: "Your account")
+            }
+        } else if context.parameters.get("step") == nil {
+            browser = nil
+        }
         let outcome: PageOutcome
-        let browser = try await browserPrincipal(request)
         do {
-            let query = PageForm(urlencoded: request.uri.query ?? "")
             outcome = try await provider.pageGet(path: path, query: query, state: &state, browser: browser, context: context)
+            return try await answer(outcome, of: provider, state: state, pre: pre, arrivedFromElsewhere: true)
         } catch let error as AuthError {
-            (pre.provider, pre.state) = (nil, [:])
-            guard browser != nil else { return try loginPage(pre, error: Self.sentence(error), status: error.status) }
+            if pre.provider == id { (pre.provider, pre.state) = (nil, [:]) }
+            guard query["csrf"] != nil || (browser != nil && context.parameters.get("step") != nil) else {
+                return (try? loginPage(pre, error: Self.sentence(error), status: error.status))
+                    ?? message(Self.sentence(error), status: error.status)
+            }
             // Signed in already (linking a way in): the sign-in page is not where they were.
             let content = renderer.render("message", ["message": Self.sentence(error), "link": "/account", "link_text": "Back to your account"])
-            return renderer.page(title: "Your account", content: content, status: error.status, cookies: [try pre.cookie(box: box)])
+            return renderer.page(title: "Your account", content: content, status: error.status, cookies: (try? pre.cookie(box: box)).map { [$0] } ?? [])
         }
-        return try await answer(outcome, of: provider, state: state, pre: pre, arrivedFromElsewhere: true)
     }
 
     /// What a provider's outcome shows: its next step, the sign-in, or a redirect. `arrivedFromElsewhere`:
@@ -220,6 +235,8 @@ struct LoginRoutes: Sendable {
             }
         case .redirect(let location):
             (pre.provider, pre.state) = (id, state)
+            // The time spent elsewhere (an identity provider's pages) counts from now.
+            pre.expiresAt = max(pre.expiresAt, Int(kernel.clock.now().timeIntervalSince1970) + PreSignIn.lifetime)
             var response = PageGate.redirect(to: location, status: .found)
             response.setCookie(try pre.cookie(box: box))
             return response

@@ -91,7 +91,7 @@ actor OIDCDiscovery {
         guard document.issuer == upstream.issuer || (upstream.kind == .microsoft && document.issuer.contains("{tenantid}")) else {
             throw Refused(description: "the document's issuer \(LogSafe.text(document.issuer, maxLength: 200)) is not the configured one")
         }
-        guard OIDCUpstream.isAllowedURL(document.jwksURI) else { throw Refused(description: "jwks_uri is not https") }
+        guard upstream.allowsDiscovered(document.jwksURI) else { throw Refused(description: "jwks_uri is not https") }
         return document
     }
 }

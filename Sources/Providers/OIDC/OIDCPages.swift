@@ -74,8 +74,8 @@ extension OIDCProvider: PageSignIn {
             return (upstream.authorizeURL ?? "", upstream.tokenURL ?? "", false, false)
         }
         let (document, _) = try await verifier.discovery.current()
-        guard let authorize = upstream.authorizeURL ?? document.authorizationEndpoint, OIDCUpstream.isAllowedURL(authorize),
-            let token = upstream.tokenURL ?? document.tokenEndpoint, OIDCUpstream.isAllowedURL(token)
+        guard let authorize = upstream.authorizeURL ?? document.authorizationEndpoint.flatMap({ upstream.allowsDiscovered($0) ? $0 : nil }),
+            let token = upstream.tokenURL ?? document.tokenEndpoint.flatMap({ upstream.allowsDiscovered($0) ? $0 : nil })
         else { throw OIDCDiscovery.unavailable(upstream.name) }
         // OpenID Connect's default is Basic; an upstream that lists only `client_secret_post` gets the body.
         let methods = document.tokenEndpointAuthMethods ?? ["client_secret_basic"]
@@ -132,7 +132,8 @@ extension OIDCProvider: PageSignIn {
         }
         let endpoints = try await endpoints(upstream)
         // RFC 9207: an answer naming another issuer came from another identity provider (a mix-up attack).
-        if upstream.kind != .github, query["iss"] != upstream.issuer, query["iss"] != nil || endpoints.issParameter {
+        // Microsoft's answers would name the tenant's own issuer: that one is held to the token's `iss` below.
+        if upstream.kind != .github, upstream.kind != .microsoft, query["iss"] != upstream.issuer, query["iss"] != nil || endpoints.issParameter {
             kernel.logger.warning("identity provider's answer names another issuer", metadata: ["oidc.provider": "\(upstream.name)"])
             await kernel.audit.record("sign_in_failed", provider: Self.id, reason: "ISSUER_MISMATCH")
             throw AuthError(status: .unauthorized, code: "INVALID_ID_TOKEN", message: "That answer did not come from \(upstream.label). Start again.")
@@ -156,6 +157,11 @@ extension OIDCProvider: PageSignIn {
                     throw OIDCTokenRequest.Refused(description: "no ID token")
                 }
                 identity = try await verified(token, by: tokenVerifier, nonce: pending["nonce"], web: true, device: nil, context: context)
+                if upstream.kind == .microsoft, let iss = query["iss"], iss != identity.issuer {
+                    kernel.logger.warning("identity provider's answer names another issuer", metadata: ["oidc.provider": "\(upstream.name)"])
+                    await kernel.audit.record("sign_in_failed", provider: Self.id, reason: "ISSUER_MISMATCH")
+                    throw AuthError(status: .unauthorized, code: "INVALID_ID_TOKEN", message: "That answer did not come from \(upstream.label). Start again.")
+                }
             }
         } catch let error as AuthError where error.status == .serviceUnavailable {
             throw error

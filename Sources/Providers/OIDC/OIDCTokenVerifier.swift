@@ -50,6 +50,8 @@ actor OIDCTokenVerifier {
         var emailVerified: Bool
         var name: String?
         var expiresAt: Date
+        /// The token's `iss` (GitHub: none).
+        var issuer: String? = nil
     }
 
     static let algorithms: [String: String] = ["RS256": "RSA", "PS256": "RSA", "ES256": "EC P-256", "EdDSA": "OKP Ed25519", "Ed25519": "OKP Ed25519"]
@@ -153,6 +155,7 @@ actor OIDCTokenVerifier {
         default: verified = false
         }
         return Identity(
-            subject: subject, email: string("email"), emailVerified: verified, name: string("name"), expiresAt: Date(timeIntervalSince1970: exp))
+            subject: subject, email: string("email"), emailVerified: verified, name: string("name"), expiresAt: Date(timeIntervalSince1970: exp),
+            issuer: iss)
     }
 }

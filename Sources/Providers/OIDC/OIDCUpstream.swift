@@ -69,6 +69,14 @@ public struct OIDCUpstream: Sendable {
         return url.scheme == "http" && ["localhost", "127.0.0.1", "::1", "[::1]"].contains(host)
     }
 
+    /// Whether an address the upstream's discovery document names may be used: `https://`, or
+    /// `http://` to this machine only when the issuer itself is there (a hostile document must not
+    /// send the code and the client secret to a service on authd's own loopback).
+    func allowsDiscovered(_ url: String) -> Bool {
+        guard Self.isAllowedURL(url) else { return false }
+        return url.hasPrefix("https://") || issuer.hasPrefix("http://")
+    }
+
     /// Reads one entry of `oidc.providers`.
     init(name: String, _ section: inout ConfigSection) throws {
         guard Self.isValidName(name) else {
