@@ -66,6 +66,24 @@ struct EnvironmentConfigTests {
         #expect(c.environment?.unused() == [])
     }
 
+    @Test func aMapsEntriesComeFromTheFileAndFromVariablesAlone() throws {
+        let environment = try ConfigEnvironment(
+            [
+                "AUTHD_OIDC__PROVIDERS__GOOGLE__CLIENT_ID": "web-client", "AUTHD_OIDC__PROVIDERS__GITLAB__CLIENT_ID": "from-env",
+                "AUTHD_OIDC__PROVIDERS__GITLAB__TRUST_EMAIL": "true",
+            ], fileKeys: Self.fileKeys)
+        let file = #"{"oidc": {"providers": {"gitlab": {"client_id": "from-file", "issuer": "https://gitlab.com"}}}}"#
+        let c = try AuthConfig.parse(Data(file.utf8), host: "127.0.0.1", port: 8080, availableProviders: ["email", "oidc"], environment: environment)
+        var oidc = try #require(c.providerSections["oidc"])
+        let entries = try oidc.entries("providers")
+        #expect(entries.map(\.name) == ["gitlab", "google"], "an entry set only by variables is an entry")
+        var gitlab = entries[0].section, google = entries[1].section
+        #expect(try gitlab.string("client_id", default: "") == "from-env" && gitlab.bool("trust_email", default: false))
+        #expect(try gitlab.string("issuer", default: "") == "https://gitlab.com")
+        #expect(try google.string("client_id", default: "") == "web-client")
+        #expect(c.environment?.unused() == [])
+    }
+
     @Test func theEnvironmentWinsOverTheFileKeyByKey() throws {
         let c = try parse(#"{"tokens": {"access_ttl": 600, "refresh_ttl": 86400}, "audience": "file"}"#, ["AUTHD_TOKENS__ACCESS_TTL": "60"])
         #expect(c.tokens.accessTTL == 60 && c.tokens.refreshTTL == 86400 && c.audience == "file")

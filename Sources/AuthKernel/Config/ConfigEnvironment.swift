@@ -119,6 +119,16 @@ package final class ConfigEnvironment: Sendable {
         variables.values.filter { $0.path == path || $0.path.hasPrefix(path + ".") }.min { $0.path < $1.path }
     }
 
+    /// The names of the keys directly inside `path` that variables set (`oidc.providers.google.client_id`
+    /// names `google` under `oidc.providers`).
+    package func childNames(under path: String) -> Set<String> {
+        let prefix = path + "."
+        return Set(variables.keys.compactMap { key in
+            guard key.hasPrefix(prefix) else { return nil }
+            return key.dropFirst(prefix.count).split(separator: ".").first.map(String.init)
+        })
+    }
+
     /// Whether some variable sets a key inside `path`.
     package func setsKeys(under path: String) -> Bool {
         let prefix = path.isEmpty ? "" : path + "."

@@ -231,10 +231,13 @@ public struct ConfigSection: Sendable {
     }
 
     /// Reads a map of named objects (`oidc.providers`: a name → an object) as a section per entry,
-    /// in name order, each at `key.NAME` (empty when absent).
+    /// in name order, each at `key.NAME` (empty when absent); an entry may come from the file or
+    /// from variables alone (`AUTHD_OIDC__PROVIDERS__GOOGLE__CLIENT_ID`).
     public mutating func entries(_ key: String) throws -> [(name: String, section: ConfigSection)] {
         var map = try section(key)
-        return try map.values.keys.sorted().map { name in (name, try map.section(name)) }
+        var names = Set(map.values.keys)
+        if map.origin == nil, let environment { names.formUnion(environment.childNames(under: map.path)) }
+        return try names.sorted().map { name in (name, try map.section(name)) }
     }
 
     /// Reads an array of objects, each as a section named `key[i]` (empty when absent).
