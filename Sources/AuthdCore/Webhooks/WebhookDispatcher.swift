@@ -58,7 +58,7 @@ final class WebhookDispatcher: Sendable {
         let body = String(decoding: w.bytes, as: UTF8.self)
         for endpoint in endpoints {
             let payload: [String: JSONValue] = [
-                "url": .string(endpoint.url), "id": .string("msg_" + Base64URL.encode(SecureRandom.bytes(16))),
+                "url": .string(endpoint.url), "id": .string(Self.messageID(type, data, url: endpoint.url)),
                 "timestamp": .number(Double(Int(now.timeIntervalSince1970))), "body": .string(body),
             ]
             do {
@@ -70,6 +70,16 @@ final class WebhookDispatcher: Sendable {
                 logger.error("webhook event could not be queued", metadata: ["event": "\(type)", "error": "\(error)"])
             }
         }
+    }
+
+    /// A message's `webhook-id`: random, but for an approval's events one per approval, event and
+    /// endpoint. Those are sent by a job that runs again when the process stopped before removing
+    /// it, and the receiver then sees the same id twice and keeps one (Standard Webhooks).
+    static func messageID(_ type: String, _ data: [String: JSONValue], url: String) -> String {
+        guard type.hasPrefix("approval."), case .string(let approval)? = data["approval_id"] else {
+            return "msg_" + Base64URL.encode(SecureRandom.bytes(16))
+        }
+        return "msg_" + Base64URL.encode(Array(SHA256.hash("\(type)\u{0}\(approval)\u{0}\(url)").prefix(16)))
     }
 
     /// The `webhook-signature` of a message: `v1,` and the base64 of HMAC-SHA256(`id.timestamp.body`).
