@@ -174,10 +174,10 @@ def test_pages_keep_out_of_frames_and_escape_what_people_type():
 @pytest.mark.parametrize("asked, landed", [
     ("/account", "/account"),
     ("/account?tab=sessions", "/account?tab=sessions"),
-    ("//evil.example/x", "/account"),
-    ("/\\evil.example", "/account"),
-    ("/%2Fevil.example", "/account"),
-    ("https://evil.example/", "/account"),
+    ("//evil.example/x", "/"),
+    ("/\\evil.example", "/"),
+    ("/%2Fevil.example", "/"),
+    ("https://evil.example/", "/"),
     ("/ok%0d%0aSet-Cookie:x=1", "/ok%0d%0aSet-Cookie:x=1"),
 ])
 def test_return_to_stays_on_the_issuer(asked, landed):
@@ -191,6 +191,9 @@ def test_return_to_stays_on_the_issuer(asked, landed):
         done = s.post(server.url + "/login/email/verify", data={"csrf": csrf, "code": code}, headers=origin, allow_redirects=False)
         assert done.status_code == 303
         assert done.headers["Location"] == landed
+        if landed == "/":
+            home = s.get(server.url + "/", allow_redirects=False)
+            assert home.status_code == 302 and home.headers["Location"] == "/account", "/ is the account page"
 
 
 def test_a_page_asked_by_another_host_name_moves_to_the_issuers():

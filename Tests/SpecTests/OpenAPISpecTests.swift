@@ -61,13 +61,13 @@ struct OpenAPISpecTests {
         let (routes, document) = try await Self.serve(providers)
         // The pages (/device, /login, /account, /logout, their stylesheets) are HTML for people
         // (contract §7, §13), not part of the API the document describes.
-        let pages = ["/device", "/login", "/logout", "/account", "/assets", "/not-me", "/oauth/authorize/consent", "/oauth/logout/confirm", "/admin"]
+        let pages = ["/", "/device", "/login", "/logout", "/account", "/assets", "/not-me", "/oauth/authorize/consent", "/oauth/logout/confirm", "/admin"]
         let served = routes.filter { route in !pages.contains { route.hasSuffix(" " + $0) || route.contains(" " + $0 + "/") } }
-        // /device and its four forms; the sign-in pages: /login and three forms, a provider's two
-        // shapes of link (an identity provider's way back), /logout, /account and three forms, the stylesheet, the passkey script and the waiting steps' poll script; /not-me
+        // /device and its four forms; the sign-in pages: / (the account page), /login and three forms,
+        // a provider's two shapes of link (an identity provider's way back), /logout, /account and three forms, the stylesheet, the passkey script and the waiting steps' poll script; /not-me
         // and its form; the consent form; the logout confirmation's form; the console's ten pages and
         // eight forms.
-        #expect(served.count == routes.count - 5 - 14 - 2 - 1 - 1 - 18)
+        #expect(served.count == routes.count - 5 - 15 - 2 - 1 - 1 - 18)
         let specified = Self.specOperations(document)
         #expect(specified.count > 15)
         #expect(Set(served).subtracting(specified).sorted() == [], "served but not in /openapi.yaml")

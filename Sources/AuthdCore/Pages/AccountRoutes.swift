@@ -18,6 +18,8 @@ struct AccountRoutes: Sendable {
     func add(to router: Router<AuthRequestContext>) {
         let routes = self
         router.get("account") { request, context in try await routes.login.guarded(request, context) { try await routes.show(request) } }
+        // Where a `return_to` that would leave the issuer lands (contract §13): the account page.
+        router.get("/") { request, context in try await routes.login.guarded(request, context) { PageGate.redirect(to: "/account", status: .found) } }
         router.post("account/sessions/:id/end") { request, context in
             try await routes.login.posted(request, context) { form in try await routes.end(form, request, context) }
         }

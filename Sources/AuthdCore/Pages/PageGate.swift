@@ -64,13 +64,15 @@ struct PageGate: Sendable {
 
     /// `return_to` as asked when it stays on the issuer: one `/`, then neither `/` nor `\` (nor
     /// their encodings), no control characters, and short enough that the sealed pre-sign-in cookie
-    /// holds it beside a provider's pending state; otherwise `/account`.
+    /// holds it beside a provider's pending state; otherwise `/` (contract §13), which is the account page
+    /// (as is no `return_to` at all).
     static func returnTo(_ raw: String?) -> String {
-        guard let raw, raw.utf8.count <= 1536, raw.hasPrefix("/") else { return "/account" }
+        guard let raw else { return "/account" }
+        guard raw.utf8.count <= 1536, raw.hasPrefix("/") else { return "/" }
         let second = raw.dropFirst().prefix(3).lowercased()
-        if second.hasPrefix("/") || second.hasPrefix("\\") || second.hasPrefix("%2f") || second.hasPrefix("%5c") { return "/account" }
-        if raw.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F || (0x80...0x9F).contains($0.value) }) { return "/account" }
-        if raw.contains("\\") { return "/account" }
+        if second.hasPrefix("/") || second.hasPrefix("\\") || second.hasPrefix("%2f") || second.hasPrefix("%5c") { return "/" }
+        if raw.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F || (0x80...0x9F).contains($0.value) }) { return "/" }
+        if raw.contains("\\") { return "/" }
         return raw
     }
 
