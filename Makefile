@@ -5,8 +5,8 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Installs Debian packages; waits for another apt that holds the lock rather than failing.
 APT_INSTALL = $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600
 # The black-box tests' Python packages, as imported and as installed.
-PY_MODULES = yaml, pytest, joserfc, argon2, aiosmtpd, cryptography, openapi_spec_validator, schemathesis, authlib, requests_oauthlib, selenium, standardwebhooks, hypercorn, bcrypt, passlib, pyotp, cbor2, webauthn, axe_selenium_python, idpyoidc
-PY_PACKAGES = pyyaml pytest joserfc argon2-cffi aiosmtpd cryptography openapi-spec-validator schemathesis authlib requests-oauthlib selenium standardwebhooks hypercorn bcrypt passlib pyotp cbor2 webauthn axe-selenium-python idpyoidc
+PY_MODULES = yaml, pytest, joserfc, argon2, aiosmtpd, cryptography, openapi_spec_validator, schemathesis, authlib, requests_oauthlib, selenium, standardwebhooks, hypercorn, bcrypt, passlib, pyotp, cbor2, webauthn, axe_selenium_python, idpyoidc, django, mozilla_django_oidc
+PY_PACKAGES = pyyaml pytest joserfc argon2-cffi aiosmtpd cryptography openapi-spec-validator schemathesis authlib requests-oauthlib selenium standardwebhooks hypercorn bcrypt passlib pyotp cbor2 webauthn axe-selenium-python idpyoidc django mozilla-django-oidc
 # Where test-deps can install PostgreSQL (Debian), its tests must run: a server that cannot be
 # started fails `make test` instead of quietly skipping the second backend. Elsewhere they run when
 # PostgreSQL is installed and are skipped when not. AUTHD_REQUIRE_POSTGRES=0 make test skips anyway.
@@ -20,7 +20,9 @@ deps:
 
 # What the tests use besides Swift, installed when missing (Debian/Ubuntu): PostgreSQL (the second
 # backend, on a throwaway server), wrk (bench/run), Chromium and chromedriver (the /device page in a
-# browser), systemd-analyze (checks deploy/authd.service), podman and debootstrap (build the image of
+# browser), Apache's binary with mod_auth_openidc (apache2-bin: no service is set up or started) and
+# Django with mozilla-django-oidc (real relying parties signing people in through authd),
+# systemd-analyze (checks deploy/authd.service), podman and debootstrap (build the image of
 # deploy/Containerfile from a local base), docker-compose (validates deploy/compose.yaml), pip and the black-box tests' Python packages
 # (Debian's own Python refuses pip installs without PIP_BREAK_SYSTEM_PACKAGES, PEP 668; others ignore
 # it). Quick when all is there: it only looks.
@@ -29,6 +31,7 @@ test-deps: deps
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql postgresql-client"; \
 	command -v wrk >/dev/null || missing="$$missing wrk"; \
 	{ command -v chromium && command -v chromedriver; } >/dev/null || missing="$$missing chromium chromium-driver"; \
+	{ [ -x /usr/sbin/apache2 ] && [ -e /usr/lib/apache2/modules/mod_auth_openidc.so ]; } || missing="$$missing apache2-bin libapache2-mod-auth-openidc"; \
 	command -v systemd-analyze >/dev/null || missing="$$missing systemd"; \
 	command -v openssl >/dev/null || missing="$$missing openssl"; \
 	{ command -v podman && command -v debootstrap && command -v docker-compose; } >/dev/null || missing="$$missing podman debootstrap docker-compose"; \

@@ -279,7 +279,7 @@ let package = Package(
                 .embedInCode("Pages/Templates/factor.mustache"), .embedInCode("Pages/Templates/account.mustache"),
                 .embedInCode("Pages/Templates/message.mustache"), .embedInCode("Pages/Templates/not-me.mustache"),
                 .embedInCode("Pages/Templates/consent.mustache"), .embedInCode("Pages/Templates/logout.mustache"),
-                .embedInCode("Pages/Templates/device.mustache"),
+                .embedInCode("Pages/Templates/device.mustache"), .embedInCode("Pages/Templates/invitation.mustache"),
                 .embedInCode("Pages/Templates/admin-nav.mustache"), .embedInCode("Pages/Templates/admin-overview.mustache"),
                 .embedInCode("Pages/Templates/admin-users.mustache"), .embedInCode("Pages/Templates/admin-user.mustache"),
                 .embedInCode("Pages/Templates/admin-factor.mustache"), .embedInCode("Pages/Templates/admin-reauth.mustache"),

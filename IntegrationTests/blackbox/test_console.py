@@ -355,3 +355,55 @@ def test_an_operator_mails_a_password_reset_that_the_owner_completes(browser):
         click(browser, "form[action$='/reset'] button")
         assert "has no password to reset" in browser.find_element(By.ID, "page-error").text
         assert server.call("GET", "/api/v1/auth/me", token=passwordless["access_token"])[0] == 200, "nothing else changed"
+
+
+def test_an_operator_invites_a_person_who_makes_the_account_from_the_mail_and_gives_groups_and_app_access(browser):
+    """Contract §17 in the console and on the invitation's page: "Invite a person" mails a link
+    (shown once) with groups; the invitee reads the link in the mail, gets a code mailed on the page
+    it opens, and lands on /account with the groups; the operator edits a user's groups and an app's
+    allowed groups. axe on each page; screenshots."""
+    with localhost(PROVIDERS, email={"resend_interval": 0}, signup={"mode": "invite"}) as server:
+        operator_with_passkey(browser, server, "root@example.com")
+        browser.get(issuer(server) + "/admin/users")
+        fill(browser, "invite-email", "nan@example.com")
+        fill(browser, "invite-name", "Nan")
+        fill(browser, "invite-groups", "family, photos")
+        click(browser, "form[action='/admin/invitations'] button")
+        shown = browser.find_element(By.ID, "invitation-url").text
+        assert "nan@example.com" in browser.page_source and "family, photos" in browser.page_source, "listed as pending"
+        accessible(browser)
+        shots(browser, "console-invite")
+        mail = server.mailed("nan@example.com", about="invited")
+        link = re.search(r"(http://\S+/invitation\?token=\S+)", mail["text"]).group(1)
+        assert link == shown and "root@example.com invited nan@example.com" in mail["text"]
+
+        with chromium(375, 900) as invitee:
+            invitee.get(link)
+            assert "root@example.com" in invitee.page_source and "nan@example.com" in invitee.page_source
+            accessible(invitee)
+            shots(invitee, "invitation")
+            before = len(server.outbox())
+            click(invitee, "form[action='/invitation/send'] button")
+            code = server.mailed_code("nan@example.com", about="invitation", after=before)
+            accessible(invitee)
+            shots(invitee, "invitation-code")
+            fill(invitee, "invitation-code", code)
+            click(invitee, "form[action='/invitation/verify'] button")
+            assert on_account(invitee), invitee.current_url
+        shown = json.loads(authd(server, "users", "show", "nan@example.com", "--json"))
+        assert shown["groups"] == ["family", "photos"] and shown["display_name"] == "Nan"
+
+        # The operator changes her groups on her page, and limits an app to a group.
+        browser.get(issuer(server) + "/admin/users?query=nan")
+        click(browser, "a[href^='/admin/users/']")
+        fill(browser, "groups", "family")
+        click(browser, "form[action$='/groups'] button")
+        assert json.loads(authd(server, "users", "show", "nan@example.com", "--json"))["groups"] == ["family"]
+        accessible(browser)
+        out = authd(server, "clients", "create", "Photos", "--redirect-uri", "https://photos.example.com/cb")
+        client = json.loads(out[: out.rindex("}") + 1])
+        browser.get(issuer(server) + "/admin/clients/" + client["client_id"])
+        fill(browser, "client-groups", "family, admins")
+        click(browser, "form[action$='/edit'] button")
+        assert json.loads(authd(server, "clients", "show", client["client_id"], "--json"))["allowed_groups"] == ["admins", "family"]
+        accessible(browser)

@@ -27,11 +27,15 @@ def create(server, *args):
     return json.loads(out[: out.rindex("}") + 1])
 
 
-def person(server, email, app_metadata):
-    """A user, signed in once, whose app_metadata an operator set with a service key."""
+def person(server, email, fields):
+    """A user, signed in once, whose groups (their own field) and other app_metadata keys an operator
+    set with a service key."""
     session = server.sign_in(email)
     user_id = server.call("GET", "/api/v1/auth/me", token=session["access_token"])[1]["id"]
-    answer = requests.patch(server.url + "/api/v1/admin/users/" + user_id, data=json.dumps({"app_metadata": app_metadata}),
+    body = {"groups": fields["groups"]} if "groups" in fields else {}
+    if any(k != "groups" for k in fields):
+        body["app_metadata"] = {k: v for k, v in fields.items() if k != "groups"}
+    answer = requests.patch(server.url + "/api/v1/admin/users/" + user_id, data=json.dumps(body),
                             headers={"Authorization": "Bearer " + service_key(server.folder, "ops-" + generate_token(6).lower()),
                                      "Content-Type": "application/json"})
     assert answer.status_code == 200, answer.text

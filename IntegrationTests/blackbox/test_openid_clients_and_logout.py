@@ -111,6 +111,7 @@ def test_logout_without_a_hint_asks_the_person_first():
 
 
 def test_app_metadata_keys_a_client_names_are_claims_and_reserved_names_are_refused():
+    """`groups` is the user's own field (contract §17), never app_metadata's key of that name."""
     with running_server(CONFIG) as server:
         refused = authd(server, "clients", "create", "Bad", "--redirect-uri", REDIRECT, "--claims", "email", check=False)
         assert refused.returncode == 1 and "standard claim" in refused.stdout + refused.stderr
@@ -120,7 +121,7 @@ def test_app_metadata_keys_a_client_names_are_claims_and_reserved_names_are_refu
         status, body, _ = server.call("GET", "/api/v1/auth/me", token=app["access_token"])
         headers = {"Authorization": "Bearer " + key, "Content-Type": "application/json"}
         patched = requests.patch(server.url + "/api/v1/admin/users/" + body["id"], headers=headers,
-                                 data=json.dumps({"app_metadata": {"groups": ["admins"], "plan": "pro", "internal": "x"}}))
+                                 data=json.dumps({"groups": ["admins"], "app_metadata": {"groups": ["not-these"], "plan": "pro", "internal": "x"}}))
         assert patched.status_code == 200, patched.text
         token = code_flow(server, client, Browserish(), email="gus@example.com")
         keys = KeySet.import_key_set(requests.get(server.url + "/.well-known/jwks.json").json())

@@ -607,3 +607,64 @@ def test_the_pages_sign_in_through_an_identity_provider_across_instances_and_an_
             assert account.status_code == 200 and "Your account" in account.text, "the browser's session works on both"
             replay = Browserish().get(a.url + path, headers={**host, "Cookie": f"__Host-authd-signin={flow_cookie}"}, allow_redirects=False)
             assert replay.status_code == 400, "the answer was spent on the other instance"
+
+
+def test_a_person_removed_from_an_apps_group_on_one_instance_is_refused_at_the_next_refresh_on_the_other():
+    """Contract §17 across instances: the group rule is read from the shared store in the refresh's
+    own write; a closed sign-up refuses on every instance and an invitation made on one is used on
+    the other."""
+    import base64
+    import hashlib
+    import re
+
+    import requests
+
+    from test_pages import Browserish
+
+    with cluster({"signup": {"mode": "invite"}, "email": {"resend_interval": 0}}) as (a, b):
+        out = subprocess.run([BINARY, "clients", "create", "Photos", "--first-party", "--allowed-groups", "family", "--redirect-uri",
+                              "http://127.0.0.1:9/cb", "--data", a.folder], capture_output=True, text=True, check=True).stdout
+        client = json.loads(out[: out.rindex("}") + 1])
+        # Closed on both: an unknown address is mailed no code by either.
+        for s in (a, b):
+            before = len(s.outbox())
+            assert s.call("POST", "/api/v1/auth/email/send-code", {"email": "stranger@example.com"})[0] == 200
+            assert "invitation" in s.mailed("stranger@example.com", after=before)["text"]
+            assert s.call("POST", "/api/v1/auth/anonymous", {})[1]["error"]["code"] == "SIGNUP_CLOSED"
+        # Invited on one instance, signed up by mailed code on the other, with the invitation's group.
+        invited = subprocess.run([BINARY, "users", "invite", "fam@example.com", "--group", "family", "--data", a.folder],
+                                 capture_output=True, text=True)
+        assert invited.returncode == 0, invited.stderr
+        assert b.sign_in("fam@example.com")["user"]["groups"] == ["family"]
+
+        issuer = BASE_CONFIG["issuer"]
+        host, post = {"Host": urllib.parse.urlparse(issuer).netloc}, {"Host": urllib.parse.urlparse(issuer).netloc, "Origin": issuer}
+        browser = Browserish()
+        verifier = secrets.token_urlsafe(48)
+        challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+        query = urllib.parse.urlencode({"client_id": client["client_id"], "redirect_uri": "http://127.0.0.1:9/cb", "response_type": "code",
+                                        "scope": "openid offline_access", "state": "s", "nonce": "n", "code_challenge": challenge,
+                                        "code_challenge_method": "S256"})
+        first = browser.get(a.url + "/oauth/authorize?" + query, headers=host, allow_redirects=False)
+        page = browser.get(b.url + first.headers["Location"], headers=host)
+        csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+        before = len(a.outbox())
+        browser.post(a.url + "/login/email/send", data={"csrf": csrf, "email": "fam@example.com"}, headers=post)
+        done = browser.post(b.url + "/login/email/verify", data={"csrf": csrf, "code": a.mailed_code("fam@example.com", after=before)},
+                            headers=post, allow_redirects=False)
+        back = browser.get(a.url + done.headers["Location"], headers=host, allow_redirects=False)
+        code = urllib.parse.parse_qs(urllib.parse.urlparse(back.headers["Location"]).query)["code"][0]
+        auth = (client["client_id"], client["client_secret"])
+        tokens = requests.post(b.url + "/oauth/token", data={"grant_type": "authorization_code", "code": code, "redirect_uri": "http://127.0.0.1:9/cb",
+                                                             "code_verifier": verifier}, auth=auth).json()
+        refreshed = requests.post(a.url + "/oauth/token", data={"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"]}, auth=auth)
+        assert refreshed.status_code == 200, refreshed.text
+        # Removed from the group on instance b: instance a refuses the next refresh.
+        out = subprocess.run([BINARY, "users", "groups", "fam@example.com", "remove", "family", "--data", b.folder], capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        refused = requests.post(a.url + "/oauth/token", data={"grant_type": "refresh_token", "refresh_token": refreshed.json()["refresh_token"]},
+                                auth=auth)
+        assert refused.status_code == 400 and refused.json()["error"] == "invalid_grant", refused.text
+        assert requests.get(b.url + "/oauth/userinfo", headers={"Authorization": "Bearer " + refreshed.json()["access_token"]}).status_code == 401
+        outside = browser.get(b.url + "/oauth/authorize?" + query, headers=host, allow_redirects=False)
+        assert outside.status_code == 403 and "have access to Photos" in outside.text

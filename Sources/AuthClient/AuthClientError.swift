@@ -19,6 +19,9 @@ public enum AuthClientError: Error, Sendable, Equatable, LocalizedError {
     case emailNotVerified
     /// An operator disabled the account (`ACCOUNT_DISABLED`, authd's addition to the contract).
     case accountDisabled
+    /// This server makes no new account for this person (`SIGNUP_CLOSED`): new accounts come by the
+    /// operator's invitation, or only for some email domains.
+    case signupClosed
     /// Adding or changing a credential needs a recent sign-in (`REAUTH_REQUIRED`): sign in again first.
     case reauthRequired
     /// This session may not do this (`FORBIDDEN`): e.g. one made from an API key or by device sign-in.
@@ -81,6 +84,7 @@ public enum AuthClientError: Error, Sendable, Equatable, LocalizedError {
         case .invalidIDToken: "Signing in with that account didn't work. Please try again."
         case .emailNotVerified: "Please confirm your email address first. We've sent you a code."
         case .accountDisabled: "This account has been disabled. Please contact support."
+        case .signupClosed: "New accounts are made by invitation only. Ask whoever runs this service for an invitation."
         case .reauthRequired: "For your security, please sign in again first."
         case .forbidden: "This device is not allowed to do that. Use an app you are signed in to."
         case .invalidAPIKey(let reason):
@@ -147,6 +151,7 @@ public enum AuthClientError: Error, Sendable, Equatable, LocalizedError {
         case "INVALID_ID_TOKEN": return .invalidIDToken
         case "EMAIL_NOT_VERIFIED": return .emailNotVerified
         case "ACCOUNT_DISABLED": return .accountDisabled
+        case "SIGNUP_CLOSED": return .signupClosed
         case "REAUTH_REQUIRED": return .reauthRequired
         case "FORBIDDEN": return .forbidden
         case "INVALID_API_KEY":

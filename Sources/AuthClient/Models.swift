@@ -15,11 +15,13 @@ public struct AuthUser: Codable, Sendable, Equatable {
     public var userMetadata: [String: MetadataValue]
     /// What the app's backend set about the user (read-only here; also in the access token).
     public var appMetadata: [String: MetadataValue]
+    /// The operator's groups of the user (which of the deployment's apps it may use), empty when none.
+    public var groups: [String]
 
     enum CodingKeys: String, CodingKey {
         case id, email, emailVerified = "email_verified", displayName = "display_name", username
         case isAnonymous = "is_anonymous", authProviders = "auth_providers", createdAt = "created_at", updatedAt = "updated_at"
-        case userMetadata = "user_metadata", appMetadata = "app_metadata"
+        case userMetadata = "user_metadata", appMetadata = "app_metadata", groups
     }
 
     /// Decodes a user; servers before metadata existed send none.
@@ -36,6 +38,7 @@ public struct AuthUser: Codable, Sendable, Equatable {
         updatedAt = try c.decode(String.self, forKey: .updatedAt)
         userMetadata = try c.decodeIfPresent([String: MetadataValue].self, forKey: .userMetadata) ?? [:]
         appMetadata = try c.decodeIfPresent([String: MetadataValue].self, forKey: .appMetadata) ?? [:]
+        groups = try c.decodeIfPresent([String].self, forKey: .groups) ?? []
     }
 }
 

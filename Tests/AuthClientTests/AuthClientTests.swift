@@ -141,6 +141,19 @@ struct AuthClientTests {
         #expect(AuthClientError.accountDisabled.localizedDescription.contains("disabled"))
     }
 
+    @Test func aClosedSignUpIsReportedAsSuch() async throws {
+        let f = try Fixture(config: #"{"mail":{"transport":"outbox"},"signup":{"mode":"invite"}}"#)
+        let client = f.client()
+        await #expect(throws: AuthClientError.signupClosed) { _ = try await client.signInAnonymously() }
+        #expect(AuthClientError.signupClosed.localizedDescription.contains("invitation"))
+        // The mailed answer is no code: the person reads that there is no account.
+        let before = f.mailCount()
+        try await client.sendEmailCode("new@example.com")
+        for _ in 0..<6000 where f.mailCount() == before { try await Task.sleep(for: .milliseconds(10)) }
+        let mail = try #require(String(contentsOfFile: f.server.folder + "/outbox.jsonl", encoding: .utf8).split(separator: "\n").last)
+        #expect(mail.contains("no account") && !mail.contains("\"code\""))
+    }
+
     @Test func fiftyParallelRequestsWithAnExpiredTokenShareOneRefresh() async throws {
         let f = try Fixture()
         let client = f.client()

@@ -146,12 +146,13 @@ struct EnvironmentConfigTests {
     }
 
     @Test func secretsAreRedactedInWhatCheckShows() {
-        #expect(ConfigEnvironment.redacted("mail.smtp.password", .string("s3cret")) == .string("[redacted]"))
-        #expect(ConfigEnvironment.redacted("oidc.providers.google.client_secret", .string("x")) == .string("[redacted]"))
-        #expect(ConfigEnvironment.redacted("storage.postgres.url", .string("postgres://authd:pw@db/authd")) == .string("postgres://authd:***@db/authd"))
-        #expect(ConfigEnvironment.redacted("storage.postgres.url", .string("postgres://authd@db/authd")) == .string("postgres://authd@db/authd"))
-        #expect(ConfigEnvironment.redacted("mail", .object(["smtp": .object(["password": .string("p")])])) == .object(["smtp": .object(["password": .string("[redacted]")])]))
-        #expect(ConfigEnvironment.redacted("tokens.access_ttl", .number(5)) == .number(5))
+        let secrets = ConfigSecrets()
+        #expect(secrets.redacted("mail.smtp.password", .string("s3cret")) == .string("[redacted]"))
+        #expect(secrets.redacted("oidc.providers.google.client_secret", .string("x")) == .string("[redacted]"))
+        #expect(secrets.redacted("storage.postgres.url", .string("postgres://authd:pw@db/authd")) == .string("postgres://authd:***@db/authd"))
+        #expect(secrets.redacted("storage.postgres.url", .string("postgres://authd@db/authd")) == .string("postgres://authd@db/authd"))
+        #expect(secrets.redacted("mail", .object(["smtp": .object(["password": .string("p")])])) == .object(["smtp": .object(["password": .string("[redacted]")])]))
+        #expect(secrets.redacted("tokens.access_ttl", .number(5)) == .number(5))
     }
 
     @Test func aReloadComparesTheValuesInEffectTheVariablesIncluded() throws {

@@ -29,10 +29,17 @@ struct OpenIDClaimsTests {
 
     @Test func namedAppMetadataKeysBecomeClaimsAndNullsAreLeftOut() {
         var user = UserRecord(email: "gus@example.com", emailVerified: true, displayName: nil, username: "gus", createdAt: Self.now)
-        user.appMetadata = ["groups": .array([.string("admins")]), "plan": .null, "internal": .string("x")]
-        let claims = OpenIDTokens.userClaims(user, scopes: ["openid", "profile"], client: Self.client(claims: ["groups", "plan"]))
-        #expect(claims["groups"] == .array([.string("admins")]) && claims["plan"] == nil && claims["internal"] == nil)
+        user.appMetadata = ["groups": .array([.string("not-these")]), "plan": .null, "tier": .string("gold"), "internal": .string("x")]
+        user.groups = ["admins"]
+        let claims = OpenIDTokens.userClaims(user, scopes: ["openid", "profile"], client: Self.client(claims: ["groups", "plan", "tier"]))
+        #expect(claims["groups"] == .array([.string("admins")]), "groups are the user's own field, never app_metadata's key")
+        #expect(claims["plan"] == nil && claims["internal"] == nil && claims["tier"] == .string("gold"))
         #expect(claims["name"] == nil && claims["preferred_username"] == .string("gus"))
+        // The scope `groups` gives them too, [] when none; without either, no claim.
+        #expect(OpenIDTokens.userClaims(user, scopes: ["openid", "groups"], client: Self.client())["groups"] == .array([.string("admins")]))
+        user.groups = []
+        #expect(OpenIDTokens.userClaims(user, scopes: ["openid", "groups"], client: Self.client())["groups"] == .array([]))
+        #expect(OpenIDTokens.userClaims(user, scopes: ["openid"], client: Self.client())["groups"] == nil)
     }
 }
 

@@ -18,6 +18,9 @@ struct MailAsReadTests {
     /// Templates whose flow runs only in a browser, and the black-box test that reads their mail.
     static let readElsewhere = [
         "kernel.credentials_removed": "IntegrationTests/blackbox/test_pages.py",
+        "kernel.no_account": "IntegrationTests/blackbox/test_signup.py",
+        "kernel.invitation": "IntegrationTests/blackbox/test_signup.py",
+        "kernel.invitation_code": "IntegrationTests/blackbox/test_signup.py",
     ]
 
     @Test func everyTemplateIsSentAndReadableAndTheEmailedSecondFactorCanBeFinishedByAPerson() async throws {

@@ -72,8 +72,25 @@ package struct AuthConfig: Sendable {
     package var webhooks = WebhookSettings()
     /// `push` (contract §9).
     package var push = PushSettings()
+    /// Who may make an account (contract §17): the `signup` section.
+    package var signup = SignupSettings()
+
+    /// `signup`: `mode` (`open`, `invite`, `domains`), `domains`, `anonymous`.
+    package struct SignupSettings: Sendable, Equatable {
+        /// `signup.mode`.
+        package var mode = SignupPolicy.Mode.open
+        /// `signup.domains`, lower case.
+        package var domains: [String] = []
+        /// `signup.anonymous` (default: only when the mode is `open`).
+        package var anonymous = true
+        /// Creates the defaults.
+        package init() {}
+    }
     /// Raw configuration sections of providers, by provider id.
     package var providerSections: [String: ConfigSection]
+    /// Which values are secrets, for what shows the configuration (`authd check`, the console):
+    /// the kernel's own, and those of every provider the server has (set when it is built).
+    package var secrets = ConfigSecrets()
 
     /// How log lines look and which are written.
     package struct LogSettings: Sendable, Equatable {
@@ -137,8 +154,12 @@ package struct AuthConfig: Sendable {
     package struct OpenIDSettings: Sendable {
         /// Authorize requests per client network (`authorize_per_ip`).
         package var authorizePerIP = RateLimitRule(limit: 60, window: 60)
-        /// Token, revocation and introspection requests per client id (`token_per_client`).
+        /// Token, revocation and introspection requests per client id (`token_per_client`), counted
+        /// once the client authenticated or its grant proved valid.
         package var tokenPerClient = RateLimitRule(limit: 60, window: 60)
+        /// Token, revocation and introspection requests per network that failed client authentication
+        /// or presented a public client's invalid grant (`failures_per_ip`).
+        package var failuresPerIP = RateLimitRule(limit: 30, window: 60)
         /// Creates the defaults.
         package init() {}
     }
@@ -423,7 +444,23 @@ package struct AuthConfig: Sendable {
         var o = try top.section("openid")
         openID.authorizePerIP = try o.rule("authorize_per_ip", default: openID.authorizePerIP)
         openID.tokenPerClient = try o.rule("token_per_client", default: openID.tokenPerClient)
+        openID.failuresPerIP = try o.rule("failures_per_ip", default: openID.failuresPerIP)
         try o.rejectUnknownKeys()
+
+        var signup = SignupSettings()
+        var su = try top.section("signup")
+        let modeName = try su.string("mode", default: "open")
+        guard let mode = SignupPolicy.Mode(rawValue: modeName) else {
+            throw ConfigError("signup.mode must be open, invite or domains, not \"\(modeName)\"")
+        }
+        signup.mode = mode
+        signup.domains = try su.strings("domains", default: []).map { $0.lowercased() }
+        for domain in signup.domains where domain.isEmpty || domain.hasPrefix(".") || domain.contains("@") || domain.contains(where: \.isWhitespace) {
+            throw ConfigError("signup.domains holds domain names such as \"example.com\", not \"\(domain)\"")
+        }
+        if mode == .domains, signup.domains.isEmpty { throw ConfigError("signup.mode domains needs signup.domains, e.g. [\"example.com\"]") }
+        signup.anonymous = try su.bool("anonymous", default: mode == .open)
+        try su.rejectUnknownKeys()
 
         var console = try top.section("console")
         let consoleEnabled = try console.bool("enabled", default: true)
@@ -489,6 +526,7 @@ package struct AuthConfig: Sendable {
         config.consoleEnabled = consoleEnabled
         config.device = device
         config.openID = openID
+        config.signup = signup
         config.webhooks = webhooks
         config.push = push
         config.trustedProxies = trustedProxies

@@ -183,26 +183,4 @@ package final class ConfigEnvironment: Sendable {
         object[first] = child
         target = .object(object)
     }
-
-    /// Whether the value at `path` is a secret `authd check` must not print: a password, a
-    /// secret, a private key, or a URL's password.
-    package static func isSecret(_ path: String) -> Bool {
-        let key = path.split(separator: ".").last.map(String.init) ?? path
-        return ["password", "secret", "client_secret", "private_key"].contains(key) || key.hasSuffix("_password") || key.hasSuffix("_secret")
-    }
-
-    /// `value` as `authd check` prints it: secrets as `[redacted]`, a URL's password as `***`.
-    package static func redacted(_ path: String, _ value: JSONValue) -> JSONValue {
-        if isSecret(path) { return .string("[redacted]") }
-        switch value {
-        case .string(let s):
-            guard let scheme = s.range(of: "://"), let at = s[scheme.upperBound...].firstIndex(of: "@") else { return value }
-            let userInfo = s[scheme.upperBound..<at]
-            guard let colon = userInfo.firstIndex(of: ":") else { return value }
-            return .string(String(s[..<s.index(after: colon)]) + "***" + String(s[at...]))
-        case .array(let items): return .array(items.map { redacted(path, $0) })
-        case .object(let o): return .object(Dictionary(uniqueKeysWithValues: o.map { ($0.key, redacted(path + "." + $0.key, $0.value)) }))
-        default: return value
-        }
-    }
 }

@@ -17,13 +17,21 @@ package struct DeviceAuthorizations: Sendable {
     /// The `device` section.
     package let settings: AuthConfig.DeviceSettings
     let pacing = PollPacing()
+    /// Whether a user may sign in to the app a device code names: a registered OpenID client's
+    /// groups (contract §17); any other `client_id` is free-form and names no rule.
+    package typealias ClientAccess = @Sendable (_ clientID: String, _ user: UserRecord) async throws -> Bool
+    let clientAccess: ClientAccess
 
     static let purpose = "device_authorization"
     /// The letters of a user code: no vowels (no words), no look-alikes.
     package static let alphabet = Array("BCDFGHJKLMNPQRSTVWXZ")
 
     /// Creates the service.
-    package init(store: any AuthStore, sessions: SessionService, clock: any AuthClock, logger: Logger, audit: AuditLog?, settings: AuthConfig.DeviceSettings) {
+    package init(
+        store: any AuthStore, sessions: SessionService, clock: any AuthClock, logger: Logger, audit: AuditLog?, settings: AuthConfig.DeviceSettings,
+        clientAccess: @escaping ClientAccess = { _, _ in true }
+    ) {
+        self.clientAccess = clientAccess
         self.store = store
         self.sessions = sessions
         self.clock = clock
@@ -133,6 +141,11 @@ package struct DeviceAuthorizations: Sendable {
     package func answer(_ userCode: String, approve: Bool, by userID: UUID, session sessionID: UUID) async throws -> Pending {
         guard let code = Self.normalise(userCode) else { throw AuthError.notFound("No such device code.") }
         let now = clock.now()
+        if approve, let asked = try await store.read([.code(purpose: Self.purpose, key: code), .user(userID)], { state in
+            state.code(purpose: Self.purpose, key: code).flatMap { Self.pending($0).clientID }.flatMap { id in state.user(id: userID).map { (id, $0) } }
+        }), try await !clientAccess(asked.0, asked.1) {
+            throw AuthError.noAccessToApp
+        }
         // The user, the answering session, then the code: the order every write that takes them locks
         // them in. The session is checked here too: a reset that ended it while the request was on
         // its way must win (contract §12).
@@ -237,6 +250,8 @@ package struct DeviceAuthorizations: Sendable {
         // The code is used (durably: the write above waited) before the session starts: a crash in
         // between loses a sign-in, never doubles one.
         guard var user = try await store.read([.user(userID)], { $0.user(id: userID) }) else { return .invalidGrant }
+        // Removed from the app's groups since the approval: no session.
+        if let clientID, try await !clientAccess(clientID, user) { return .accessDenied }
         // Recovery reaches what was approved before it (contract §12): the session starts only if
         // the credentials are those the approval saw, checked in the session's own write.
         user.credentialVersion = outcome.3

@@ -97,6 +97,12 @@ extension AuthError {
         status: .forbidden, code: "FORBIDDEN", message: "This sign-in needs a second factor, and the account has none set up.")
     /// 403 `FORBIDDEN`: this session may not do this.
     public static let forbidden = AuthError(status: .forbidden, code: "FORBIDDEN", message: "This session is not allowed to do this.")
+    /// 403 `SIGNUP_CLOSED`: this server makes no new account for this person (`signup`, contract §17);
+    /// an operator's invitation is the way in.
+    public static let signupClosed = AuthError(
+        status: .forbidden, code: "SIGNUP_CLOSED", message: "New accounts are made by invitation only here. Ask the operator for an invitation.")
+    /// 403 `FORBIDDEN`: the app the request is for lets in only members of its groups (contract §17).
+    package static let noAccessToApp = AuthError(status: .forbidden, code: "FORBIDDEN", message: "You don't have access to this app. Ask its operator.")
     /// 401 `UNAUTHORIZED`: missing, malformed, expired or forged token, or an ended session.
     public static let unauthorized = AuthError(status: .unauthorized, code: "UNAUTHORIZED", message: "Sign in to continue: the access token is missing, invalid or expired, or its session has ended.")
     /// 401 `INVALID_CHALLENGE`: the second-factor challenge is unknown, used, expired or dead.

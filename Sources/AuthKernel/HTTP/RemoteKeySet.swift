@@ -139,11 +139,11 @@ public actor RemoteKeySet {
             current = Keys(json: json, kids: Set(kids), generation: (current?.generation ?? 0) + 1)
             expiresAt = clock.now().addingTimeInterval(Self.maxAge(response.headers) ?? 86_400)
             fetches += 1
-            logger.info("fetched \(name)'s keys", metadata: ["keys.url": "\(url)", "keys.kids": "\(kids.sorted().map { LogSafe.text($0, maxLength: 64) }.joined(separator: ","))"])
+            logger.info("fetched \(name)'s keys", metadata: ["keys.url": "\(ConfigSecrets.redactedURL(url))", "keys.kids": "\(kids.sorted().map { LogSafe.text($0, maxLength: 64) }.joined(separator: ","))"])
         } catch {
             logger.warning(
                 "could not fetch \(name)'s keys; keeping the cached ones",
-                metadata: ["keys.url": "\(url)", "error": "\(error)", "keys.cached": "\(current?.kids.count ?? 0)"])
+                metadata: ["keys.url": "\(ConfigSecrets.redactedURL(url))", "error": "\(error)", "keys.cached": "\(current?.kids.count ?? 0)"])
         }
     }
 

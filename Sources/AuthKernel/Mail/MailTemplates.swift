@@ -164,6 +164,9 @@ package final class MailTemplates: Sendable {
     }
 
     static let builtIn: [String: MailTemplate] = [
+        SignupPolicy.noAccountTemplate: SignupPolicy.noAccountMail,
+        Invitations.template: Invitations.mail,
+        Invitations.codeTemplate: Invitations.codeMail,
         SignInMethodNotices.template: MailTemplate(
             subject: "A new way to sign in to your {{product_name}} account",
             text: """

@@ -10,6 +10,10 @@ public struct Kernel: Sendable {
     public let codes: OneTimeCodeService
     /// Opaque single-use tokens for links and two-step flows (issue, peek, redeem once, revoke a subject's).
     public let tokens: SingleUseTokens
+    /// Who may make an account (`signup`, contract §17): ask it before work a new account needs.
+    public let signup: SignupPolicy
+    /// Pending invitations and their links (contract §17).
+    package let invitations: Invitations
     /// Requests another device of the same user must approve.
     public let approvals: ApprovalService
     /// Durable, retried background work.
@@ -54,8 +58,9 @@ public struct Kernel: Sendable {
     /// lists each and fails.
     public let configurationProblems = ConfigurationProblems()
 
-    /// The configured `issuer` (scheme, host and port; no trailing slash).
-    public var issuer: String { config.issuer }
+    /// The `issuer` (scheme, host and port; no trailing slash): the configured one, or the address
+    /// bound when the default issuer's port was 0.
+    public var issuer: String { sessions.verifier.issuer }
 
     /// Assembles the kernel (the server does).
     package init(
@@ -65,10 +70,18 @@ public struct Kernel: Sendable {
     ) {
         self.http = http
         self.config = config
+        let tokens = SingleUseTokens(store: codes.store, secret: codes.secret, clock: codes.clock)
+        let signup = SignupPolicy(
+            mode: config.signup.mode, domains: config.signup.domains, allowsAnonymous: config.signup.anonymous, store: codes.store, clock: clock,
+            mailer: mailer)
+        var users = users
+        users.signup = signup
         self.users = users
+        self.signup = signup
+        self.invitations = Invitations(store: codes.store, tokens: tokens, clock: clock)
         self.sessions = sessions
         self.codes = codes
-        self.tokens = SingleUseTokens(store: codes.store, secret: codes.secret, clock: codes.clock)
+        self.tokens = tokens
         self.approvals = approvals
         self.jobs = jobs
         self.accountDeletion = accountDeletion

@@ -163,12 +163,22 @@ public struct SessionService: Sendable {
     /// Rotates an OpenID client's refresh token (kind `client`, issued to `clientID`), with the
     /// same reuse detection as every refresh token.
     /// - Returns: the session as rotated, its user and the new refresh token.
-    package func refreshClient(_ token: String, clientID: String) async throws -> (SessionRecord, UserRecord, String) {
-        let (session, user, newToken, _) = try await rotate(token) { $0.kind == .client && $0.clientID == clientID }
+    /// `charge` runs once the token is found to be a live one of the client's, before it rotates:
+    /// what it throws (a 429) leaves the token as it was.
+    /// A user `admitting` refuses (no longer in the app's groups), read in the rotation's write, ends
+    /// the session: 401 as for an ended one.
+    package func refreshClient(
+        _ token: String, clientID: String, admitting: @escaping @Sendable (UserRecord) -> Bool = { _ in true },
+        charge: @Sendable () async throws -> Void = {}
+    ) async throws -> (SessionRecord, UserRecord, String) {
+        let (session, user, newToken, _) = try await rotate(token, charge: charge, admitting: admitting) { $0.kind == .client && $0.clientID == clientID }
         return (session, user, newToken)
     }
 
-    private func rotate(_ token: String, accept: @escaping @Sendable (SessionRecord) -> Bool) async throws -> (SessionRecord, UserRecord, String, Date) {
+    private func rotate(
+        _ token: String, charge: @Sendable () async throws -> Void = {}, admitting: @escaping @Sendable (UserRecord) -> Bool = { _ in true },
+        accept: @escaping @Sendable (SessionRecord) -> Bool
+    ) async throws -> (SessionRecord, UserRecord, String, Date) {
         guard token.utf8.count <= 256 else { throw AuthError.invalidRefreshToken }
         let presented = RefreshToken.hash(token)
         let found = try await store.read([.sessionByRefreshHash(presented)]) { state in
@@ -176,11 +186,16 @@ public struct SessionService: Sendable {
         }
         guard let (sessionID, userID) = found else { throw AuthError.invalidRefreshToken }
         try await rateLimiter.consume(settings.refreshRate, key: "refresh:\(sessionID)", message: "Too many refreshes for this session. Wait before trying again.")
+        try await charge()
         let newToken = RefreshToken.generate()
         let now = clock.now()
         let (outcome, user, ended) = try await store.write([.session(sessionID), .user(userID)]) {
             state -> (RefreshTokenRotation.Outcome, UserRecord?, SessionRecord?) in
             guard let session = state.session(id: sessionID), session.userID == userID else { return (.unknown, nil, nil) }
+            if let user = state.user(id: userID), !admitting(user) {
+                state.deleteSession(id: session.id)
+                return (.unknown, user, session)
+            }
             let outcome = RefreshTokenRotation.rotate(
                 session, presented: presented, newHash: RefreshToken.hash(newToken), now: now,
                 grace: settings.refreshReuseGrace, ttl: settings.refreshTTL

@@ -1,7 +1,12 @@
-/// Values that hold a secret (a key, a pepper) describe themselves by their type's name only: a
-/// service logged at start-up (ServiceLifecycle lists them at debug level), a `print` or a `dump`
-/// must never write the bytes.
-protocol RedactedDescription: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {}
+/// A type that holds a secret or configuration (a key, a pepper, a password, a provider's settings)
+/// and describes itself by its type's name only: a service logged at start-up (ServiceLifecycle
+/// lists them at debug level), an interpolation into a log line, a `print` or a `dump` must never
+/// write what it holds (contract §17).
+///
+/// ```swift
+/// extension InviteCodeProvider: RedactedDescription {}
+/// ```
+public protocol RedactedDescription: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {}
 
 extension RedactedDescription {
     /// The type's name, nothing it holds.
@@ -17,3 +22,15 @@ extension OneTimeCodeService: RedactedDescription {}
 extension SingleUseTokens: RedactedDescription {}
 extension ApprovalService: RedactedDescription {}
 extension Kernel: RedactedDescription {}
+extension ConfigSection: RedactedDescription {}
+extension AuthConfig: RedactedDescription {}
+extension AuthConfig.MailSettings: RedactedDescription {}
+extension AuthConfig.StorageSettings: RedactedDescription {}
+extension AuthConfig.PostgresSettings: RedactedDescription {}
+extension ConfigEnvironment: RedactedDescription {}
+extension ConfigEnvironment.Variable: RedactedDescription {}
+extension SMTPSettings: RedactedDescription {}
+extension PushSettings: RedactedDescription {}
+extension PushSettings.APNs: RedactedDescription {}
+extension WebhookSettings: RedactedDescription {}
+extension WebhookSettings.Endpoint: RedactedDescription {}

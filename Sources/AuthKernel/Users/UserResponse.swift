@@ -26,6 +26,8 @@ public struct UserResponse: ResponseCodable, Sendable, Equatable {
     public var userMetadata: [String: JSONValue]
     /// `app_metadata`: the object the app's backend set (the admin API), `{}` when none.
     public var appMetadata: [String: JSONValue]
+    /// `groups`: the operator's groups of the user, `[]` when none (contract §17).
+    public var groups: [String]
 
     /// The public view of a stored user.
     public init(_ user: UserRecord) {
@@ -40,12 +42,13 @@ public struct UserResponse: ResponseCodable, Sendable, Equatable {
         updatedAt = Timestamp.string(user.updatedAt)
         userMetadata = user.userMetadata
         appMetadata = user.appMetadata
+        groups = user.groups
     }
 
     enum CodingKeys: String, CodingKey {
         case id, email, emailVerified = "email_verified", displayName = "display_name", username
         case isAnonymous = "is_anonymous", authProviders = "auth_providers", createdAt = "created_at", updatedAt = "updated_at"
-        case userMetadata = "user_metadata", appMetadata = "app_metadata"
+        case userMetadata = "user_metadata", appMetadata = "app_metadata", groups
     }
 
     // Explicit nulls: the contract shows `"display_name": null`, not a missing key.
@@ -63,6 +66,7 @@ public struct UserResponse: ResponseCodable, Sendable, Equatable {
         try c.encode(updatedAt, forKey: .updatedAt)
         try c.encode(userMetadata, forKey: .userMetadata)
         try c.encode(appMetadata, forKey: .appMetadata)
+        try c.encode(groups, forKey: .groups)
     }
 }
 
@@ -82,6 +86,7 @@ extension UserResponse {
         w.key("updated_at"); w.string(updatedAt)
         w.key("user_metadata"); w.value(.object(userMetadata))
         w.key("app_metadata"); w.value(.object(appMetadata))
+        w.key("groups"); w.strings(groups)
         if closing { w.endObject() }
     }
 

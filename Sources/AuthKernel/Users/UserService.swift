@@ -16,6 +16,8 @@ public struct UserService: Sendable {
     public let removals = CredentialRemovals()
     /// Where `user.created` and `user.deleted` go (webhooks).
     let events: AccountEvents?
+    /// Who may make an account; the kernel sets it from `signup`.
+    package var signup = SignupPolicy()
 
     /// Creates the service.
     /// - Parameter notices: mails the owner when a sign-in method is added to an account; nil mails nothing.
@@ -77,22 +79,42 @@ public struct UserService: Sendable {
     /// stops being anonymous; 409 `IDENTITY_IN_USE` if the identity or its email belongs to someone else;
     /// 403 `REAUTH_REQUIRED` unless the session is fresh (linking adds a way in, which a stolen
     /// access token must not be enough for).
+    ///
+    /// A new account, or an anonymous one's first identity, is a sign-up: 403 `SIGNUP_CLOSED` where
+    /// ``SignupPolicy`` (`kernel.signup`) does not allow it. A pending invitation of the verified
+    /// email allows it, and the account takes the invitation's groups and name.
     public func signIn(_ claim: Claim, linkingTo principal: Principal?) async throws -> UserRecord {
         if let principal { try FreshSession.require(principal, now: clock.now(), within: freshAuth) }
         return try await signIn(claim, linkingToUser: principal?.user.id)
     }
 
     /// ``signIn(_:linkingTo:)`` with the user to link to named by id, without the freshness check.
-    package func signIn(_ claim: Claim, linkingToUser linkUserID: UUID?) async throws -> UserRecord {
+    /// `operatorInvited`: an operator's own invitation (`authd admins invite`) makes the account
+    /// whatever `signup.mode` says, as any invitation does.
+    package func signIn(_ claim: Claim, linkingToUser linkUserID: UUID?, operatorInvited: Bool = false) async throws -> UserRecord {
         let now = clock.now()
         var keys: [StoreKey] = [.userByIdentity(claim.identity)]
-        if let email = claim.email { keys.append(.userByEmail(email)) }
+        if let email = claim.email { keys += [.userByEmail(email), .code(purpose: Invitations.purpose, key: email)] }
         if let linkUserID { keys.append(.user(linkUserID)) }
+        let signup = self.signup
+        // A sign-up the policy allows, taking the invitation of a verified email; else SIGNUP_CLOSED.
+        @Sendable func signUp(_ user: inout UserRecord, _ state: inout StoreState) throws {
+            let invited = claim.emailVerified ? claim.email.flatMap { Invitations.take(email: $0, in: &state, now: now) } : nil
+            guard invited != nil || operatorInvited || signup.permits(email: claim.email, emailVerified: claim.emailVerified) else {
+                throw AuthError.signupClosed
+            }
+            if let invited {
+                user.groups = Array(Set(user.groups + invited.groups)).sorted()
+                if user.displayName == nil { user.displayName = invited.displayName }
+            }
+        }
         let (user, created, linkedTo) = try await store.write(keys) { state -> (UserRecord, Bool, UserRecord?) in
             let owner = state.user(identity: claim.identity)
             if let linkUserID {
                 guard var user = state.user(id: linkUserID) else { throw AuthError.unauthorized }
                 if let owner, owner.id != user.id { throw AuthError.identityInUse }
+                // An anonymous account's first identity makes it an account like any other: a sign-up.
+                if user.isAnonymous, user.identities.isEmpty, owner == nil { try signUp(&user, &state) }
                 if let email = claim.email, var emailOwner = state.user(email: email), emailOwner.id != user.id {
                     // A verified claim takes the address from a holder who never proved it, as a sign-in does.
                     guard claim.emailVerified, !emailOwner.emailVerified else { throw AuthError.identityInUse }
@@ -127,10 +149,11 @@ public struct UserService: Sendable {
                     email = nil
                 }
             }
-            let user = UserRecord(
+            var user = UserRecord(
                 email: email, emailVerified: email != nil && claim.emailVerified,
                 identities: [claim.identity], createdAt: now
             )
+            try signUp(&user, &state)
             state.put(user)
             return (user, true, nil)
         }
@@ -167,7 +190,9 @@ public struct UserService: Sendable {
     }
 
     /// Creates a user with no identity yet (anonymous sign-in).
+    /// - Throws: 403 `SIGNUP_CLOSED` unless `signup.anonymous` allows it.
     public func createAnonymous() async throws -> UserRecord {
+        guard signup.allowsAnonymous else { throw AuthError.signupClosed }
         let user = UserRecord(isAnonymous: true, createdAt: clock.now())
         try await store.write([]) { $0.put(user) }
         logger.info("anonymous user created", metadata: ["user.id": "\(user.id.lowercased)"])

@@ -306,6 +306,12 @@ extension UserRecord {
             case "app_metadata":
                 guard case .object(let o) = try r.value() else { throw JSONReader.Mismatch() }
                 user.appMetadata = o
+            case "groups":
+                guard case .array(let items) = try r.value() else { throw JSONReader.Mismatch() }
+                user.groups = try items.map { item -> String in
+                    guard case .string(let group) = item else { throw JSONReader.Mismatch() }
+                    return group
+                }
             default: throw JSONReader.Mismatch()
             }
         }

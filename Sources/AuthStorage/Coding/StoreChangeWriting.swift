@@ -55,6 +55,7 @@ extension UserRecord {
         if let displayName { w.key("display_name"); w.string(displayName) }
         if let email { w.key("email"); w.string(email) }
         w.key("email_verified"); w.bool(emailVerified)
+        if !groups.isEmpty { w.key("groups"); w.strings(groups) }
         w.key("id"); w.uuid(id)
         w.key("identities")
         w.beginArray()

@@ -30,6 +30,10 @@ public struct UserRecord: Codable, Sendable, Equatable {
     /// `app_metadata`: what the app's backend keeps about the user (service keys, the admin CLI),
     /// carried in access tokens; empty when none.
     public var appMetadata: [String: JSONValue] = [:]
+    /// The operator's groups of the user (`family`, `admins`), sorted, without repeats: which apps
+    /// registered `--allowed-groups` the user may sign in to. A field of its own, so a backend that
+    /// replaces `app_metadata` never touches it.
+    public var groups: [String] = []
     /// Counts the times every session of the user was ended for a credential change (a password
     /// change or reset, a PIN change). A sign-in is started only if it is unchanged since the
     /// credential it checked was read: one racing such a change cannot outlive it.
@@ -63,7 +67,7 @@ public struct UserRecord: Codable, Sendable, Equatable {
         case id, email, emailVerified = "email_verified", displayName = "display_name", username
         case isAnonymous = "is_anonymous", identities, secrets, createdAt = "created_at", updatedAt = "updated_at"
         case disabledAt = "disabled_at", credentialVersion = "credential_version"
-        case userMetadata = "user_metadata", appMetadata = "app_metadata"
+        case userMetadata = "user_metadata", appMetadata = "app_metadata", groups
     }
 
     /// Decodes it from its JSON.
@@ -83,6 +87,7 @@ public struct UserRecord: Codable, Sendable, Equatable {
         credentialVersion = try c.decodeIfPresent(Int.self, forKey: .credentialVersion) ?? 0
         userMetadata = try c.decodeIfPresent([String: JSONValue].self, forKey: .userMetadata) ?? [:]
         appMetadata = try c.decodeIfPresent([String: JSONValue].self, forKey: .appMetadata) ?? [:]
+        groups = try c.decodeIfPresent([String].self, forKey: .groups) ?? []
     }
 
     /// Encodes it as its JSON.
@@ -103,6 +108,7 @@ public struct UserRecord: Codable, Sendable, Equatable {
         if credentialVersion != 0 { try c.encode(credentialVersion, forKey: .credentialVersion) }
         if !userMetadata.isEmpty { try c.encode(userMetadata, forKey: .userMetadata) }
         if !appMetadata.isEmpty { try c.encode(appMetadata, forKey: .appMetadata) }
+        if !groups.isEmpty { try c.encode(groups, forKey: .groups) }
     }
 }
 

@@ -57,6 +57,14 @@ package enum AdminAction: Codable, Sendable, Equatable {
     case listOperators(json: Bool)
     /// A single-use link (24 h) that makes the email's account an operator.
     case inviteOperator(String)
+    /// Adds the user to groups (`add` true) or removes it from them.
+    case changeGroups(String, add: Bool, [String])
+    /// Invites an address, with groups and a display name; `vouch` skips the mailed code.
+    case inviteUser(String, groups: [String], displayName: String?, vouch: Bool)
+    /// The pending invitations.
+    case listInvitations(json: Bool)
+    /// Ends a pending invitation.
+    case revokeInvitation(String)
 }
 
 /// What a command printed, and how the process should exit.

@@ -82,6 +82,45 @@ package struct AdminOperations: Sendable {
             await audit(disabled ? "user disabled; every session ended" : "user enabled", user: user.id, command: disabled ? "users disable" : "users enable")
             return AdminOutput(text: "user \(user.id.lowercased) \(disabled ? "disabled; its sessions have ended" : "enabled")\n")
 
+        case .changeGroups(let ref, let add, let names):
+            let user = try await user(ref)
+            let asked = try UserGroups.validate(names)
+            let groups = add ? user.groups + asked : user.groups.filter { !asked.contains($0) }
+            let command = add ? "users groups add" : "users groups remove"
+            let updated = try await UserAdministration(kernel: kernel).update(
+                user, .init(groups: groups), by: .init(event: "admin", account: "authd " + command))
+            let list = updated.groups.isEmpty ? "no group" : updated.groups.joined(separator: ", ")
+            return AdminOutput(text: "\(updated.email ?? updated.id.lowercased) is in: \(list)\n")
+
+        case .inviteUser(let email, let groups, let displayName, let vouch):
+            let made = try await InvitationSender(kernel: kernel).invite(
+                email: email, groups: groups, displayName: displayName, by: .init(event: "admin", account: "authd users invite"), vouched: vouch)
+            var w = JSONWriter(capacity: 384)
+            w.beginObject()
+            w.key("invitation_id"); w.string(made.invitation.id)
+            w.key("url"); w.string(made.url)
+            w.key("expires_at"); w.string(Timestamp.string(made.invitation.expiresAt))
+            w.endObject()
+            return AdminOutput(text: String(decoding: w.bytes, as: UTF8.self) + "\n")
+
+        case .listInvitations(let json):
+            let pending = try await kernel.invitations.list()
+            if json {
+                var w = JSONWriter(capacity: 64 + 256 * pending.count)
+                w.beginArray()
+                for invitation in pending { InvitationSender.write(invitation, to: &w) }
+                w.endArray()
+                return AdminOutput(text: String(decoding: w.bytes, as: UTF8.self) + "\n")
+            }
+            return AdminOutput(text: AdminFormat.table(
+                ["ID", "EMAIL", "GROUPS", "INVITED BY", "EXPIRES"],
+                pending.map { [$0.id, $0.email, $0.groups.joined(separator: ",").ifEmpty("-"), $0.invitedBy, Timestamp.string($0.expiresAt)] }))
+
+        case .revokeInvitation(let id):
+            guard try await kernel.invitations.revoke(id: id) else { throw AdminError("no pending invitation has the id \(id)") }
+            await kernel.audit.record("admin", account: "authd users invitations revoke", reason: "revoke invitation \(id)")
+            return AdminOutput(text: "invitation \(id) revoked; its link no longer works\n")
+
         case .deleteUser(let ref):
             let user = try await user(ref)
             await kernel.accountDeletion.run(for: user)
@@ -263,6 +302,7 @@ package struct AdminOperations: Sendable {
                     audience      \(config.audience)
                     providers     \(config.providers.joined(separator: ", "))
                     mail          \(config.mail.transport)
+                    sign-up       \(Self.signupLine(config.signup))
                     store         \(config.storage.backend): \(users) users, \(sessions) sessions, \(await store.isWritable ? "writable" : "NOT WRITABLE")
                     signing key   \(keyRing.active.kid)
                     served by     \(via == "admin socket" ? "a running authd (answered on the admin socket)" : "no running server; the folder opened directly")
@@ -273,14 +313,34 @@ package struct AdminOperations: Sendable {
         }
     }
 
-    /// Clients whose redirect URI is on the issuer's host name: browsers scope cookies by host, not
-    /// port, so such an app and authd can read each other's cookies (contract §13).
-    func clientWarnings() async throws -> [String] {
-        guard let issuerHost = URLComponents(string: kernel.config.issuer)?.host?.lowercased() else { return [] }
-        return try await clients.list().compactMap { client in
-            guard client.redirectURIs.contains(where: { URLComponents(string: $0)?.host?.lowercased() == issuerHost }) else { return nil }
-            return "client \(client.id) (\(client.name)) redirects to \(issuerHost), the issuer's host: cookies ignore ports, so give each app its own host name"
+    /// `signup.mode` as `check` and the console say it.
+    static func signupLine(_ signup: AuthConfig.SignupSettings) -> String {
+        let mode = switch signup.mode {
+        case .open: "open: anyone who reaches authd can make an account"
+        case .invite: "by invitation only"
+        case .domains: "verified addresses at \(signup.domains.joined(separator: ", ")), and invitations"
         }
+        return mode + (signup.anonymous ? "; anonymous accounts allowed" : "")
+    }
+
+    /// Clients whose redirect URI is on the issuer's host name: browsers scope cookies by host, not
+    /// port, so such an app and authd can read each other's cookies (contract §13). With sign-up
+    /// open, a first-party client that lets everyone in lets in anyone who makes an account (§17).
+    func clientWarnings() async throws -> [String] {
+        let clients = try await clients.list()
+        var warnings: [String] = []
+        if let issuerHost = URLComponents(string: kernel.config.issuer)?.host?.lowercased() {
+            warnings += clients.compactMap { client in
+                guard client.redirectURIs.contains(where: { URLComponents(string: $0)?.host?.lowercased() == issuerHost }) else { return nil }
+                return "client \(client.id) (\(client.name)) redirects to \(issuerHost), the issuer's host: cookies ignore ports, so give each app its own host name"
+            }
+        }
+        if kernel.config.signup.mode == .open {
+            warnings += clients.filter { $0.firstParty && $0.allowedGroups.isEmpty }.map { client in
+                "client \(client.id) (\(client.name)) is first-party and names no --allowed-groups while signup.mode is open: anyone who can reach authd can make an account and sign in to it; set signup.mode or the client's --allowed-groups"
+            }
+        }
+        return warnings
     }
 
     /// What `check` warns about in the configuration itself: variables that name no key in use,
@@ -296,13 +356,13 @@ package struct AdminOperations: Sendable {
         return warnings
     }
 
-    /// Every key read, the value in effect (secrets redacted) and where it came from: `default`,
-    /// `file` or the variable's name.
+    /// Every key read, the value in effect (secrets redacted, ``ConfigSecrets``) and where it came
+    /// from: `default`, `file` or the variable's name.
     static func effectiveConfiguration(_ config: AuthConfig) -> String {
         guard let environment = config.environment else { return "" }
         return "configuration (value, then where it came from)\n"
             + environment.effective().map { entry in
-                let shown = ConfigEnvironment.redacted(entry.path, entry.value)
+                let shown = config.secrets.redacted(entry.path, entry.value)
                 return "  \(entry.path) = \(Self.text(shown, kind: .string))  (\(entry.source))\n"
             }.joined()
     }
@@ -311,6 +371,7 @@ package struct AdminOperations: Sendable {
     /// (and whether `DATA/templates/` overrides it), its audit events.
     func declarations() -> String {
         var out = ""
+        let secrets = kernel.config.secrets
         for type in providerTypes {
             out += "provider      \(type.id)\n"
             let section = kernel.config.providerSections[type.id]
@@ -320,9 +381,10 @@ package struct AdminOperations: Sendable {
                 if case .environment(let variable)? = kernel.config.environment?.source(of: path),
                     let set = kernel.config.environment?.effective().first(where: { $0.path == path })?.value
                 {
-                    value = "\(Self.text(ConfigEnvironment.redacted(path, set), kind: setting.kind)) (\(variable))"
+                    value = "\(Self.text(secrets.redacted(path, set), kind: setting.kind)) (\(variable))"
                 } else {
-                    value = section?.valueInFile(setting.key).map { "\(Self.text(ConfigEnvironment.redacted(path, $0), kind: setting.kind)) (set)" } ?? "\(setting.defaultValue) (default)"
+                    value = section?.valueInFile(setting.key).map { "\(Self.text(secrets.redacted(path, $0), kind: setting.kind)) (set)" }
+                        ?? "\(SettingsReference.shownDefault(setting, at: path)) (default)"
                 }
                 out += "  setting     \(type.configSection).\(setting.key) = \(value)\n"
             }

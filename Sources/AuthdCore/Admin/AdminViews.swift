@@ -87,18 +87,21 @@ struct AdminClientView: Codable, Sendable {
     var claims: [String]
     var allowPin: Bool
     var unverifiedEmail: Bool
+    var allowedGroups: [String]
     var previousSecretExpiresAt: String?
     var createdAt: String
     enum CodingKeys: String, CodingKey {
         case clientID = "client_id", name, redirectURIs = "redirect_uris", postLogoutRedirectURIs = "post_logout_redirect_uris", isPublic = "public"
         case firstParty = "first_party", pkceOptional = "pkce_optional", idTokenAlg = "id_token_alg", claims, allowPin = "allow_pin"
-        case unverifiedEmail = "unverified_email", previousSecretExpiresAt = "previous_secret_expires_at", createdAt = "created_at"
+        case unverifiedEmail = "unverified_email", allowedGroups = "allowed_groups", previousSecretExpiresAt = "previous_secret_expires_at"
+        case createdAt = "created_at"
     }
 
     init(_ c: OpenIDClient, now: Date) {
         (clientID, name, redirectURIs, postLogoutRedirectURIs) = (c.id, c.name, c.redirectURIs, c.postLogoutRedirectURIs)
         (isPublic, firstParty, pkceOptional, idTokenAlg) = (c.isPublic, c.firstParty, c.pkceOptional, c.idTokenAlg)
         (claims, allowPin, unverifiedEmail, createdAt) = (c.claims, c.allowPin, c.unverifiedEmail, Timestamp.string(c.createdAt))
+        allowedGroups = c.allowedGroups
         previousSecretExpiresAt = c.previousSecretExpiresAt.flatMap { $0 > now ? Timestamp.string($0) : nil }
     }
 
@@ -112,6 +115,7 @@ struct AdminClientView: Codable, Sendable {
         if !claims.isEmpty { lines.append("claims: " + claims.joined(separator: ",")) }
         if allowPin { lines.append("allow_pin: true") }
         if unverifiedEmail { lines.append("unverified_email: true") }
+        lines.append("allowed_groups: " + (allowedGroups.isEmpty ? "everyone" : allowedGroups.joined(separator: ",")))
         if let previousSecretExpiresAt { lines.append("previous secret works until: \(previousSecretExpiresAt)") }
         lines.append("created_at: \(createdAt)")
         return lines.joined(separator: "\n") + "\n"
@@ -171,7 +175,8 @@ enum AdminFormat {
             [
                 ["id", u.id], ["email", u.email ?? "-"], ["email verified", u.emailVerified ? "yes" : "no"],
                 ["username", u.username ?? "-"], ["display name", u.displayName ?? "-"], ["anonymous", u.isAnonymous ? "yes" : "no"],
-                ["providers", u.authProviders.joined(separator: ", ").ifEmpty("-")], ["sessions", String(view.sessions)],
+                ["providers", u.authProviders.joined(separator: ", ").ifEmpty("-")], ["groups", u.groups.joined(separator: ", ").ifEmpty("-")],
+                ["sessions", String(view.sessions)],
                 ["created", u.createdAt], ["updated", u.updatedAt], ["disabled", view.disabledAt ?? "no"],
             ]
         )
@@ -197,5 +202,5 @@ enum AdminFormat {
 }
 
 extension String {
-    fileprivate func ifEmpty(_ replacement: String) -> String { isEmpty ? replacement : self }
+    func ifEmpty(_ replacement: String) -> String { isEmpty ? replacement : self }
 }

@@ -20,23 +20,30 @@ struct UserAdministration: Sendable {
         var appMetadata: JSONValue?
         var displayName: String??
         var disabled: Bool?
+        /// The whole list of groups (contract §17).
+        var groups: [String]?
     }
 
     /// Checks and applies `change`: `app_metadata` as the contract bounds it, a display name, the
-    /// disabled state (disabling ends every session and API key). Emits `user.updated`.
+    /// disabled state (disabling ends every session and API key), the groups. Emits `user.updated`.
     func update(_ user: UserRecord, _ change: Change, by actor: Actor) async throws -> UserRecord {
         let metadata = try change.appMetadata.map { try UserMetadata.validate($0, field: "app_metadata", maxBytes: UserMetadata.maxAppBytes) }
         let name = try change.displayName.map { try DisplayName.validate($0) }
+        let groups = try change.groups.map { try UserGroups.validate($0) }
         let now = kernel.clock.now()
         let updated = try await kernel.users.update(user.id) { user in
             if let metadata { user.appMetadata = metadata }
             if let name { user.displayName = name }
             if let disabled = change.disabled { user.disabledAt = disabled ? (user.disabledAt ?? now) : nil }
+            if let groups { user.groups = groups }
         }
         // Disabling ends every session and API key; the sign-ins that follow answer ACCOUNT_DISABLED.
         if change.disabled == true { try await kernel.sessions.revokeAll(of: user.id) }
         await kernel.events.emit("user.updated", AccountEvents.data(updated))
-        let changed = [metadata.map { _ in "app_metadata" }, name.map { _ in "display_name" }, change.disabled.map { $0 ? "disabled" : "enabled" }]
+        let changed = [
+            metadata.map { _ in "app_metadata" }, name.map { _ in "display_name" }, change.disabled.map { $0 ? "disabled" : "enabled" },
+            groups.map { "groups [\($0.joined(separator: ", "))]" },
+        ]
         await kernel.audit.record(actor.event, user: user.id, account: actor.account, reason: "update user: " + changed.compactMap { $0 }.joined(separator: ", "))
         return updated
     }

@@ -32,6 +32,11 @@ extension ConsoleRoutes {
     }
 
     /// Lines of a textarea, trimmed, empty ones dropped.
+    /// A comma-separated field's items, trimmed, without empty ones.
+    static func list(_ text: String?) -> [String] {
+        (text ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
     static func lines(_ text: String?) -> [String] {
         (text ?? "").split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
@@ -56,6 +61,7 @@ extension ConsoleRoutes {
             "id": client.id, "name": client.name, "public": client.isPublic, "redirects": client.redirectURIs.joined(separator: "\n"),
             "logout_redirects": client.postLogoutRedirectURIs.joined(separator: "\n"), "claims": client.claims.joined(separator: ", "),
             "alg": client.idTokenAlg, "first_party": client.firstParty, "created": Timestamp.string(client.createdAt), "secret": secret ?? "",
+            "allowed_groups": client.allowedGroups.joined(separator: ", "),
         ], op, error: error, status: status)
     }
 
@@ -81,7 +87,8 @@ extension ConsoleRoutes {
                 var settings = OpenIDClientSettings()
                 settings.redirectURIs = Self.lines(form["redirect_uris"])
                 settings.postLogoutRedirectURIs = Self.lines(form["post_logout_redirect_uris"])
-                settings.claims = (form["claims"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+                settings.claims = Self.list(form["claims"])
+                settings.allowedGroups = Self.list(form["allowed_groups"])
                 guard try await openIDClients.update(id, settings) != nil else { break }
                 await kernel.audit.record("admin_console", account: op.email, reason: "update client \(id)")
                 return PageGate.redirect(to: "/admin/clients/\(id)")

@@ -35,7 +35,7 @@ struct ConsoleOverview: Sendable {
             "chart": SignInChart.svg(providers.map { ($0.key, $0.value.succeeded, $0.value.failed) }),
             "providers": providers.map { ["name": $0.key, "ok": $0.value.succeeded, "failed": $0.value.failed] }, "has_providers": !providers.isEmpty,
             "jobs": kinds.map { ["kind": $0, "waiting": backlog[$0]?.waiting ?? 0, "failing": backlog[$0]?.failing ?? 0] },
-            "audited": auditPath != nil,
+            "audited": auditPath != nil, "signup": AdminOperations.signupLine(kernel.config.signup),
         ])
     }
 

@@ -6,7 +6,7 @@ import Hummingbird
 
 /// The console's webhooks (endpoints, deliveries waiting or failing with a retry, this instance's
 /// latest attempts), the audit log (filtered by user, event and time, in pages) and the effective
-/// configuration with its secrets redacted (contract §14).
+/// configuration with its secrets redacted (contract §14, §17: ``ConfigSecrets``; a URL's password too).
 extension ConsoleRoutes {
     static let auditPageSize = 50
 
@@ -24,12 +24,12 @@ extension ConsoleRoutes {
         let pending = try await kernel.jobs.pending().filter { $0.kind == WebhookDispatcher.jobKind }
         func text(_ job: JobRecord, _ key: String) -> String { if case .string(let s)? = job.payload[key] { s } else { "" } }
         return console("Webhooks", "admin-webhooks", [
-            "endpoints": webhookSettings.endpoints.map { ["url": $0.url, "events": $0.events.sorted().joined(separator: ", ")] },
+            "endpoints": webhookSettings.endpoints.map { ["url": ConfigSecrets.redactedURL($0.url), "events": $0.events.sorted().joined(separator: ", ")] },
             "has_endpoints": !webhookSettings.endpoints.isEmpty,
-            "pending": pending.map { ["job": $0.id.lowercased, "message": text($0, "id"), "url": text($0, "url"), "attempts": $0.attempts,
+            "pending": pending.map { ["job": $0.id.lowercased, "message": text($0, "id"), "url": ConfigSecrets.redactedURL(text($0, "url")), "attempts": $0.attempts,
                                       "next": Timestamp.string($0.runAfter)] },
             "has_pending": !pending.isEmpty,
-            "recent": (recentDeliveries?.list ?? []).map { ["message": $0.messageID, "url": $0.url, "attempt": $0.attempt, "outcome": $0.outcome,
+            "recent": (recentDeliveries?.list ?? []).map { ["message": $0.messageID, "url": ConfigSecrets.redactedURL($0.url), "attempt": $0.attempt, "outcome": $0.outcome,
                                                              "at": Timestamp.string($0.at), "ok": $0.outcome == "delivered"] },
             "has_recent": !(recentDeliveries?.list.isEmpty ?? true),
         ], op, error: error, status: status)

@@ -38,6 +38,9 @@ struct ConsoleRoutes: Sendable {
         router.get("admin/users/:id") { request, context in
             try await routes.page(request, context) { try await routes.showUser($0, id: context.parameters.get("id")) }
         }
+        router.post("admin/invitations") { request, context in
+            try await routes.change(request, context) { op, form in try await routes.invite(op, form) }
+        }
         router.post("admin/users/:id/:action") { request, context in
             try await routes.change(request, context) { op, form in
                 try await routes.changeUser(op, id: context.parameters.get("id"), action: context.parameters.get("action") ?? "", form: form)
@@ -119,7 +122,7 @@ struct ConsoleRoutes: Sendable {
     }
 
     func reauth(_ request: Request) async throws -> Response {
-        if let principal = try await login.browserPrincipal(request) { try await kernel.sessions.revoke(principal.session.id, of: principal.user.id) }
+        if let principal = try await login.browserPrincipal(request, acceptingPIN: true) { try await kernel.sessions.revoke(principal.session.id, of: principal.user.id) }
         var response = PageGate.redirect(to: "/login?return_to=%2Fadmin")
         response.setCookie(BrowserCookie.cookie("", maxAge: 0))
         return response
@@ -154,10 +157,12 @@ struct ConsoleRoutes: Sendable {
         return console("Console", "admin-overview", facts.values, op)
     }
 
-    func showUsers(_ op: Operator, _ request: Request) async throws -> Response {
-        let parameters = request.uri.queryParameters
-        let query = String((parameters.get("query") ?? "").prefix(AdminAPIRoutes.maxQueryLength)).lowercased()
-        let after = parameters.get("after").flatMap(UUID.init(uuidString:))
+    func showUsers(
+        _ op: Operator, _ request: Request?, invited: (email: String, url: String)? = nil, error: String? = nil, status: HTTPResponse.Status = .ok
+    ) async throws -> Response {
+        let parameters = request?.uri.queryParameters
+        let query = String((parameters?.get("query") ?? "").prefix(AdminAPIRoutes.maxQueryLength)).lowercased()
+        let after = parameters?.get("after").flatMap(UUID.init(uuidString:))
         let page = try await kernel.users.page(matching: query, after: after, limit: Self.pageSize + 1)
         let shown = page.prefix(Self.pageSize)
         let rows: [[String: Any]] = shown.map { user in
@@ -168,7 +173,11 @@ struct ConsoleRoutes: Sendable {
         if page.count > Self.pageSize, let last = shown.last {
             values["next"] = "/admin/users?query=\(query.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")&after=\(last.id.lowercased)"
         }
-        return console("Users", "admin-users", values, op)
+        if let invited { values["invited"] = ["email": invited.email, "url": invited.url] }
+        let pending = try await kernel.invitations.list()
+        values["invitations"] = pending.map { ["email": $0.email, "groups": $0.groups.joined(separator: ", "), "expires": Timestamp.string($0.expiresAt)] }
+        values["has_invitations"] = !pending.isEmpty
+        return console("Users", "admin-users", values, op, error: error, status: status)
     }
 
     func showUser(
@@ -192,6 +201,7 @@ struct ConsoleRoutes: Sendable {
                 "credentials": user.secrets.keys.sorted().joined(separator: ", "), "sessions": rows, "has_sessions": !rows.isEmpty,
                 "app_metadata": metadataDraft ?? Self.json(.object(user.appMetadata)), "user_metadata": Self.json(.object(user.userMetadata)),
                 "confirm": confirm, "notice": notice ?? "", "resets": kernel.resets.all.map { ["kind": $0.name] },
+                "groups": user.groups.joined(separator: ", "),
             ], op, error: error, status: status)
     }
 
@@ -216,6 +226,9 @@ struct ConsoleRoutes: Sendable {
                 }
                 let name = form["display_name"].map { $0.isEmpty ? nil : $0 }
                 _ = try await administration.update(user, .init(appMetadata: parsed, displayName: .some(name ?? nil)), by: op.actor)
+                return back
+            case "groups":
+                _ = try await administration.update(user, .init(groups: Self.list(form["groups"])), by: op.actor)
                 return back
             case "disable", "enable":
                 _ = try await administration.update(user, .init(disabled: action == "disable"), by: op.actor)
@@ -249,6 +262,18 @@ struct ConsoleRoutes: Sendable {
         }
     }
 
+    /// "Invite a person": the link is mailed, and shown this once.
+    func invite(_ op: Operator, _ form: PageForm) async throws -> Response {
+        do {
+            let made = try await InvitationSender(kernel: kernel).invite(
+                email: form["email"] ?? "", groups: Self.list(form["groups"]), displayName: (form["display_name"] ?? "").isEmpty ? nil : form["display_name"],
+                by: op.actor)
+            return try await showUsers(op, nil, invited: (made.invitation.email, made.url))
+        } catch let error as AuthError {
+            return try await showUsers(op, nil, error: LoginRoutes.sentence(error), status: error.status)
+        }
+    }
+
     // MARK: - The first operator's invite
 
     func showSetup(_ token: String) async throws -> Response {
@@ -264,14 +289,15 @@ struct ConsoleRoutes: Sendable {
         }
         // The link proves the address as a mailed code would: the account is that email's, verified.
         let user = try await kernel.users.signIn(
-            .init(identity: Identity(provider: "email", subject: invite.subject), email: invite.subject, emailVerified: true), linkingToUser: nil)
+            .init(identity: Identity(provider: "email", subject: invite.subject), email: invite.subject, emailVerified: true), linkingToUser: nil,
+            operatorInvited: true)
         try await operators.grant(user, by: "an invite")
         await kernel.audit.record("admin_console", user: user.id, account: invite.subject, reason: "operator invite redeemed")
         kernel.logger.notice("console operator made by an invite", metadata: ["user.id": "\(user.id.lowercased)"])
         // Signed in to add a passkey or an authenticator app; the console then asks for a sign-in with it.
         switch try await kernel.sessions.signIn(user, amr: ["invite"], device: try DeviceInfo(name: "Browser", platform: nil), kind: .browser) {
         case .session(let session):
-            return login.signedIn(session, returnTo: "/admin")
+            return try login.signedIn(session, pre: PreSignIn.new(returnTo: "/admin", now: kernel.clock.now()))
         case .secondFactorRequired:
             // The account has second factors already: a sign-in with them is the way in.
             return PageGate.redirect(to: "/login?return_to=%2Fadmin")

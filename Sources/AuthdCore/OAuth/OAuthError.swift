@@ -41,7 +41,9 @@ struct OAuthError: Error, HTTPResponseError, Sendable {
             case .tooManyRequests:
                 var retry: Int?
                 if case .number(let n) = error.details?["retry_after"] { retry = Int(n) }
-                return OAuthError("slow_down", error.message, status: .tooManyRequests, retryAfter: retry)
+                // RFC 6749 has no code for "too many": invalid_request with Retry-After (`slow_down` is the
+                // device flow's, answered by its own routes).
+                return OAuthError("invalid_request", error.message, status: .tooManyRequests, retryAfter: retry)
             case .serviceUnavailable: return OAuthError("temporarily_unavailable", error.message, status: .serviceUnavailable)
             case .forbidden: return OAuthError("access_denied", error.message, status: .forbidden)
             case .unauthorized: return OAuthError("invalid_client", error.message, status: .unauthorized)

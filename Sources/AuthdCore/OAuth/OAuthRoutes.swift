@@ -21,9 +21,14 @@ struct OAuthRoutes: Sendable {
         let kernel = self.kernel, devices = self.devices, issuer = self.issuer, serviceKeys = self.serviceKeys, openID = self.openID
 
         oauth.post("device_authorization") { request, context -> Response in
-            try await kernel.rateLimiter.consume(
-                devices.settings.startsPerIP, key: "device.start.ip:\(context.clientKey)",
-                message: "Too many device sign-ins started from this network. Wait before trying again.")
+            do {
+                try await kernel.rateLimiter.consume(
+                    devices.settings.startsPerIP, key: "device.start.ip:\(context.clientKey)",
+                    message: "Too many device sign-ins started from this network. Wait before trying again.")
+            } catch let error as AuthError where error.status == .tooManyRequests {
+                // The device flow's own word for "too often" (RFC 8628 §3.5); elsewhere a 429 is RFC 6749's.
+                throw OAuthError("slow_down", error.message, status: .tooManyRequests, retryAfter: error.retryAfter)
+            }
             let parameters = try await OAuthParameters.read(request, context: context, reading: OAuthParameters.deviceAuthorization)
             let clientID = try Self.clientID(parameters)
             let device: DeviceInfo
@@ -46,7 +51,7 @@ struct OAuthRoutes: Sendable {
 
         if let openID {
             oauth.post("revoke") { request, context -> Response in
-                try await openID.revoke(try await OAuthParameters.read(request, context: context, reading: OAuthParameters.tokenQuery), request)
+                try await openID.revoke(try await OAuthParameters.read(request, context: context, reading: OAuthParameters.tokenQuery), request, context)
             }
         }
 
@@ -68,11 +73,11 @@ struct OAuthRoutes: Sendable {
                 case .invalidGrant: throw OAuthError("invalid_grant", "The device code is not valid, was used already, or belongs to another client.")
                 }
             case "authorization_code"? where openID != nil:
-                return try await openID!.token(parameters, request)
+                return try await openID!.token(parameters, request, context)
             case "refresh_token"?:
                 // A registered OpenID client's refresh, with its authentication (an authd session's token
                 // presented so is refused there); a device-flow client's `client_id` names no such client.
-                if let openID, try await openID.isClientRequest(parameters, request) { return try await openID.refresh(parameters, request) }
+                if let openID, try await openID.isClientRequest(parameters, request) { return try await openID.refresh(parameters, request, context) }
                 guard let token = parameters["refresh_token"] else { throw OAuthError("invalid_request", "The parameter `refresh_token` is required.") }
                 do {
                     return try Self.tokenResponse(try await kernel.sessions.refresh(token))
@@ -99,7 +104,7 @@ struct OAuthRoutes: Sendable {
         if let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") {
             caller = try await serviceKeys.verify(BearerAuthenticator.bearerToken(header) ?? "")
         } else if let openID, try await openID.isClientRequest(parameters, request) {
-            askingClient = try await openID.authenticatedClient(parameters, request).id
+            askingClient = try await openID.authenticatedClient(parameters, request, context).id
         }
         guard caller != nil || askingClient != nil else {
             var error = try OAuthError(

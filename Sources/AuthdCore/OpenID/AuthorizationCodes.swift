@@ -44,6 +44,18 @@ struct AuthorizationCodes: Sendable {
         case invalid
     }
 
+    /// Whether `code` is unexpired, unused and `clientID`'s: read, spending nothing.
+    func isLive(_ code: String, clientID: String) async throws -> Bool {
+        guard !code.isEmpty, code.utf8.count <= 128 else { return false }
+        let key = Hex.encode(SHA256.hash(code)), now = clock.now()
+        return try await store.read([.code(purpose: Self.purpose, key: key)]) { state -> Bool in
+            guard let record = state.code(purpose: Self.purpose, key: key), record.expiresAt > now, let payload = record.payload,
+                let grant = try? JSONDecoder().decode(Grant.self, from: JSONEncoder().encode(payload))
+            else { return false }
+            return !grant.used && grant.clientID == clientID
+        }
+    }
+
     /// Uses the code up (atomically: of two redemptions racing, one gets the grant), recording
     /// `session`, the session the tokens will belong to, so a replay can end it.
     func redeem(_ code: String, session: UUID) async throws -> Redeemed {

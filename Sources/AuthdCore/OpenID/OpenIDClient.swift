@@ -24,12 +24,19 @@ struct OpenIDClient: Sendable, Equatable {
     var allowPin = false
     /// The `email` claim is given even when the address is not verified (`email_verified` false).
     var unverifiedEmail = false
+    /// Only members of one of these groups may sign in to the app; empty: everyone (contract §17).
+    var allowedGroups: [String] = []
     /// After `rotate-secret --grace`: the old secret's hash, accepted until `previousSecretExpiresAt`.
     var previousSecretHash: String?
     var previousSecretExpiresAt: Date?
     var createdAt: Date
 
     var isPublic: Bool { secretHash == nil }
+
+    /// Whether `user` may sign in to this app: it names no groups, or the user is in one of them.
+    func admits(_ user: UserRecord) -> Bool {
+        allowedGroups.isEmpty || allowedGroups.contains(where: user.groups.contains)
+    }
 
     init(id: String, name: String, redirectURIs: [String], secretHash: String?, createdAt: Date) {
         (self.id, self.name, self.redirectURIs, self.secretHash, self.createdAt) = (id, name, redirectURIs, secretHash, createdAt)
@@ -51,13 +58,12 @@ struct OpenIDClient: Sendable, Equatable {
         }
     }
 
-    /// Whether every redirect of this client is a loopback or a custom scheme (a native app):
-    /// consent is asked every time, never remembered.
-    var isNative: Bool {
-        isPublic && redirectURIs.allSatisfy { uri in
-            guard let c = URLComponents(string: uri), let scheme = c.scheme else { return true }
-            return scheme != "https" || c.host == "127.0.0.1" || c.host == "localhost"
-        }
+    /// Whether `uri` is a public client's loopback or custom-scheme redirect: any local process may
+    /// listen there (RFC 8252 §8.6), so consent to it is asked every time, never remembered.
+    func isNativeRedirect(_ uri: String) -> Bool {
+        guard isPublic else { return false }
+        guard let c = URLComponents(string: uri), let scheme = c.scheme?.lowercased() else { return true }
+        return scheme != "https" || ["127.0.0.1", "localhost", "::1", "[::1]"].contains(c.host ?? "")
     }
 
     /// A redirect URI a client may register: absolute, no fragment; `https`, a loopback `http`, or a

@@ -15,13 +15,15 @@ package struct OpenIDClientSettings: Codable, Sendable, Equatable {
     package var claims: [String]?
     package var allowPin: Bool?
     package var unverifiedEmail: Bool?
+    /// The groups whose members may sign in; empty: everyone.
+    package var allowedGroups: [String]?
 
     package init() {}
 
     package enum CodingKeys: String, CodingKey, CaseIterable {
         case name, redirectURIs = "redirect_uris", postLogoutRedirectURIs = "post_logout_redirect_uris", isPublic = "public"
         case firstParty = "first_party", pkceOptional = "pkce_optional", idTokenAlg = "id_token_alg", claims, allowPin = "allow_pin"
-        case unverifiedEmail = "unverified_email"
+        case unverifiedEmail = "unverified_email", allowedGroups = "allowed_groups"
     }
 
     /// The registered and standard claim names (JWT, OpenID Connect Core §5.1 and the ID token's
@@ -81,6 +83,7 @@ package struct OpenIDClientSettings: Codable, Sendable, Equatable {
         if let pkceOptional { c.pkceOptional = pkceOptional }
         if let allowPin { c.allowPin = allowPin }
         if let unverifiedEmail { c.unverifiedEmail = unverifiedEmail }
+        if let allowedGroups { c.allowedGroups = try UserGroups.validate(allowedGroups, field: "allowed_groups") }
         if c.isPublic, c.pkceOptional { throw AuthError.invalidRequest("A public client always uses PKCE.", field: "pkce_optional") }
         return c
     }

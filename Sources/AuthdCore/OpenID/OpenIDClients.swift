@@ -128,6 +128,7 @@ struct OpenIDClients: Sendable {
             "id": .string(c.id), "name": .string(c.name), "redirect_uris": strings(c.redirectURIs), "first_party": .bool(c.firstParty),
             "pkce_optional": .bool(c.pkceOptional), "id_token_alg": .string(c.idTokenAlg), "post_logout_redirect_uris": strings(c.postLogoutRedirectURIs),
             "claims": strings(c.claims), "allow_pin": .bool(c.allowPin), "unverified_email": .bool(c.unverifiedEmail),
+            "allowed_groups": strings(c.allowedGroups),
             "created_at": .number(c.createdAt.timeIntervalSinceReferenceDate),
         ]
         if let hash = c.secretHash { p["secret_hash"] = .string(hash) }
@@ -151,6 +152,7 @@ struct OpenIDClients: Sendable {
         (c.firstParty, c.pkceOptional, c.idTokenAlg) = (bool("first_party"), bool("pkce_optional"), string("id_token_alg") ?? "RS256")
         (c.postLogoutRedirectURIs, c.claims, c.allowPin, c.unverifiedEmail) = (strings("post_logout_redirect_uris"), strings("claims"), bool("allow_pin"), bool("unverified_email"))
         (c.previousSecretHash, c.previousSecretExpiresAt) = (string("previous_secret_hash"), date("previous_secret_expires_at"))
+        c.allowedGroups = strings("allowed_groups")
         return c
     }
 }

@@ -67,7 +67,7 @@ extension OpenIDRoutes {
             redirectURI = asked
         }
         let state = value("state")
-        guard let principal = try await login.browserPrincipal(request) else { return signedOut(redirectURI, state: state, clearing: false) }
+        guard let principal = try await login.browserPrincipal(request, acceptingPIN: true) else { return signedOut(redirectURI, state: state, clearing: false) }
         if case .string(let sid)? = hint?["sid"], sid == principal.session.id.lowercased, let client {
             try await endBrowserSession(principal, client: client.id)
             return signedOut(redirectURI, state: state, clearing: true)
@@ -84,7 +84,7 @@ extension OpenIDRoutes {
     }
 
     func confirmLogout(_ form: PageForm, _ request: Request) async throws -> Response {
-        let principal = try await login.browserPrincipal(request)
+        let principal = try await login.browserPrincipal(request, acceptingPIN: true)
         guard let sealed = form["request"], let json = box.open(sealed), let pending = try? JSONDecoder().decode(PendingLogout.self, from: Data(json.utf8)),
             pending.expiresAt > Int(kernel.clock.now().timeIntervalSince1970)
         else { return login.message("This form is out of date. Go back to the app and start again.", status: .forbidden) }

@@ -21,7 +21,7 @@ struct OpenIDRoutes: Sendable {
     /// Seals a pending authorize request into the consent form.
     let box: SecretBox
 
-    static let scopesSupported = ["openid", "profile", "email", "offline_access"]
+    static let scopesSupported = ["openid", "profile", "email", "offline_access", "groups"]
 
     func add(to router: Router<AuthRequestContext>) {
         let routes = self
@@ -63,7 +63,7 @@ struct OpenIDRoutes: Sendable {
             "code_challenge_methods_supported": Self.list(["S256"]), "id_token_signing_alg_values_supported": Self.list(tokens.algorithms),
             "token_endpoint_auth_methods_supported": Self.list(["client_secret_basic", "client_secret_post", "none"]),
             "scopes_supported": Self.list(Self.scopesSupported),
-            "claims_supported": Self.list(["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "amr", "sid", "email", "email_verified", "name", "preferred_username"]),
+            "claims_supported": Self.list(["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "amr", "sid", "email", "email_verified", "name", "preferred_username", "groups"]),
             "request_parameter_supported": .bool(false), "request_uri_parameter_supported": .bool(false), "claims_parameter_supported": .bool(false),
             "authorization_response_iss_parameter_supported": .bool(true),
         ]
@@ -143,32 +143,62 @@ struct OpenIDRoutes: Sendable {
         let prompt = Set((value("prompt") ?? "").split(separator: " ").map(String.init))
         let now = kernel.clock.now()
 
-        // Signed in, recently enough for max_age and prompt=login (met by a sign-in after `auth_after`).
-        let principal = try await login.browserPrincipal(request)
-        let authTime = principal.map { Int($0.session.signedInAt.timeIntervalSince1970) } ?? 0
+        // Signed in, recently enough for max_age and prompt=login: a sign-in this very request asked
+        // for is marked in the sealed pre-sign-in cookie, never in its parameters (contract §17). A
+        // PIN alone signs in only to apps registered `--allow-pin`.
+        let principal = try await login.browserPrincipal(request, acceptingPIN: client.allowPin)
+        let pre = PreSignIn.unsealed(request, box: login.box, now: now)
+        let asked = principal.map { pre?.marksFreshSignIn(for: query, signedInAt: $0.session.signedInAt) ?? false } ?? false
+        let maxAge = value("max_age").flatMap(Int.init)
         var recentEnough = true
-        if let maxAge = value("max_age").flatMap(Int.init), authTime < Int(now.timeIntervalSince1970) - maxAge { recentEnough = false }
-        if let after = value("auth_after").flatMap(Int.init), authTime < after { recentEnough = false }
-        if prompt.contains("login"), value("auth_after") == nil { recentEnough = false }
+        if let maxAge, let principal,
+            Int(principal.session.signedInAt.timeIntervalSince1970) < Int(now.timeIntervalSince1970) - maxAge
+        {
+            recentEnough = asked
+        }
+        if prompt.contains("login") { recentEnough = asked }
         guard let principal, recentEnough else {
             if prompt.contains("none") { return fail("login_required", "The person is not signed in.") }
-            var again = URLComponents(string: request.uri.description)!
-            var items = (again.queryItems ?? []).filter { $0.name != "prompt" && $0.name != "auth_after" }
-            items.append(URLQueryItem(name: "auth_after", value: String(Int(now.timeIntervalSince1970))))
-            if let other = value("prompt") { items.append(URLQueryItem(name: "prompt", value: other.split(separator: " ").filter { $0 != "login" }.joined(separator: " "))) }
-            again.queryItems = items
-            return PageGate.redirect(to: "/login?return_to=" + (again.string!.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "/"), status: .found)
+            let returnTo = request.uri.description
+            var ask = pre ?? PreSignIn.new(returnTo: returnTo, now: now)
+            (ask.returnTo, ask.signInAfter, ask.freshFor) = (returnTo, prompt.contains("login") || maxAge != nil ? Int(now.timeIntervalSince1970) : nil, nil)
+            var response = PageGate.redirect(
+                to: "/login?return_to=" + (returnTo.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "/"), status: .found)
+            // An address too long to keep (PageGate.returnTo's bound) goes to the sign-in without it.
+            if returnTo.utf8.count <= 1536 { response.setCookie(try ask.cookie(box: login.box)) }
+            return response
+        }
+        // An app limited to groups: a person in none of them gets no code (contract §17).
+        guard client.admits(principal.user) else {
+            kernel.logger.info("an app refused a person outside its groups", metadata: ["client.id": "\(client.id)", "user.id": "\(principal.user.id.lowercased)"])
+            if prompt.contains("none") { return fail("access_denied", "The person may not use this app.") }
+            return noAccess(client)
         }
         let pending = Pending(
             clientID: client.id, redirectURI: redirectURI, state: state, nonce: value("nonce"), codeChallenge: challenge, scopes: scopes,
             expiresAt: Int(now.timeIntervalSince1970) + 600)
-        var remembered = false
-        if !client.isNative { remembered = try await consents.covers(user: principal.user.id, client: client.id, scopes: Set(scopes)) }
-        if client.firstParty || (remembered && !prompt.contains("consent")) {
-            return try await issueCode(pending, principal)
+        var response: Response
+        // A loopback or custom-scheme redirect of a public client may be any local process: it is asked
+        // every time, first-party or not (RFC 8252 §8.6, contract §17).
+        if client.isNativeRedirect(redirectURI) {
+            if prompt.contains("none") { return fail("consent_required", "A native app's sign-in is confirmed by the person every time.") }
+            response = try consentPage(pending, client: client, principal: principal)
+        } else if client.firstParty {
+            response = try await issueCode(pending, principal)
+        } else if !prompt.contains("consent"), try await consents.covers(user: principal.user.id, client: client.id, scopes: Set(scopes)) {
+            response = try await issueCode(pending, principal)
+        } else {
+            if prompt.contains("none") { return fail("consent_required", "The person has not allowed this app yet.") }
+            response = try consentPage(pending, client: client, principal: principal)
         }
-        if prompt.contains("none") { return fail("consent_required", "The person has not allowed this app yet.") }
-        return try consentPage(pending, client: client, principal: principal)
+        // The mark of a sign-in this request asked for is spent with it.
+        if asked { response.setCookie(PreSignIn.cookie("", maxAge: 0)) }
+        return response
+    }
+
+    /// What a person outside an app's groups sees instead of the app.
+    func noAccess(_ client: OpenIDClient) -> Response {
+        login.message("You don't have access to \(client.name). Ask its operator.", status: .forbidden, title: "No access")
     }
 
     func consentPage(_ pending: Pending, client: OpenIDClient, principal: Principal) throws -> Response {
@@ -186,16 +216,20 @@ struct OpenIDRoutes: Sendable {
     }
 
     func consent(_ form: PageForm, _ request: Request) async throws -> Response {
-        guard let principal = try await login.browserPrincipal(request) else {
-            return login.message("Your sign-in has ended. Go back to the app and start again.", status: .forbidden)
-        }
-        guard login.carriesCSRF(form, of: principal), let sealed = form["request"], let json = box.open(sealed), let pending = try? JSONDecoder().decode(Pending.self, from: Data(json.utf8)),
+        guard let sealed = form["request"], let json = box.open(sealed), let pending = try? JSONDecoder().decode(Pending.self, from: Data(json.utf8)),
             pending.expiresAt > Int(kernel.clock.now().timeIntervalSince1970), let client = try await clients.find(pending.clientID)
         else { return login.message("This form is out of date. Go back to the app and start again.", status: .forbidden) }
+        guard let principal = try await login.browserPrincipal(request, acceptingPIN: client.allowPin) else {
+            return login.message("Your sign-in has ended. Go back to the app and start again.", status: .forbidden)
+        }
+        guard login.carriesCSRF(form, of: principal) else {
+            return login.message("This form is out of date. Go back to the app and start again.", status: .forbidden)
+        }
+        guard client.admits(principal.user) else { return noAccess(client) }
         guard form["decision"] == "allow" else {
             return redirect(pending.redirectURI, [("error", "access_denied"), ("error_description", "The person denied the request."), ("state", pending.state), ("iss", issuer.value)])
         }
-        if !client.isNative { try await consents.remember(user: principal.user.id, client: client.id, scopes: Set(pending.scopes)) }
+        if !client.isNativeRedirect(pending.redirectURI) { try await consents.remember(user: principal.user.id, client: client.id, scopes: Set(pending.scopes)) }
         return try await issueCode(pending, principal)
     }
 
@@ -219,7 +253,12 @@ struct OpenIDRoutes: Sendable {
     }
 
     /// The client the request authenticates: Basic or the body's `client_id` and `client_secret`.
-    func authenticatedClient(_ parameters: OAuthParameters, _ request: Request) async throws -> OpenIDClient {
+    ///
+    /// A stranger who knows a client id must not spend that app's budget (contract §17): a
+    /// confidential client's request is charged to it once it authenticated; a failed
+    /// authentication is charged to the sender's network instead. A public client proves nothing
+    /// here: the grant it presents does, and ``chargeClient(_:)`` is called once that is known valid.
+    func authenticatedClient(_ parameters: OAuthParameters, _ request: Request, _ context: AuthRequestContext) async throws -> OpenIDClient {
         var clientID = parameters["client_id"], secret = parameters["client_secret"]
         if let header = request.headers[.authorization], header.lowercased().hasPrefix("basic "),
             let decoded = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)).map({ String(decoding: $0, as: UTF8.self) }),
@@ -228,18 +267,41 @@ struct OpenIDRoutes: Sendable {
             clientID = String(decoded[..<colon]).removingPercentEncoding
             secret = String(decoded[decoded.index(after: colon)...]).removingPercentEncoding
         }
-        guard let clientID else { throw OAuthError("invalid_client", "Authenticate the client.", status: .unauthorized) }
-        try await kernel.rateLimiter.consume(kernel.config.openID.tokenPerClient, key: "oidc.token:\(clientID)")
-        guard let client = try await clients.authenticate(id: clientID, secret: secret) else {
+        guard let clientID, let client = try await clients.authenticate(id: clientID, secret: secret) else {
+            try await chargeNetwork(context)
             throw OAuthError("invalid_client", "The client's credentials are not right.", status: .unauthorized)
         }
+        if !client.isPublic { try await chargeClient(client) }
         return client
     }
 
+    /// One request of `client`'s budget (`openid.token_per_client`), spent before the request
+    /// changes anything, so a 429 spends no code and rotates no token.
+    func chargeClient(_ client: OpenIDClient) async throws {
+        try await kernel.rateLimiter.consume(
+            kernel.config.openID.tokenPerClient, key: "oidc.token:\(client.id)", message: "Too many token requests from this app. Wait before trying again.")
+    }
+
+    /// A request that proved nothing (a failed client authentication, a public client's invalid
+    /// grant), charged to the sender's network (`openid.failures_per_ip`).
+    func chargeNetwork(_ context: AuthRequestContext) async throws {
+        try await kernel.rateLimiter.consume(
+            kernel.config.openID.failuresPerIP, key: "oidc.token.failed:\(context.clientKey)",
+            message: "Too many refused token requests from this network. Wait before trying again.")
+    }
+
     /// `grant_type=authorization_code` of `POST /oauth/token`.
-    func token(_ parameters: OAuthParameters, _ request: Request) async throws -> Response {
-        let client = try await authenticatedClient(parameters, request)
+    func token(_ parameters: OAuthParameters, _ request: Request, _ context: AuthRequestContext) async throws -> Response {
+        let client = try await authenticatedClient(parameters, request, context)
         guard let code = parameters["code"] else { throw OAuthError("invalid_request", "The parameter `code` is required.") }
+        if client.isPublic {
+            // A public client's code is its proof: charged to the app once known to be its own and live.
+            guard try await codes.isLive(code, clientID: client.id) else {
+                try await chargeNetwork(context)
+                throw OAuthError("invalid_grant", "The code is not valid or has expired.")
+            }
+            try await chargeClient(client)
+        }
         let session = SecureRandom.uuid()
         let grant: AuthorizationCodes.Grant
         switch try await codes.redeem(code, session: session) {
@@ -270,6 +332,7 @@ struct OpenIDRoutes: Sendable {
         guard let userID = UUID(uuidString: grant.userID), let browser = UUID(uuidString: grant.sessionID),
             await kernel.sessions.isLive(browser, of: userID), let user = try await kernel.users.user(id: userID), user.disabledAt == nil
         else { throw OAuthError("invalid_grant", "The sign-in this code came from has ended.") }
+        guard client.admits(user) else { throw OAuthError("invalid_grant", "The person may no longer use this app.") }
         let now = kernel.clock.now()
         // A refresh token only with offline_access; without one the session lives as long as the access token.
         let refreshToken = grant.scopes.contains("offline_access") ? RefreshToken.generate() : nil
@@ -289,13 +352,19 @@ struct OpenIDRoutes: Sendable {
 
     /// `grant_type=refresh_token` with client authentication: a client's refresh token rotates (reuse
     /// beyond the grace ends that grant only) and answers a new ID token, same `sub` and `auth_time`, no `nonce`.
-    func refresh(_ parameters: OAuthParameters, _ request: Request) async throws -> Response {
-        let client = try await authenticatedClient(parameters, request)
+    func refresh(_ parameters: OAuthParameters, _ request: Request, _ context: AuthRequestContext) async throws -> Response {
+        let client = try await authenticatedClient(parameters, request, context)
         guard let token = parameters["refresh_token"] else { throw OAuthError("invalid_request", "The parameter `refresh_token` is required.") }
         let session: SessionRecord, user: UserRecord, next: String
         do {
-            (session, user, next) = try await kernel.sessions.refreshClient(token, clientID: client.id)
+            // A public client's refresh token is its proof: charged once found to be a live one of its own.
+            // The user is read in the rotation's own write: one removed from the app's groups, on any
+            // instance, is refused here and the grant ends (contract §17).
+            (session, user, next) = try await kernel.sessions.refreshClient(token, clientID: client.id, admitting: client.admits) {
+                if client.isPublic { try await chargeClient(client) }
+            }
         } catch let error as AuthError where error.status == .unauthorized {
+            if client.isPublic { try await chargeNetwork(context) }
             throw OAuthError("invalid_grant", error.message)
         }
         let parts = (session.clientGrant ?? "").split(separator: " ").map(String.init)
@@ -307,16 +376,20 @@ struct OpenIDRoutes: Sendable {
 
     /// `POST /oauth/revoke` (RFC 7009): a client ends one of its refresh or access tokens, and with it
     /// the grant's session. 200 whatever the token was, as the RFC asks.
-    func revoke(_ parameters: OAuthParameters, _ request: Request) async throws -> Response {
-        let client = try await authenticatedClient(parameters, request)
+    func revoke(_ parameters: OAuthParameters, _ request: Request, _ context: AuthRequestContext) async throws -> Response {
+        let client = try await authenticatedClient(parameters, request, context)
         guard let token = parameters["token"] else { throw OAuthError("invalid_request", "The parameter `token` is required.") }
+        var ending: (session: UUID, user: UUID)?
         if let claims = tokens.verifiedAccessToken(token), claims.clientID == client.id, let sessionID = UUID(uuidString: claims.sid),
             let userID = UUID(uuidString: claims.sub)
         {
-            try? await kernel.sessions.revoke(sessionID, of: userID)
+            ending = (sessionID, userID)
         } else if let ended = try await kernel.sessions.clientSession(refreshToken: token, clientID: client.id) {
-            try? await kernel.sessions.revoke(ended.id, of: ended.userID)
+            ending = (ended.id, ended.userID)
         }
+        // A public client's token is its proof: one that is not its own proved nothing.
+        if client.isPublic { try await ending == nil ? chargeNetwork(context) : chargeClient(client) }
+        if let ending { try? await kernel.sessions.revoke(ending.session, of: ending.user) }
         return Response(status: .ok, headers: [.cacheControl: "no-store"])
     }
 
@@ -396,8 +469,8 @@ struct OpenIDRoutes: Sendable {
             return client == nil || token.hasPrefix(SessionService.apiKeyPrefix) || OpenIDTokens.parts(token) == nil ? nil : ["active": .bool(false)]
         }
         guard client == nil || client == claims.clientID, let userID = UUID(uuidString: claims.sub), let sessionID = UUID(uuidString: claims.sid),
-            await kernel.sessions.isLive(sessionID, of: userID), try await clients.find(claims.clientID) != nil,
-            let user = try await kernel.users.user(id: userID), user.disabledAt == nil
+            await kernel.sessions.isLive(sessionID, of: userID), let client = try await clients.find(claims.clientID),
+            let user = try await kernel.users.user(id: userID), user.disabledAt == nil, client.admits(user)
         else { return ["active": .bool(false)] }
         var answer: [String: JSONValue] = [
             "active": .bool(true), "token_type": .string("Bearer"), "sub": .string(claims.sub), "client_id": .string(claims.clientID),
@@ -420,7 +493,7 @@ struct OpenIDRoutes: Sendable {
         else { return refused("invalid_token") }
         // The session (ended by logout, reset, disable, a revoked grant) and the client (deleted) must both still be there.
         guard await kernel.sessions.isLive(sessionID, of: userID), let client = try await clients.find(claims.clientID),
-            let user = try await kernel.users.user(id: userID), user.disabledAt == nil
+            let user = try await kernel.users.user(id: userID), user.disabledAt == nil, client.admits(user)
         else { return refused("invalid_token") }
         var w = JSONWriter(capacity: 512)
         w.value(.object(OpenIDTokens.userClaims(user, scopes: Set(claims.scope.split(separator: " ").map(String.init)), client: client)))

@@ -139,8 +139,9 @@ struct OpenIDTokens: Sendable {
     }
 
     /// The claims scopes grant about `user` (ID token and userinfo): `email` only when verified
-    /// unless the client is registered `--unverified-email`, each omitted when null, and the
-    /// `app_metadata` keys the client names as claims (with `openid`, always granted).
+    /// unless the client is registered `--unverified-email`, each omitted when null; `groups` (the
+    /// user's own field, `[]` when none) for scope `groups` or a client registered `--claims groups`;
+    /// and the other `app_metadata` keys the client names as claims (with `openid`, always granted).
     static func userClaims(_ user: UserRecord, scopes: Set<String>, client: OpenIDClient) -> [String: JSONValue] {
         var claims: [String: JSONValue] = ["sub": .string(user.id.lowercased)]
         if scopes.contains("email"), let email = user.email, user.emailVerified || client.unverifiedEmail {
@@ -151,7 +152,8 @@ struct OpenIDTokens: Sendable {
             if let name = user.displayName { claims["name"] = .string(name) }
             if let username = user.username { claims["preferred_username"] = .string(username) }
         }
-        for name in client.claims {
+        if scopes.contains("groups") || client.claims.contains("groups") { claims["groups"] = .array(user.groups.map { .string($0) }) }
+        for name in client.claims where name != "groups" {
             if let value = user.appMetadata[name], value != .null { claims[name] = value }
         }
         return claims

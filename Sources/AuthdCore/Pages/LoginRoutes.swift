@@ -101,29 +101,22 @@ struct LoginRoutes: Sendable {
     func show(_ request: Request, _ context: AuthRequestContext) async throws -> Response {
         let returnTo = PageGate.returnTo(request.uri.queryParameters.get("return_to"))
         let now = kernel.clock.now()
-        if let principal = try await browserPrincipal(request), !Self.asksForANewerSignIn(returnTo, than: principal) {
+        let pre = PreSignIn.unsealed(request, box: box, now: now)
+        let (allowPin, formTarget) = try await authorizeRequest(returnTo: returnTo)
+        // An authorize request that asked for a newer sign-in (sealed in the cookie by that request)
+        // is shown the sign-in, not sent straight back, which would send the two to each other for ever.
+        let signInAfter = pre?.returnTo == returnTo && pre?.freshFor == nil ? pre?.signInAfter : nil
+        if signInAfter == nil, try await browserPrincipal(request, acceptingPIN: allowPin) != nil {
             return PageGate.redirect(to: returnTo, status: .found)
         }
-        let pre = PreSignIn.unsealed(request, box: box, now: now)
         if pre == nil {
             try await kernel.rateLimiter.consume(Self.pagesPerNetwork, key: "pages.new:\(ClientNetwork.network(for: context.clientIP))")
         }
         var state = pre ?? PreSignIn.new(returnTo: returnTo, now: now)
-        state.returnTo = returnTo
-        (state.allowPin, state.formTarget) = try await authorizeRequest(returnTo: returnTo)
+        (state.returnTo, state.allowPin, state.formTarget, state.signInAfter, state.freshFor) = (returnTo, allowPin, formTarget, signInAfter, nil)
         (state.provider, state.state, state.challenge, state.factors) = (nil, [:], nil, [])
         // The cookie is sealed again only when what it holds changed.
         return try loginPage(state, resealing: state != pre)
-    }
-
-    /// Whether `returnTo` is an authorize request that wants a sign-in after `auth_after` (its
-    /// `prompt=login` or `max_age`) and the browser's is older: then the sign-in page is shown, not
-    /// a redirect straight back (which would send the two to each other for ever).
-    static func asksForANewerSignIn(_ returnTo: String, than principal: Principal) -> Bool {
-        guard let c = URLComponents(string: returnTo), c.path == "/oauth/authorize",
-            let after = c.queryItems?.first(where: { $0.name == "auth_after" })?.value.flatMap(Int.init)
-        else { return false }
-        return Int(principal.session.signedInAt.timeIntervalSince1970) < after
     }
 
     /// The first screen: each provider's first step.
@@ -257,7 +250,7 @@ struct LoginRoutes: Sendable {
         }
         switch result {
         case .session(let session):
-            return signedIn(session, returnTo: pre.returnTo, continuing: continuing)
+            return try signedIn(session, pre: pre, continuing: continuing)
         case .secondFactorRequired(let required):
             (pre.challenge, pre.factors, pre.provider, pre.state) = (required.challenge, required.factors, nil, [:])
             return try await factorPage(pre)
@@ -269,7 +262,8 @@ struct LoginRoutes: Sendable {
     /// started this navigation; browsers hold the whole redirect chain of a form to that page's
     /// `form-action`, so a chain on to an app of ours (an authorize request) would be cut. A page
     /// of our own that refreshes to it ends that chain.
-    func signedIn(_ session: SessionResponse, returnTo: String, continuing: Bool = false) -> Response {
+    func signedIn(_ session: SessionResponse, pre: PreSignIn, continuing: Bool = false) throws -> Response {
+        let returnTo = pre.returnTo
         var response: Response
         if continuing, URLComponents(string: returnTo)?.path == "/oauth/authorize" {
             response = renderer.page(
@@ -279,7 +273,15 @@ struct LoginRoutes: Sendable {
             response = PageGate.redirect(to: returnTo)
         }
         response.setCookie(BrowserCookie.cookie(session.refreshToken, maxAge: kernel.config.tokens.refreshTTL))
-        response.setCookie(PreSignIn.cookie("", maxAge: 0))
+        // A sign-in an authorize request asked for (prompt=login, max_age) leaves its mark for that
+        // request alone, sealed in a new pre-sign-in state: nothing else of the old one survives.
+        if let after = pre.signInAfter, let c = URLComponents(string: returnTo), c.path == "/oauth/authorize" {
+            var mark = PreSignIn.new(returnTo: returnTo, now: kernel.clock.now())
+            (mark.signInAfter, mark.freshFor) = (after, PreSignIn.freshness(PageForm(urlencoded: c.percentEncodedQuery ?? "")))
+            response.setCookie(try mark.cookie(box: box))
+        } else {
+            response.setCookie(PreSignIn.cookie("", maxAge: 0))
+        }
         return response
     }
 
@@ -342,7 +344,7 @@ struct LoginRoutes: Sendable {
                 return try await factorPage(pre, error: "That is not right. \(left) \(left == 1 ? "try" : "tries") left.", status: .unauthorized)
             }
             try await kernel.sessions.releaseAnswer(challenge, reservation)
-            return signedIn(try await kernel.sessions.completeChallenge(challenge, factor: factor.name, kind: .browser), returnTo: pre.returnTo)
+            return try signedIn(try await kernel.sessions.completeChallenge(challenge, factor: factor.name, kind: .browser), pre: pre)
         } catch let error as AuthError {
             var fresh = pre
             (fresh.challenge, fresh.factors) = (nil, [])
@@ -358,7 +360,7 @@ struct LoginRoutes: Sendable {
     }
 
     func logout(_ form: PageForm, _ request: Request) async throws -> Response {
-        guard let principal = try await browserPrincipal(request) else {
+        guard let principal = try await browserPrincipal(request, acceptingPIN: true) else {
             return PageGate.redirect(to: "/login")
         }
         guard carriesCSRF(form, of: principal) else {
@@ -371,9 +373,18 @@ struct LoginRoutes: Sendable {
     }
 
     /// The browser's sign-in, from its `__Host-authd` cookie; nil when it has none or it has ended.
-    func browserPrincipal(_ request: Request) async throws -> Principal? {
-        guard let cookie = request.cookies[BrowserCookie.name]?.value else { return nil }
-        return try await kernel.sessions.browserPrincipal(cookie: cookie)
+    /// A sign-in with a PIN alone, made for a kiosk app registered `--allow-pin`, counts only where
+    /// `acceptingPIN` says: that app's authorize requests and signing out. Everywhere else (other
+    /// apps, `/account`, `/device`, the console) the browser is not signed in (contract §17).
+    func browserPrincipal(_ request: Request, acceptingPIN: Bool = false) async throws -> Principal? {
+        guard let cookie = request.cookies[BrowserCookie.name]?.value, let principal = try await kernel.sessions.browserPrincipal(cookie: cookie)
+        else { return nil }
+        return acceptingPIN || !Self.isPINOnly(principal) ? principal : nil
+    }
+
+    /// Whether the sign-in used a PIN and nothing else.
+    static func isPINOnly(_ principal: Principal) -> Bool {
+        !principal.session.amr.isEmpty && principal.session.amr.allSatisfy { $0 == pinProvider }
     }
 
     /// Whether a signed-in page's form carries that sign-in's CSRF token (compared in constant time).

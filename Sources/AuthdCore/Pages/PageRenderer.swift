@@ -16,6 +16,7 @@ struct PageRenderer: Sendable {
         "layout": PackageResources.layout_mustache, "login": PackageResources.login_mustache, "factor": PackageResources.factor_mustache,
         "account": PackageResources.account_mustache, "message": PackageResources.message_mustache, "not-me": PackageResources.not_me_mustache,
         "consent": PackageResources.consent_mustache, "logout": PackageResources.logout_mustache,
+        "invitation": PackageResources.invitation_mustache,
         "device": PackageResources.device_mustache, "admin-nav": PackageResources.admin_nav_mustache,
         "admin-overview": PackageResources.admin_overview_mustache, "admin-users": PackageResources.admin_users_mustache,
         "admin-user": PackageResources.admin_user_mustache, "admin-factor": PackageResources.admin_factor_mustache,

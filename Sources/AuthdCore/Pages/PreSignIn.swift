@@ -18,6 +18,12 @@ struct PreSignIn: Codable, Sendable, Equatable {
     var allowPin = false
     /// The app address the sign-in ends at (an authorize request's redirect URI), as a CSP source.
     var formTarget: String?
+    /// An authorize request (`prompt=login`, `max_age`) wants a sign-in made at or after this time:
+    /// `/login` asks for one even in a signed-in browser.
+    var signInAfter: Int?
+    /// After that sign-in: the authorize request it answers (``freshness(_:)``). Sealed here, never
+    /// a query parameter, so no one meets `prompt=login` by editing a URL (contract §17).
+    var freshFor: String?
     var expiresAt: Int
 
     static let cookieName = "__Host-authd-signin"
@@ -27,6 +33,20 @@ struct PreSignIn: Codable, Sendable, Equatable {
 
     static func new(returnTo: String, now: Date) -> PreSignIn {
         PreSignIn(csrf: Base64URL.encode(SecureRandom.bytes(24)), returnTo: returnTo, expiresAt: Int(now.timeIntervalSince1970) + lifetime)
+    }
+
+    /// What identifies one authorize request: its client, redirect URI, state, nonce and PKCE
+    /// challenge, hashed. A new sign-in answers that request only.
+    static func freshness(_ query: PageForm) -> String {
+        let parts = ["client_id", "redirect_uri", "state", "nonce", "code_challenge"].map { query[$0] ?? "" }
+        return Base64URL.encode(SHA256.hash(parts.joined(separator: "\u{0}")))
+    }
+
+    /// Whether this state is the mark a sign-in left for the authorize request `query`: that sign-in
+    /// was asked for by it, made at or after the time it asked, by the browser's current session.
+    func marksFreshSignIn(for query: PageForm, signedInAt: Date) -> Bool {
+        guard let freshFor, let after = signInAfter else { return false }
+        return freshFor == Self.freshness(query) && Int(signedInAt.timeIntervalSince1970) >= after
     }
 
     /// The state a cookie seals, while it lives.

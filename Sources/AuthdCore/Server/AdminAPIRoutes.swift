@@ -17,16 +17,25 @@ struct AdminAPIRoutes: Sendable {
         var appMetadata: JSONValue?
         var displayName: String??
         var disabled: Bool?
-        enum CodingKeys: String, CodingKey { case appMetadata = "app_metadata", displayName = "display_name", disabled }
+        var groups: [String]?
+        enum CodingKeys: String, CodingKey { case appMetadata = "app_metadata", displayName = "display_name", disabled, groups }
         init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
             if c.contains(.appMetadata) { appMetadata = try c.decode(JSONValue.self, forKey: .appMetadata) }
             if c.contains(.displayName) { displayName = .some(try c.decodeIfPresent(String.self, forKey: .displayName)) }
             disabled = try c.decodeIfPresent(Bool.self, forKey: .disabled)
-            guard appMetadata != nil || displayName != nil || disabled != nil else {
-                throw AuthError.invalidRequest("Send `app_metadata`, `display_name` or `disabled`.")
+            groups = try c.decodeIfPresent([String].self, forKey: .groups)
+            guard appMetadata != nil || displayName != nil || disabled != nil || groups != nil else {
+                throw AuthError.invalidRequest("Send `app_metadata`, `display_name`, `disabled` or `groups`.")
             }
         }
+    }
+
+    struct InviteBody: Decodable {
+        var email: String
+        var groups: [String]?
+        var displayName: String?
+        enum CodingKeys: String, CodingKey { case email, groups, displayName = "display_name" }
     }
 
     func add(to router: Router<AuthRequestContext>) {
@@ -90,7 +99,7 @@ struct AdminAPIRoutes: Sendable {
             let found = try await user(context)
             let body = try await request.decodeJSON(as: PatchBody.self, context: context)
             let updated = try await administration.update(
-                found, .init(appMetadata: body.appMetadata, displayName: body.displayName, disabled: body.disabled), by: .init(event: "admin_api", account: key))
+                found, .init(appMetadata: body.appMetadata, displayName: body.displayName, disabled: body.disabled, groups: body.groups), by: .init(event: "admin_api", account: key))
             var w = JSONWriter(capacity: 512)
             Self.write(updated, to: &w)
             return w.response()
@@ -127,6 +136,45 @@ struct AdminAPIRoutes: Sendable {
             w.endObject()
             await kernel.audit.record("admin_api", user: found.id, account: key, reason: "list sessions")
             return w.response()
+        }
+
+        // Invitations (contract §17): the link is in the answer once, and in the mail.
+        admin.post("invitations") { request, context -> Response in
+            let key = try await caller(request)
+            let body = try await request.decodeJSON(as: InviteBody.self, context: context)
+            let made = try await InvitationSender(kernel: kernel).invite(
+                email: body.email, groups: body.groups ?? [], displayName: body.displayName, by: .init(event: "admin_api", account: key))
+            var w = JSONWriter(capacity: 384)
+            w.beginObject()
+            w.key("invitation_id"); w.string(made.invitation.id)
+            w.key("url"); w.string(made.url)
+            w.key("expires_at"); w.string(Timestamp.string(made.invitation.expiresAt))
+            w.endObject()
+            var response = w.response(status: .created)
+            response.headers[.cacheControl] = "no-store"
+            return response
+        }
+
+        admin.get("invitations") { request, _ -> Response in
+            let key = try await caller(request)
+            let pending = try await kernel.invitations.list()
+            var w = JSONWriter(capacity: 64 + 256 * pending.count)
+            w.beginObject()
+            w.key("invitations")
+            w.beginArray()
+            for invitation in pending { InvitationSender.write(invitation, to: &w) }
+            w.endArray()
+            w.endObject()
+            await kernel.audit.record("admin_api", account: key, reason: "list invitations")
+            return w.response()
+        }
+
+        admin.delete("invitations/{id}") { request, context -> Response in
+            let key = try await caller(request)
+            let id = context.parameters.get("id") ?? ""
+            guard id.utf8.count <= 64, try await kernel.invitations.revoke(id: id) else { throw AuthError.notFound("No pending invitation has that id.") }
+            await kernel.audit.record("admin_api", account: key, reason: "revoke invitation \(id)")
+            return Response(status: .noContent)
         }
 
         admin.delete("users/{id}/sessions") { request, context -> Response in

@@ -129,7 +129,10 @@ package final class AuthServer: Sendable {
     /// - Throws: ``StoreError`` (folder locked, corrupt journal), ``ConfigError`` (bad provider settings, bad key files).
     package static func make(_ options: Options, registry: ProviderRegistry) async throws -> AuthServer {
         let logger = options.logger
-        let config = options.config
+        var configured = options.config
+        // What any provider of this build declares secret is hidden wherever the configuration is shown.
+        configured.secrets = ConfigSecrets(providers: registry.types)
+        let config = configured
         let clock = options.clock
         let store: any AuthStore
         if let given = options.store {
@@ -211,7 +214,10 @@ package final class AuthServer: Sendable {
             ApprovalRoutes(kernel: kernel).add(to: api)
             SecondFactorRoutes(kernel: kernel).add(to: api)
             APIKeyRoutes(kernel: kernel).add(to: api)
-            let devices = DeviceAuthorizations(store: store, sessions: sessions, clock: clock, logger: logger, audit: audit, settings: config.device)
+            let clientsForDevices = OpenIDClients(store: store, clock: clock, audience: config.audience)
+            let devices = DeviceAuthorizations(
+                store: store, sessions: sessions, clock: clock, logger: logger, audit: audit, settings: config.device,
+                clientAccess: { id, user in try await clientsForDevices.find(id)?.admits(user) ?? true })
             DeviceRoutes(kernel: kernel, devices: devices).add(to: api)
             let serviceKeys = ServiceKeys(store: store, clock: clock)
             AdminAPIRoutes(kernel: kernel, serviceKeys: serviceKeys).add(to: router)
@@ -237,6 +243,7 @@ package final class AuthServer: Sendable {
             kernel.accountDeletion.register { user in try? await openID.consents.forgetAll(of: user.id) }
             AccountRoutes(kernel: kernel, gate: gate, renderer: renderer, login: login, openID: openID).add(to: router)
             DevicePage(kernel: kernel, devices: devices, renderer: renderer, login: login).add(to: router)
+            InvitationRoutes(kernel: kernel, renderer: renderer, login: login).add(to: router)
             let operators = Operators(store: store, clock: clock)
             if config.consoleEnabled {
                 ConsoleRoutes(
@@ -341,7 +348,8 @@ package final class AuthServer: Sendable {
                 configuration: .init(
                     address: address, serverName: "authd",
                     availableConnectionsDelegate: MaximumAvailableConnections(config.maxConnections)),
-                services: services,
+                // Logged by name only: each holds what it was given (settings, keys, the configuration file).
+                services: services.map(NamedService.init),
                 onServerRunning: { channel in
                     // One accept per wake-up, so the connection limit is exact (NIO accepts up to 4 at a time).
                     try? await channel.setOption(ChannelOptions.maxMessagesPerRead, value: 1)

@@ -107,15 +107,15 @@ final class WebhookDispatcher: Sendable {
         do {
             response = try await http.send(request)
         } catch {
-            logger.warning("webhook delivery failed", metadata: ["webhook.id": "\(id)", "url": "\(url)", "error": "\(error)"])
+            logger.warning("webhook delivery failed", metadata: ["webhook.id": "\(id)", "url": "\(ConfigSecrets.redactedURL(url))", "error": "\(error)"])
             throw DeliveryFailed(description: "\(error)")
         }
         guard (200..<300).contains(response.status.code) else {
-            logger.warning("webhook refused", metadata: ["webhook.id": "\(id)", "url": "\(url)", "status": "\(response.status.code)"])
+            logger.warning("webhook refused", metadata: ["webhook.id": "\(id)", "url": "\(ConfigSecrets.redactedURL(url))", "status": "\(response.status.code)"])
             let redirect = (300..<400).contains(response.status.code) ? " (a redirect, which is never followed)" : ""
             throw DeliveryFailed(description: "the receiver answered \(response.status.code)\(redirect)")
         }
-        logger.info("webhook delivered", metadata: ["webhook.id": "\(id)", "url": "\(url)"])
+        logger.info("webhook delivered", metadata: ["webhook.id": "\(id)", "url": "\(ConfigSecrets.redactedURL(url))"])
     }
 }
 
@@ -146,3 +146,6 @@ final class RecentDeliveries: Sendable {
     /// Newest first.
     var list: [Attempt] { attempts.withLock { $0.reversed() } }
 }
+
+// It holds every endpoint's signing secret: a log line or a `dump` shows its name only (contract §17).
+extension WebhookDispatcher: RedactedDescription {}

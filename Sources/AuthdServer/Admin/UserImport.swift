@@ -106,9 +106,17 @@ struct UserImport {
         return report
     }
 
-    /// Stores the users that do not clash with existing ones (or, dry, only checks).
+    /// Stores the users that do not clash with existing ones (or, dry, only checks), and lists the
+    /// password hash schemes they bring for the password provider to measure (contract §17).
     private func write(_ users: [(line: Int, user: UserRecord)], dryRun: Bool) async throws -> (imported: Int, skipped: [String]) {
-        var keys: [StoreKey] = []
+        let schemes = Set(users.compactMap { _, user -> String? in
+            guard case .object(let credential)? = user.secrets[PasswordProvider.id], case .string(let stored)? = credential["hash"],
+                stored.hasPrefix("import$")
+            else { return nil }
+            return PasswordProvider.standIn(for: String(stored.dropFirst(7)))
+        })
+        let (purpose, key) = PasswordProvider.importedSchemes, now = clock.now()
+        var keys: [StoreKey] = [.code(purpose: purpose, key: key)]
         for (_, user) in users {
             keys.append(.user(user.id))
             if let email = user.email { keys.append(.userByEmail(email)) }
@@ -127,6 +135,17 @@ struct UserImport {
                 }
                 if !dryRun { state.put(user) }
                 imported += 1
+            }
+            if !dryRun, imported > 0, !schemes.isEmpty {
+                var listed = Set<String>()
+                if case .array(let items)? = state.code(purpose: purpose, key: key)?.payload?["hashes"] {
+                    for case .string(let s) in items { listed.insert(s) }
+                }
+                if !schemes.isSubset(of: listed) {
+                    state.put(CodeRecord(
+                        purpose: purpose, key: key, digest: "", sentAt: now, expiresAt: now.addingTimeInterval(100 * 365 * 86_400),
+                        payload: ["hashes": .array(listed.union(schemes).sorted().map { .string($0) })]))
+                }
             }
             return (imported, skipped)
         }

@@ -114,3 +114,6 @@ struct ConfigReloader: Service {
         }
     }
 }
+
+// It holds the parsed configuration file: ServiceLifecycle logs it at debug level by its name only (contract §17).
+extension ConfigReloader: RedactedDescription {}

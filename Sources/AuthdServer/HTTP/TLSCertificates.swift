@@ -59,3 +59,6 @@ final class TLSCertificates: TLSTermination {
         current.withLock { $0 = fresh }
     }
 }
+
+// It holds the TLS private key: a log line or a `dump` shows its name only (contract §17).
+extension TLSCertificates: RedactedDescription {}

@@ -149,3 +149,6 @@ struct SMTPClient: Sendable {
         }
     }
 }
+
+// It holds the SMTP password: a log line or a `dump` shows its name only (contract §17).
+extension SMTPClient: RedactedDescription {}

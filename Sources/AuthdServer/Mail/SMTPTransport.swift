@@ -13,3 +13,6 @@ struct SMTPTransport: MailTransport {
         try await client.send(composed, from: sender.address, to: recipient.address)
     }
 }
+
+// It holds the SMTP password: a log line or a `dump` shows its name only (contract §17).
+extension SMTPTransport: RedactedDescription {}

@@ -78,3 +78,6 @@ actor APNsClient: PushDelivery {
         }
     }
 }
+
+// It holds the APNs key: a log line or a `dump` shows its name only (contract §17).
+extension APNsClient: RedactedDescription {}

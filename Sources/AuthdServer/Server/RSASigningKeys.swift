@@ -92,3 +92,6 @@ final class RSASigningKeys: RSASigning {
         }
     }
 }
+
+// It holds the RSA private key: a log line or a `dump` shows its name only (contract §17).
+extension RSASigningKeys: RedactedDescription {}

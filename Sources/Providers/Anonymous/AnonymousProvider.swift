@@ -69,3 +69,6 @@ public struct AnonymousProvider: AuthProvider {
     /// Deletes idle anonymous users.
     public var services: [any Service] { [AnonymousUserPurge(kernel: kernel, ttl: settings.ttl)] }
 }
+
+// It holds its settings and keys: a log line or a `dump` shows its name only (contract §17).
+extension AnonymousProvider: RedactedDescription {}

@@ -122,3 +122,6 @@ public struct AppleProvider: AuthProvider {
         }
     }
 }
+
+// It holds its settings and keys: a log line or a `dump` shows its name only (contract §17).
+extension AppleProvider: RedactedDescription {}

@@ -79,9 +79,13 @@ extension AppleProvider {
         Setting.rateLimit("attempts_per_ip", default: RateLimitRule(limit: 60, window: 60), "Sign-ins per client network."),
         Setting("team_id", .string, default: "none", "For revocation: your team id."),
         Setting("key_id", .string, default: "none", "For revocation: the Sign in with Apple key's id."),
-        Setting("private_key_path", .string, default: "none", "For revocation: the key's .p8 file (mode 0600)."),
+        Setting("private_key_path", .string, default: "none", secret: true, "For revocation: the key's .p8 file (mode 0600)."),
         Setting("client_id", .string, default: "none", "For revocation: the bundle id or Services ID the code was made for."),
         Setting("token_url", .string, default: "https://appleid.apple.com/auth/token", "Apple's token endpoint."),
         Setting("revoke_url", .string, default: "https://appleid.apple.com/auth/revoke", "Apple's revocation endpoint."),
     ]
 }
+
+// The key never reaches a log line or a `dump` (contract §17).
+extension AppleSettings: RedactedDescription {}
+extension AppleSettings.Revocation: RedactedDescription {}

@@ -225,3 +225,6 @@ public struct ApprovalProvider: AuthProvider {
         }
     }
 }
+
+// It holds its settings and keys: a log line or a `dump` shows its name only (contract §17).
+extension ApprovalProvider: RedactedDescription {}

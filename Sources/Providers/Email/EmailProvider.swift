@@ -96,9 +96,18 @@ public struct EmailProvider: AuthProvider {
                 message: "A code was sent a moment ago. Wait before asking for another.")
         }
         let code = try await kernel.codes.issue(purpose: Self.purpose, key: email.value, policy: settings.codes)
-        try await kernel.mailer.send(
-            template: EmailMail.signInCode, to: email.value, values: ["lifetime": MailTemplate.lifetime(settings.codes.ttl)], code: code
-        )
+        // A closed sign-up answers as an open one (contract §17): the same write, answer and one
+        // mail, which tells an unknown address it has no account instead of carrying the code.
+        if try await kernel.signup.refusesSignUp(email: email.value, linkingTo: context.principal) {
+            try await kernel.signup.mailNoAccount(to: email.value)
+        } else {
+            try await kernel.mailer.send(
+                template: EmailMail.signInCode, to: email.value, values: ["lifetime": MailTemplate.lifetime(settings.codes.ttl)], code: code
+            )
+        }
         kernel.logger.info("sign-in code sent", metadata: ["request.ip": "\(context.clientIP)"])
     }
 }
+
+// It holds its settings and keys: a log line or a `dump` shows its name only (contract §17).
+extension EmailProvider: RedactedDescription {}

@@ -139,3 +139,6 @@ struct DiscoveryWarmUp: Service {
         try? await gracefulShutdown()
     }
 }
+
+// It holds its settings and keys: a log line or a `dump` shows its name only (contract §17).
+extension OIDCProvider: RedactedDescription {}

@@ -32,3 +32,7 @@ extension OIDCProvider {
         Setting("clock_skew", .seconds, default: "60", "Clock difference allowed on an ID token's exp and iat (0 to 600)."),
     ]
 }
+
+// The upstreams' client secrets never reach a log line or a `dump` (contract §17).
+extension OIDCSettings: RedactedDescription {}
+extension OIDCUpstream: RedactedDescription {}

@@ -244,3 +244,6 @@ extension Optional {
         return try await transform(value)
     }
 }
+
+// It holds its settings and keys: a log line or a `dump` shows its name only (contract §17).
+extension PINProvider: RedactedDescription {}

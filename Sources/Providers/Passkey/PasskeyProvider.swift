@@ -238,3 +238,6 @@ public struct PasskeyProvider: AuthProvider {
             lastUsedAt: record.lastUsedAt.map { Timestamp.string(Date(timeIntervalSince1970: $0)) }, backedUp: record.backedUp)
     }
 }
+
+// It holds its settings and keys: a log line or a `dump` shows its name only (contract §17).
+extension PasskeyProvider: RedactedDescription {}

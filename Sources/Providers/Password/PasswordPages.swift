@@ -20,6 +20,9 @@ extension PasswordProvider: PageSignIn {
 
     func loginForm(email: String = "", notice: String? = nil, error: String? = nil, status: HTTPResponse.Status = .ok) -> PageStep {
         var values: [String: PageValue] = ["email": .text(email), "min_length": .text(String(policy.minLength))]
+        // Sign-up by invitation only: no "Create an account" to be refused (contract §17).
+        values["signup"] = .flag(kernel.signup.mode != .invite)
+        if kernel.signup.mode == .domains { values["signup_domains"] = .text(kernel.signup.domains.map { "@" + $0 }.joined(separator: ", ")) }
         if let notice { values["notice"] = .text(notice) }
         return PageStep(template: "password.login", values: values, error: error, status: status)
     }

@@ -21,6 +21,8 @@ public struct PasswordProvider: AuthProvider {
     let hasher: PasswordHasher
     /// Lock state for emails without an account (see ``DecoyAccounts``).
     let decoys: DecoyAccounts<PasswordCredential>
+    /// What verifying each scheme held here costs: the least a refusal is held.
+    let schemeCosts = HashSchemeCosts()
 
     /// Reads its configuration section and registers its mail and hooks with the kernel.
     public init(kernel: Kernel, config: inout ConfigSection) throws {
@@ -47,7 +49,7 @@ public struct PasswordProvider: AuthProvider {
     }
 
     /// Its background work, run beside the server.
-    public var services: [any Service] { [HasherShutdownService(hasher: hasher)] }
+    public var services: [any Service] { [HashSchemeCostService(provider: self), HasherShutdownService(hasher: hasher)] }
 
     // MARK: Bodies
 
@@ -249,6 +251,9 @@ public struct PasswordProvider: AuthProvider {
         // A password already on the account is changed with the current one, never replaced by a link.
         if let principal, principal.user.secret(Self.id, as: PasswordCredential.self) != nil { throw Self.hasPassword }
         let hash = try await hasher.hash(password)
+        // A closed sign-up answers as an open one (contract §17): the same checks, hash, write and
+        // answer, and one mail that tells the unknown address it has no account instead of a code.
+        let refused = try await kernel.signup.refusesSignUp(email: email, linkingTo: principal)
         if settings.requireEmailVerification {
             // Nothing is created before the inbox answers: the registration waits in the code's
             // payload beside any earlier one for this email, each keeping the password its client
@@ -263,7 +268,10 @@ public struct PasswordProvider: AuthProvider {
             let code = try await kernel.codes.issue(purpose: Self.verifyPurpose, key: email, policy: settings.codes) { earlier in
                 PendingRegistration.payload(PendingRegistration.all(in: earlier), adding: new, ttl: ttl)
             }
-            try await mailVerification(to: email, code: code)
+            if refused { try await kernel.signup.mailNoAccount(to: email) } else { try await mailVerification(to: email, code: code) }
+        } else if refused {
+            _ = try await kernel.codes.issue(purpose: Self.verifyPurpose, key: email, policy: settings.codes, payload: [:])
+            try await kernel.signup.mailNoAccount(to: email)
         } else {
             let user = try await kernel.users.signIn(
                 .init(identity: Identity(provider: Self.id, subject: email), email: email, emailVerified: false), linkingTo: principal
@@ -447,15 +455,17 @@ public struct PasswordProvider: AuthProvider {
         }
     }
 
-    /// Waits until `password.refusal_floor_ms` after `arrived` on the kernel's clock (contract §12):
-    /// an unknown email (a dummy hash), a wrong native password (Argon2id) and a wrong imported one
-    /// (PBKDF2 or bcrypt, often much cheaper) are then answered at the same time, unless the imported
-    /// hash alone takes longer than the floor. A right password is not held: it was never a refusal.
-    /// The rate limits' 429s, which depend on no account, are not held either.
+    /// Waits until ``refusalFloor`` after `arrived` on the kernel's clock (contract §12, §17): the
+    /// larger of `password.refusal_floor_ms` and what the costliest scheme held here takes to verify
+    /// (measured, see ``HashSchemeCosts``). An unknown email (which hashes nothing), a wrong native
+    /// password (Argon2id) and a wrong imported one (PBKDF2, bcrypt) are then answered at the same
+    /// time: waited out, never computed. A right password is not held: it was never a refusal. The
+    /// rate limits' 429s, which depend on no account, are not held either.
     func holdRefusal(since arrived: Date) async {
-        guard settings.refusalFloorMilliseconds > 0 else { return }
+        let floor = refusalFloor
+        guard floor > 0 else { return }
         // Cancelled (the client went away): answer now, the refusal stays a refusal.
-        try? await kernel.clock.sleep(until: arrived.addingTimeInterval(Double(settings.refusalFloorMilliseconds) / 1000))
+        try? await kernel.clock.sleep(until: arrived.addingTimeInterval(floor))
     }
 
     private func checkPassword(_ presented: String, email: String, _ context: AuthRequestContext) async throws -> UserRecord {
@@ -467,14 +477,15 @@ public struct PasswordProvider: AuthProvider {
         let now = kernel.clock.now()
 
         guard let user, let credential else {
-            // Unknown account, or one without a password: maybe a registration waiting for its code.
-            // Exactly one hash on every path (the newest pending registration's, else a dummy), so the
-            // time taken does not say whether a registration is pending.
+            // Unknown account, or one without a password: maybe a registration waiting for its code,
+            // whose hash alone is checked. Nothing is hashed for an unknown email (contract §17): the
+            // refusal floor, at least the costliest scheme's time, is waited out instead, and no
+            // hashing thread is spent on addresses anyone can make up.
             let pending = PendingRegistration.all(in: try await kernel.codes.pendingPayload(purpose: Self.verifyPurpose, key: email)).last
             let settings = self.settings
             let fresh: @Sendable () -> PasswordCredential = { PasswordCredential(hash: "", now: now) }
             if let remaining = try await decoys.withRecord(email, now: now, make: fresh, { $0.lockRemaining(now: now) }) { throw Self.locked(remaining) }
-            if try await hasher.verify(password, hash: pending?.passwordHash), pending != nil {
+            if let pending, try await hasher.verify(password, hash: pending.passwordHash) {
                 resendVerificationLater(email)
                 throw AuthError.emailNotVerified
             }
@@ -856,3 +867,6 @@ struct HasherShutdownService: Service {
         await hasher.shutdown()
     }
 }
+
+// It holds its settings and keys: a log line or a `dump` shows its name only (contract §17).
+extension PasswordProvider: RedactedDescription {}

@@ -231,3 +231,6 @@ public struct TOTPProvider: AuthProvider {
         }
     }
 }
+
+// It holds its settings and keys: a log line or a `dump` shows its name only (contract §17).
+extension TOTPProvider: RedactedDescription {}

@@ -190,3 +190,6 @@ package enum KeyEncryptionKey {
         return key
     }
 }
+
+// It holds the master secret and the key-encryption key's box: a log line or a `dump` shows its name only (contract §17).
+extension PostgresServerKeys: RedactedDescription {}

@@ -22,7 +22,7 @@ public struct InviteCodeProvider: AuthProvider {
 
     /// The `invite` section's keys: what `authd check` lists, and the only ones `init` may read.
     public static let settings = [
-        Setting("codes", .strings, default: "none (required)", "The invite codes, 12 to 128 characters each; each is one person's account."),
+        Setting("codes", .strings, default: "none (required)", secret: true, "The invite codes, 12 to 128 characters each; each is one person's account."),
         Setting.rateLimit("attempts_per_ip", default: RateLimitRule(limit: 10, window: 60), "Redeem attempts per client network."),
     ]
 
@@ -88,3 +88,6 @@ public struct InviteCodeProvider: AuthProvider {
         return user
     }
 }
+
+// What it holds (the codes' hashes) never reaches a log line, a `print` or a `dump`.
+extension InviteCodeProvider: RedactedDescription {}

@@ -37,6 +37,10 @@ struct ClientsCommand: AsyncParsableCommand {
         var allowPin: Bool?
         @Flag(name: .customLong("unverified-email"), inversion: .prefixedNo, help: "Give `email` even when it is not verified.")
         var unverifiedEmail: Bool?
+        @Option(
+            name: .customLong("allowed-groups"),
+            help: "Only members of these groups may sign in, comma-separated (family,admins); \"\" lets everyone in again (the default).")
+        var allowedGroups: String?
 
         func validate() throws {
             if let pkce, !["optional", "required"].contains(pkce) { throw ValidationError("--pkce is `optional` or `required`") }
@@ -51,6 +55,7 @@ struct ClientsCommand: AsyncParsableCommand {
             s.idTokenAlg = idTokenAlg
             s.claims = claims.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
             (s.allowPin, s.unverifiedEmail) = (allowPin, unverifiedEmail)
+            s.allowedGroups = allowedGroups.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
             return s
         }
     }
@@ -59,7 +64,7 @@ struct ClientsCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Register a client and print its id (and secret, once).")
         @Argument(help: "The app's name, as the consent page shows it.") var name: String
         @Flag(help: "A public client (a native or browser app): no secret, PKCE always.") var `public` = false
-        @Flag(name: .customLong("first-party"), help: "The deployment's own app: no consent is asked.") var firstParty = false
+        @Flag(name: .customLong("first-party"), help: "The deployment's own app: no consent is asked, except for a public client's loopback or custom-scheme redirect, asked every time (any local program may listen there).") var firstParty = false
         @OptionGroup var options: SettingsOptions
         @OptionGroup var target: DataFolderOptions
 
@@ -78,7 +83,7 @@ struct ClientsCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Change a client's settings; what is not given stays.")
         @Argument(help: "The client id.") var clientID: String
         @Option(help: "A new name.") var name: String?
-        @Flag(name: .customLong("first-party"), inversion: .prefixedNo, help: "The deployment's own app: no consent is asked.")
+        @Flag(name: .customLong("first-party"), inversion: .prefixedNo, help: "The deployment's own app: no consent is asked, except for a public client's loopback or custom-scheme redirect, asked every time (any local program may listen there).")
         var firstParty: Bool?
         @OptionGroup var options: SettingsOptions
         @OptionGroup var target: DataFolderOptions
