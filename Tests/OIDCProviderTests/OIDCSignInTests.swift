@@ -169,6 +169,36 @@ struct OIDCSignInTests {
         }
     }
 
+    /// Contract §17: a token that would make an account the sign-up policy refuses is 403
+    /// `SIGNUP_CLOSED`; joining an account that exists (a trusted upstream's verified email) is not;
+    /// under `domains` an upstream that gives no trusted verified email makes none.
+    @Test func aClosedSignUpRefusesANewAccountButNotAJoin() async throws {
+        let upstream = UpstreamStandIn(), clock = ManualClock()
+        for mode in [#"{"mode":"invite"}"#, #"{"mode":"domains","domains":["example.com"]}"#] {
+            let h = try await harness(upstream, clock: clock, config: Self.config().replacingOccurrences(of: #"{"mail""#, with: #"{"signup":\#(mode),"mail""#))
+            try await h.test { client in
+                let stranger = try await oidc(client, try upstream.token(now: clock.now(), ["sub": "s-new", "nonce": "n-1"]))
+                #expect(stranger.status == .forbidden && stranger.errorCode == "SIGNUP_CLOSED", "\(mode): an untrusted upstream gives no email")
+                let trustedOutside = try await oidc(
+                    client, via: "trusted", try upstream.token(now: clock.now(), ["sub": "s-out", "email": "eve@elsewhere.test", "email_verified": true, "nonce": "n-1"]))
+                #expect(trustedOutside.status == .forbidden && trustedOutside.errorCode == "SIGNUP_CLOSED", "\(mode)")
+                _ = try await h.kernel.invitations.invite(email: "ada@example.com", groups: [], displayName: nil, by: "test", vouched: false)
+                #expect(try await client.send(.post, "/api/v1/auth/email/send-code", json: ["email": "ada@example.com"]).status == .ok)
+                let code = try #require(try h.mail(to: "ada@example.com").last?.code)
+                let ada = try await client.send(.post, "/api/v1/auth/email/verify", json: ["email": "ada@example.com", "code": code])
+                let adaID = try #require((ada.json["user"] as? [String: Any])?["id"] as? String)
+                let joined = try await oidc(
+                    client, via: "trusted", try upstream.token(now: clock.now(), ["sub": "s-ada", "email": "ada@example.com", "email_verified": true, "nonce": "n-1"]))
+                #expect(joined.status == .ok && (joined.json["user"] as? [String: Any])?["id"] as? String == adaID, "\(mode): a join is no sign-up")
+                if mode.contains("domains") {
+                    let colleague = try await oidc(
+                        client, via: "trusted", try upstream.token(now: clock.now(), ["sub": "s-bo", "email": "bo@example.com", "email_verified": true, "nonce": "n-1"]))
+                    #expect(colleague.status == .ok, "a trusted verified address of the domain makes its account")
+                }
+            }
+        }
+    }
+
     @Test func aSignedInUserLinksTheIdentityFromAFreshSessionAndOneLinkedElsewhereIs409() async throws {
         let upstream = UpstreamStandIn(), clock = ManualClock()
         let h = try await harness(upstream, clock: clock)
