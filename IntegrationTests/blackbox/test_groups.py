@@ -133,6 +133,15 @@ def test_a_device_code_naming_an_app_limited_to_groups_is_approved_only_by_its_m
         member = server.sign_in("mia@example.com")
         assert patch(server, admin(server), member["user"]["id"], {"groups": ["family"]}).status_code == 200
         assert server.call("POST", f"/api/v1/auth/device/{started['user_code']}/approve", token=member["access_token"])[0] == 204
+        tokens = requests.post(server.url + "/oauth/token", data={"grant_type": "urn:ietf:params:oauth:grant-type:device_code",
+                                                                  "device_code": started["device_code"], "client_id": app["client_id"]}).json()
+        assert "refresh_token" in tokens, tokens
+        status, refreshed, _ = server.call("POST", "/api/v1/auth/refresh", {"refresh_token": tokens["refresh_token"]})
+        assert status == 200
+        # Removed from the group: the box's next refresh is refused, and its session ends.
+        assert patch(server, admin(server), member["user"]["id"], {"groups": []}).status_code == 200
+        status, body, _ = server.call("POST", "/api/v1/auth/refresh", {"refresh_token": refreshed["refresh_token"]})
+        assert status == 401 and body["error"]["code"] == "INVALID_REFRESH_TOKEN", body
         # A free-form client id names no app: anyone approves it.
         free = requests.post(server.url + "/oauth/device_authorization", data={"client_id": "kitchen-radio"}).json()
         assert server.call("POST", f"/api/v1/auth/device/{free['user_code']}/approve", token=outsider["access_token"])[0] == 204

@@ -257,7 +257,7 @@ package struct DeviceAuthorizations: Sendable {
         user.credentialVersion = outcome.3
         let session: SessionResponse
         do {
-            session = try await sessions.startSession(user, amr: ["device"], device: outcome.2)
+            session = try await sessions.startSession(user, amr: ["device"], device: outcome.2, clientID: clientID)
         } catch let error as AuthError where [AuthError.invalidCredentials.code, AuthError.accountDisabled.code, AuthError.unauthorized.code].contains(error.code) {
             logger.info("approved device refused: the account changed since", metadata: ["user.id": "\(userID.lowercased)"])
             return .accessDenied

@@ -21,6 +21,9 @@ public struct SessionService: Sendable {
     package let hooks: SignInHooks
     /// Who is told when sessions end.
     package let events: AccountEvents
+    /// The groups a registered app lets in (nil: no such app, or everyone), for the sessions a device
+    /// sign-in naming it started: their refresh obeys the app's groups (contract §17).
+    package var appGroups: @Sendable (_ clientID: String) async throws -> [String]? = { _ in nil }
 
     /// Creates the service.
     package init(
@@ -124,9 +127,10 @@ public struct SessionService: Sendable {
 
     /// Starts a session for `user` at once, without the sign-in policies: for what has passed them
     /// (a completed challenge) and for tests.
+    /// `clientID`: the app a device sign-in named; the session's refreshes obey its groups.
     package func startSession(
         _ user: UserRecord, amr: [String], device: DeviceInfo, requireUnchangedCredentials: Bool = true, kind: SessionRecord.Kind? = nil,
-        authTime: Date? = nil
+        authTime: Date? = nil, clientID: String? = nil
     ) async throws -> SessionResponse {
         let now = clock.now()
         let token = RefreshToken.generate()
@@ -136,6 +140,7 @@ public struct SessionService: Sendable {
         )
         started.kind = kind
         started.authTime = authTime.map { min($0, now) }
+        started.clientID = clientID
         let session = started
         let current = try await store.write([.user(user.id)]) { state -> UserRecord in
             // The user may have been deleted while the caller was deciding to sign it in.
@@ -182,9 +187,15 @@ public struct SessionService: Sendable {
         guard token.utf8.count <= 256 else { throw AuthError.invalidRefreshToken }
         let presented = RefreshToken.hash(token)
         let found = try await store.read([.sessionByRefreshHash(presented)]) { state in
-            state.session(refreshHash: presented).flatMap { accept($0) ? ($0.id, $0.userID) : nil }
+            state.session(refreshHash: presented).flatMap { accept($0) ? ($0.id, $0.userID, $0.kind == .client ? nil : $0.clientID) : nil }
         }
-        guard let (sessionID, userID) = found else { throw AuthError.invalidRefreshToken }
+        guard let (sessionID, userID, deviceApp) = found else { throw AuthError.invalidRefreshToken }
+        // A device sign-in's session for a registered app limited to groups: its member only.
+        var admits = admitting
+        if let deviceApp, let groups = try await appGroups(deviceApp), !groups.isEmpty {
+            admits = { user in admitting(user) && groups.contains(where: user.groups.contains) }
+        }
+        let admitted = admits
         try await rateLimiter.consume(settings.refreshRate, key: "refresh:\(sessionID)", message: "Too many refreshes for this session. Wait before trying again.")
         try await charge()
         let newToken = RefreshToken.generate()
@@ -192,7 +203,7 @@ public struct SessionService: Sendable {
         let (outcome, user, ended) = try await store.write([.session(sessionID), .user(userID)]) {
             state -> (RefreshTokenRotation.Outcome, UserRecord?, SessionRecord?) in
             guard let session = state.session(id: sessionID), session.userID == userID else { return (.unknown, nil, nil) }
-            if let user = state.user(id: userID), !admitting(user) {
+            if let user = state.user(id: userID), !admitted(user) {
                 state.deleteSession(id: session.id)
                 return (.unknown, user, session)
             }
