@@ -170,12 +170,14 @@ package final class AuthServer: Sendable {
             let audit = AuditLog(folder: options.dataFolder, settings: config.audit, clock: clock, logger: logger)
             let issuerName = IssuerName(config.issuer)
             let events = AccountEvents()
-            let sessions = SessionService(
+            var sessions = SessionService(
                 store: store, issuer: AccessTokenIssuer(keyRing: keyRing),
                 verifier: AccessTokenVerifier(keyRing: keyRing, issuer: issuerName, audience: config.audience, clockSkew: config.tokens.clockSkew),
                 settings: config.tokens, rateLimiter: rateLimiter, clock: clock, logger: logger, audit: audit, freshAuth: config.freshAuth,
                 hooks: SignInHooks(), events: events
             )
+            let appsForSessions = OpenIDClients(store: store, clock: clock, audience: config.audience)
+            sessions.appGroups = { id in try await appsForSessions.find(id)?.allowedGroups }
             let notices = SignInMethodNotices(
                 mailer: mailer, clock: clock, logger: logger, names: registry.methodNames,
                 tokens: SingleUseTokens(store: store, secret: codeSecret, clock: clock), issuer: { issuerName.value })
