@@ -135,7 +135,9 @@ struct RegistrationAndLoginTests {
             // A registration waiting for its code: its hash is checked instead of the dummy, still one.
             let pending = try await client.send(.post, "/api/v1/auth/password/register", json: ["email": "pending@x.io", "password": T.password])
             #expect(pending.status == .accepted)
-            let hasher = try #require(h.server.providers.lazy.compactMap { $0 as? PasswordProvider }.first).hasher
+            let provider = try #require(h.server.providers.lazy.compactMap { $0 as? PasswordProvider }.first), hasher = provider.hasher
+            // What the server measures at start (one pass at a time) is done before anything is counted.
+            try await provider.measureSchemeCosts()
             var answers: [String: Set<NSDictionary>] = [:], work: [String: [Int]] = [:]
             for _ in 0..<2 {
                 for email in ["known@x.io", "unknown@x.io", "pending@x.io"] {

@@ -13,6 +13,20 @@ import Synchronization
 /// (a stand-in hash of the same parameters, never a user's). A scheme stays listed once imported.
 final class HashSchemeCosts: Sendable {
     private let costs = Mutex<[String: Double]>([:])
+    /// The latest measuring pass: passes run one after another, so one asked while another runs
+    /// waits for it and then finds its schemes measured.
+    private let latest = Mutex<Task<Int, any Error>?>(nil)
+
+    /// Runs `pass` after any pass under way.
+    func serially(_ pass: @escaping @Sendable () async throws -> Int) async throws -> Int {
+        let task = latest.withLock { latest -> Task<Int, any Error> in
+            let previous = latest
+            let next = Task { _ = try? await previous?.value; return try await pass() }
+            latest = next
+            return next
+        }
+        return try await task.value
+    }
 
     /// Where the import lists the imported schemes, as stand-in hashes (`PasswordProvider.standIn(for:)`).
     static let purpose = PasswordProvider.importedSchemes.purpose, key = PasswordProvider.importedSchemes.key
@@ -63,6 +77,10 @@ extension PasswordProvider {
     /// the hashing threads (never for a request). Returns how many it measured.
     @discardableResult
     func measureSchemeCosts() async throws -> Int {
+        try await schemeCosts.serially { try await measurePass() }
+    }
+
+    private func measurePass() async throws -> Int {
         var measured = 0
         for scheme in [HashSchemeCosts.native] + (try await importedSchemes()) where !schemeCosts.isMeasured(scheme) {
             var least = Double.infinity
