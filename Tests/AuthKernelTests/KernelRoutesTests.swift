@@ -229,6 +229,7 @@ struct KernelRoutesTests {
         try await h.test { client async throws in
             let refresh = try await client.send(.post, "/api/v1/auth/refresh", json: ["refresh_token": s.refreshToken])
             #expect(refresh.status == .serviceUnavailable && refresh.errorCode == "UNAVAILABLE")
+            #expect(((refresh.json["error"] as? [String: Any])?["details"] as? [String: Any])?["reason"] as? String == "store")
             #expect(try await client.send(.get, "/api/v1/auth/me", bearer: s.accessToken).status == .ok)
             #expect(try await client.send(.post, "/api/v1/auth/logout", bearer: s.accessToken).status == .serviceUnavailable)
             h.faults.setDiskFull(false)

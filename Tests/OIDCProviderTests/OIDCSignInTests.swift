@@ -99,6 +99,8 @@ struct OIDCSignInTests {
             let token = try upstream.token(now: clock.now(), ["nonce": "n-1"])
             let down = try await oidc(client, token)
             #expect(down.status == .serviceUnavailable && down.errorCode == "UNAVAILABLE")
+            let details = (down.json["error"] as? [String: Any])?["details"] as? [String: Any]
+            #expect(details?["reason"] as? String == "upstream" && details?["provider"] as? String == "idp", "contract §17: the reason in details")
             #expect(try await client.send(.post, "/api/v1/auth/email/send-code", json: ["email": "ada@example.com"]).status == .ok, "the others work")
             upstream.state.withLock { $0.down = false }
             let fetches = upstream.state.withLock { $0.discoveryFetches }

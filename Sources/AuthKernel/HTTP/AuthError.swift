@@ -163,7 +163,15 @@ extension AuthError {
     }
     /// 500 `INTERNAL`.
     package static let `internal` = AuthError(status: .internalServerError, code: "INTERNAL", message: "Something went wrong on the server.")
-    /// 503 `UNAVAILABLE`.
-    public static let unavailable = AuthError(status: .serviceUnavailable, code: "UNAVAILABLE", message: "The server cannot save changes right now. Try again later.")
+    /// 503 `UNAVAILABLE` with `details.reason` `store`: the store cannot be read or written now.
+    public static let unavailable = AuthError(
+        status: .serviceUnavailable, code: "UNAVAILABLE", message: "The server cannot save changes right now. Try again later.",
+        details: ["reason": .string("store")])
+
+    /// 503 `UNAVAILABLE` with `details.reason` `upstream` and the `provider` whose outside service
+    /// (an identity provider, Apple's keys) cannot be reached now (contract §17).
+    public static func upstreamUnavailable(provider: String, message: String) -> AuthError {
+        AuthError(status: .serviceUnavailable, code: "UNAVAILABLE", message: message, details: ["reason": .string("upstream"), "provider": .string(provider)])
+    }
 }
 

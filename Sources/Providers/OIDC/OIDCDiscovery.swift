@@ -76,7 +76,7 @@ actor OIDCDiscovery {
     }
 
     static func unavailable(_ name: String) -> AuthError {
-        AuthError(status: .serviceUnavailable, code: "UNAVAILABLE", message: "Signing in with \(name) is not possible right now. Try again later or another way.")
+        AuthError.upstreamUnavailable(provider: name, message: "Signing in with \(name) is not possible right now. Try again later or another way.")
     }
 
     struct Refused: Error, CustomStringConvertible {
