@@ -154,8 +154,13 @@ def test_the_cli_invites_and_vouches_and_an_existing_account_must_sign_in_to_acc
         invited = json.loads(authd(server, "users", "invite", "old@example.com", "--group", "family").stdout)
         link = invited["url"][invited["url"].index("/invitation"):]
         assert json.loads(authd(server, "users", "invitations", "--json").stdout)[0]["email"] == "old@example.com"
-        # Another account's browser (ops@, signed in above) is offered nothing to accept.
-        assert "Accept the invitation" not in browser.get(server.url + link).text
+        # Another account's browser (ops@, signed in above) is offered nothing to accept, and its
+        # "Sign in to accept" shows the sign-in rather than sending it straight back.
+        other = browser.get(server.url + link)
+        assert "Accept the invitation" not in other.text and "Sign in to accept" in other.text
+        signin = re.search(r'href="(/login\?return_to=[^"]+)"', other.text).group(1).replace("&amp;", "&")
+        shown = browser.get(server.url + signin, allow_redirects=False)
+        assert shown.status_code == 200 and 'action="/login/email/send"' in shown.text
         stranger = Browserish()
         page = stranger.get(server.url + link)
         assert "Sign in to accept" in page.text and "Accept the invitation" not in page.text
@@ -174,3 +179,29 @@ def test_the_cli_invites_and_vouches_and_an_existing_account_must_sign_in_to_acc
         assert json.loads(authd(server, "users", "show", "old@example.com", "--json").stdout)["groups"] == ["family"]
         assert json.loads(authd(server, "users", "invitations", "--json").stdout) == []
         assert stranger.get(server.url + link).status_code == 404
+
+
+def test_a_closed_password_registration_answers_alike_whatever_require_email_verification_says():
+    config = {**INVITE, "password": {"require_email_verification": False, "resend_interval": 0}}
+    with running_server(config) as server:
+        invited = json.loads(authd(server, "users", "invite", "pat@example.com").stdout)
+        assert invited["invitation_id"]
+        answers = {}
+        for email in ("pat@example.com", "nobody@example.com"):
+            before = len(server.outbox())
+            status, body, _ = server.call("POST", "/api/v1/auth/password/register", {"email": email, "password": "correct horse battery"})
+            answers[email] = (status, {k: v for k, v in body.items() if k != "email"})
+            mail = server.mailed(email, after=before)
+            if email == "nobody@example.com":
+                assert "invitation" in mail["text"], mail
+        assert answers["pat@example.com"] == answers["nobody@example.com"] and answers["nobody@example.com"][0] == 202
+        assert "nobody@example.com" not in authd(server, "users", "list", "--json").stdout
+        # Asking again for the code of the refused registration is told again: no account, no code.
+        before = len(server.outbox())
+        assert server.call("POST", "/api/v1/auth/password/resend-verification", {"email": "nobody@example.com"})[0] == 200
+        assert "invitation" in server.mailed("nobody@example.com", after=before)["text"]
+        # The invited address proves its mailbox and has its account.
+        code = server.mailed_code("pat@example.com", about="")
+        status, session, _ = server.call("POST", "/api/v1/auth/password/verify-email",
+                                         {"email": "pat@example.com", "code": code, "password": "correct horse battery"})
+        assert status == 200 and session["user"]["email_verified"] is True, session

@@ -136,9 +136,24 @@ def test_a_public_clients_budget_is_spent_only_by_valid_grants():
                                              "redirect_uri": "https://app.example.com/cb", "code_verifier": VERIFIER})
             assert bad.status_code == 400 and bad.json()["error"] == "invalid_grant"
         code = query(authorize(Browserish(), server, authorize_url(server, app, "https://app.example.com/cb")))["code"][0]
-        good = requests.post(token, data={"grant_type": "authorization_code", "client_id": app["client_id"], "code": code,
-                                          "redirect_uri": "https://app.example.com/cb", "code_verifier": VERIFIER})
+        form = {"grant_type": "authorization_code", "client_id": app["client_id"], "code": code, "redirect_uri": "https://app.example.com/cb",
+                "code_verifier": VERIFIER}
+        good = requests.post(token, data=form)
         assert good.status_code == 200, good.text
+        # The code's replay is not a fresh code: it still ends what the first redemption issued.
+        replay = requests.post(token, data=form)
+        assert replay.status_code == 400 and replay.json()["error"] == "invalid_grant"
+        assert requests.get(server.url + "/oauth/userinfo", headers={"Authorization": "Bearer " + good.json()["access_token"]}).status_code == 401
+
+
+def test_a_public_clients_introspection_of_tokens_not_its_own_is_charged_to_the_network():
+    limits = {"failures_per_ip": {"limit": 3, "window": 600}}
+    with running_server({**CONFIG, "openid": limits}) as server:
+        app = register_client(server, "--public", name="Web app", redirect="https://app.example.com/cb")
+        answers = [requests.post(server.url + "/oauth/introspect", data={"client_id": app["client_id"], "token": generate_token(30)})
+                   for _ in range(5)]
+        assert [a.status_code for a in answers[:3]] == [200, 200, 200] and answers[0].json() == {"active": False}
+        assert {a.status_code for a in answers[3:]} == {429} and answers[-1].json()["error"] == "invalid_request"
 
 
 def test_prompt_login_is_not_met_by_a_parameter_and_a_new_sign_in_meets_it():

@@ -98,6 +98,9 @@ struct ConfigSecretsTests {
         }
         #expect(secrets.redacted("storage.postgres.url", .string("postgres://authd:pw@db/authd")) == .string("postgres://authd:***@db/authd"))
         #expect(ConfigSecrets.redactedURL("https://hooks.example.com/a@b") == "https://hooks.example.com/a@b")
+        // A password holding `@` or `/` is hidden whole.
+        #expect(ConfigSecrets.redactedURL("postgres://u:p@ss@db/authd") == "postgres://u:***@db/authd")
+        #expect(ConfigSecrets.redactedURL("postgres://u:p/w@db/authd") == "postgres://u:***@db/authd")
     }
 
     /// What holds configuration or a secret names itself only, wherever it is interpolated or dumped.

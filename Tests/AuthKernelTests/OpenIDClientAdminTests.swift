@@ -84,6 +84,18 @@ struct OpenIDClientAdminTests {
         }
     }
 
+    /// About one random id in 64 began with `-`, and `authd clients delete ID` took it for an option.
+    @Test func noClientIDBeginsWithADash() async throws {
+        let h = try await TestHarness.make()
+        let clients = OpenIDClients(store: h.server.store, clock: h.clock, audience: "authd")
+        var settings = OpenIDClientSettings()
+        (settings.name, settings.redirectURIs, settings.isPublic) = ("App", ["https://app.example.com/cb"], true)
+        for _ in 0..<400 {
+            let id = try await clients.create(settings).client.id
+            #expect(!id.hasPrefix("-"), "\(id)")
+        }
+    }
+
     @Test func aClientStaysPublicOrConfidential() async throws {
         let h = try await TestHarness.make()
         let key = try await ServiceKeys(store: h.server.store, clock: h.clock).create(name: "ops")

@@ -73,6 +73,11 @@ struct SignupPolicyTests {
             _ = try await h.kernel.users.signIn(Self.claim("anon@example.com"), linkingToUser: anonymous.id)
         }
         #expect(try await h.kernel.users.user(id: anonymous.id)?.isAnonymous == true, "unchanged")
+        // A PIN (an identity of the account's own) first changes nothing: still a sign-up.
+        _ = try await h.kernel.users.update(anonymous.id) { $0.identities.append(Identity(provider: "pin", subject: anonymous.id.lowercased)) }
+        await #expect(throws: AuthError.signupClosed) {
+            _ = try await h.kernel.users.signIn(Self.claim("anon@example.com"), linkingToUser: anonymous.id)
+        }
         _ = try await h.kernel.invitations.invite(email: "anon@example.com", groups: ["kids"], displayName: nil, by: "test", vouched: false)
         let linked = try await h.kernel.users.signIn(Self.claim("anon@example.com"), linkingToUser: anonymous.id)
         #expect(linked.id == anonymous.id && !linked.isAnonymous && linked.groups == ["kids"])

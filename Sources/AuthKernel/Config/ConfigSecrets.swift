@@ -59,9 +59,11 @@ package struct ConfigSecrets: Sendable {
     /// `text` with the password of a URL in it as `***` (`postgres://authd:***@db/authd`); other
     /// text as it is.
     package static func redactedURL(_ text: String) -> String {
-        guard let scheme = text.range(of: "://"), let at = text[scheme.upperBound...].firstIndex(of: "@") else { return text }
+        // The user info ends at the last `@`: a password may hold `@` or `/` itself. Hiding too much
+        // of an odd URL is the safe side.
+        guard let scheme = text.range(of: "://"), let at = text[scheme.upperBound...].lastIndex(of: "@") else { return text }
         let userInfo = text[scheme.upperBound..<at]
-        guard !userInfo.contains("/"), let colon = userInfo.firstIndex(of: ":") else { return text }
+        guard let colon = userInfo.firstIndex(of: ":") else { return text }
         return String(text[..<text.index(after: colon)]) + "***" + String(text[at...])
     }
 

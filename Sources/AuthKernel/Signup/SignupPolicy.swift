@@ -76,12 +76,12 @@ public struct SignupPolicy: Sendable {
     }
 
     /// Whether a sign-up at `email` (a mailbox about to be proven by a code) is refused: no account
-    /// holds the address, the caller is not adding it to an account of theirs (`principal`, not a
-    /// blank anonymous one), and neither the mode nor an invitation allows a new account. Always
+    /// holds the address, the caller is not adding it to an account of theirs (`principal`, not an
+    /// anonymous one), and neither the mode nor an invitation allows a new account. Always
     /// false when `open`, with nothing read; otherwise the same reads whatever the answer.
     public func refusesSignUp(email: String, linkingTo principal: Principal?) async throws -> Bool {
         guard mode != .open, let store else { return false }
-        if let principal, !(principal.user.isAnonymous && principal.user.identities.isEmpty) { return false }
+        if let principal, !principal.user.isAnonymous { return false }
         let known = try await store.read([.userByEmail(email)]) { $0.user(email: email) != nil }
         let allowed = try await allowsNewAccount(email: email, emailVerified: true)
         return !known && !allowed

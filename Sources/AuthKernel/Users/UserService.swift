@@ -114,7 +114,9 @@ public struct UserService: Sendable {
                 guard var user = state.user(id: linkUserID) else { throw AuthError.unauthorized }
                 if let owner, owner.id != user.id { throw AuthError.identityInUse }
                 // An anonymous account's first identity makes it an account like any other: a sign-up.
-                if user.isAnonymous, user.identities.isEmpty, owner == nil { try signUp(&user, &state) }
+                // (A PIN or a passkey on it first changes nothing: it stays anonymous until an identity
+                // with an address, or an upstream's, is linked.)
+                if user.isAnonymous, owner == nil { try signUp(&user, &state) }
                 if let email = claim.email, var emailOwner = state.user(email: email), emailOwner.id != user.id {
                     // A verified claim takes the address from a holder who never proved it, as a sign-in does.
                     guard claim.emailVerified, !emailOwner.emailVerified else { throw AuthError.identityInUse }

@@ -100,12 +100,13 @@ struct OAuthRoutes: Sendable {
         _ request: Request, _ context: AuthRequestContext, kernel: Kernel, serviceKeys: ServiceKeys, openID: OpenIDRoutes?
     ) async throws -> Response {
         let parameters = try await OAuthParameters.read(request, context: context, reading: OAuthParameters.tokenQuery)
-        var caller: String?, askingClient: String?
+        var caller: String?, asking: OpenIDClient?
         if let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") {
             caller = try await serviceKeys.verify(BearerAuthenticator.bearerToken(header) ?? "")
         } else if let openID, try await openID.isClientRequest(parameters, request) {
-            askingClient = try await openID.authenticatedClient(parameters, request, context).id
+            asking = try await openID.authenticatedClient(parameters, request, context)
         }
+        let askingClient = asking?.id
         guard caller != nil || askingClient != nil else {
             var error = try OAuthError(
                 "invalid_client", "Send a service key (authd service-keys create) as the Bearer token, or a client's credentials.", status: .unauthorized
@@ -116,14 +117,20 @@ struct OAuthRoutes: Sendable {
         }
         guard let token = parameters["token"] else { throw OAuthError("invalid_request", "The parameter `token` is required.") }
         if let openID, let claims = try await openID.introspectClientToken(token, askedBy: askingClient) {
+            // A public client proved nothing but by the token: one of its own live ones charges the
+            // app, any other the sender's network (contract §17).
+            if let asking, asking.isPublic {
+                try await claims["active"] == .bool(true) ? openID.chargeClient(asking) : openID.chargeNetwork(context)
+            }
             var w = JSONWriter(capacity: 256)
             w.value(.object(claims))
             return w.response()
         }
         var w = JSONWriter(capacity: 256)
         w.beginObject()
-        if askingClient != nil {
+        if let asking {
             // A client asks only about its own tokens.
+            if asking.isPublic, let openID { try await openID.chargeNetwork(context) }
             w.key("active"); w.bool(false)
         } else if token.hasPrefix(SessionService.apiKeyPrefix) {
             if let (key, user) = try await kernel.sessions.activeAPIKey(token) {

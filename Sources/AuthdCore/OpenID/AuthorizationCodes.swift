@@ -44,15 +44,24 @@ struct AuthorizationCodes: Sendable {
         case invalid
     }
 
-    /// Whether `code` is unexpired, unused and `clientID`'s: read, spending nothing.
-    func isLive(_ code: String, clientID: String) async throws -> Bool {
-        guard !code.isEmpty, code.utf8.count <= 128 else { return false }
+    /// What a code is to `clientID`, read, spending nothing.
+    enum Status: Sendable {
+        /// Unexpired, unused and the client's.
+        case live
+        /// The client's, used already: redeeming it ends what it issued.
+        case used
+        /// Unknown, expired or another client's.
+        case unknown
+    }
+
+    func status(_ code: String, clientID: String) async throws -> Status {
+        guard !code.isEmpty, code.utf8.count <= 128 else { return .unknown }
         let key = Hex.encode(SHA256.hash(code)), now = clock.now()
-        return try await store.read([.code(purpose: Self.purpose, key: key)]) { state -> Bool in
+        return try await store.read([.code(purpose: Self.purpose, key: key)]) { state -> Status in
             guard let record = state.code(purpose: Self.purpose, key: key), record.expiresAt > now, let payload = record.payload,
-                let grant = try? JSONDecoder().decode(Grant.self, from: JSONEncoder().encode(payload))
-            else { return false }
-            return !grant.used && grant.clientID == clientID
+                let grant = try? JSONDecoder().decode(Grant.self, from: JSONEncoder().encode(payload)), grant.clientID == clientID
+            else { return .unknown }
+            return grant.used ? .used : .live
         }
     }
 

@@ -27,7 +27,8 @@ struct OpenIDClients: Sendable {
         guard settings.name != nil else { throw AuthError.invalidRequest("Name the client.", field: "name") }
         guard settings.redirectURIs != nil else { throw AuthError.invalidRequest("Give at least one redirect URI.", field: "redirect_uris") }
         var fresh = ""
-        repeat { fresh = Base64URL.encode(SecureRandom.bytes(16)) } while fresh == audience
+        // Never one that begins with `-`: `authd clients delete ID` would take it for an option.
+        repeat { fresh = Base64URL.encode(SecureRandom.bytes(16)) } while fresh == audience || fresh.hasPrefix("-")
         let id = fresh, now = clock.now()
         let secret = settings.isPublic == true ? nil : Self.newSecret()
         let client = try settings.applied(to: OpenIDClient(id: id, name: "", redirectURIs: [], secretHash: secret.map(Self.hash), createdAt: now))

@@ -295,12 +295,15 @@ struct OpenIDRoutes: Sendable {
         let client = try await authenticatedClient(parameters, request, context)
         guard let code = parameters["code"] else { throw OAuthError("invalid_request", "The parameter `code` is required.") }
         if client.isPublic {
-            // A public client's code is its proof: charged to the app once known to be its own and live.
-            guard try await codes.isLive(code, clientID: client.id) else {
+            // A public client's code is its proof: charged to the app once known to be its own and
+            // live. A used one proves nothing, but goes on to be redeemed: its replay ends what it issued.
+            switch try await codes.status(code, clientID: client.id) {
+            case .live: try await chargeClient(client)
+            case .used: try await chargeNetwork(context)
+            case .unknown:
                 try await chargeNetwork(context)
                 throw OAuthError("invalid_grant", "The code is not valid or has expired.")
             }
-            try await chargeClient(client)
         }
         let session = SecureRandom.uuid()
         let grant: AuthorizationCodes.Grant

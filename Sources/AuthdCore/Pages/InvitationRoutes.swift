@@ -49,9 +49,13 @@ struct InvitationRoutes: Sendable {
             "inviter": invitation.invitedBy, "email": invitation.email, "product": renderer.productName, "csrf": pre.csrf, "token": token,
             "groups": invitation.groups.joined(separator: ", "), "lifetime": MailTemplate.lifetime(Self.codes.ttl), state: true,
         ]
+        var pre = pre
         if state == "existing" {
             let back = Self.path(token)
             values["signin"] = "/login?return_to=" + (back.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+            // The account's own sign-in, even in a browser signed in already (stale, or someone else):
+            // /login asks for one rather than sending it straight back here.
+            (pre.returnTo, pre.signInAfter, pre.freshFor) = (back, Int(kernel.clock.now().timeIntervalSince1970), nil)
         }
         return renderer.page(
             title: "You are invited", content: renderer.render("invitation", values), error: error, status: status, csrf: pre.csrf,
@@ -62,7 +66,7 @@ struct InvitationRoutes: Sendable {
 
     /// Whether the browser is signed in, freshly and with more than a PIN, to the account of `email`.
     func signedInAs(_ email: String, _ request: Request) async throws -> Principal? {
-        guard let principal = try await login.browserPrincipal(request), principal.user.email == email,
+        guard let principal = try await login.browserPrincipal(request), principal.user.email == email, principal.user.emailVerified,
             (try? kernel.sessions.requireFresh(principal)) != nil
         else { return nil }
         return principal
@@ -107,7 +111,7 @@ struct InvitationRoutes: Sendable {
         } catch let error as AuthError {
             return try page(invitation, token: token, state: "verify", pre: pre, error: LoginRoutes.sentence(error), status: error.status)
         }
-        return try await make(invitation, token: token, pre: pre, proven: true)
+        return try await make(invitation, token: token, pre: pre)
     }
 
     /// A vouched invitation's account, or the groups added to the signed-in account the address holds.
@@ -125,13 +129,13 @@ struct InvitationRoutes: Sendable {
             return PageGate.redirect(to: "/account")
         }
         guard invitation.vouched else { return try page(invitation, token: token, state: "send", pre: pre) }
-        return try await make(invitation, token: token, pre: pre, proven: false)
+        return try await make(invitation, token: token, pre: pre)
     }
 
     /// Spends the link, makes the account (which takes the invitation in the same write) and signs it
-    /// in. Unless the address was `proven` by its code, only a new account: a link never enters one.
-    func make(_ invitation: Invitations.Invitation, token: String, pre: PreSignIn, proven: Bool) async throws -> Response {
-        if !proven, try await kernel.users.user(email: invitation.email) != nil { return try page(invitation, token: token, state: "existing", pre: pre) }
+    /// in: only a new account, however the address was proven; a link never enters one that exists.
+    func make(_ invitation: Invitations.Invitation, token: String, pre: PreSignIn) async throws -> Response {
+        if try await kernel.users.user(email: invitation.email) != nil { return try page(invitation, token: token, state: "existing", pre: pre) }
         guard try await kernel.invitations.redeem(token: token) != nil else { return gone() }
         let user = try await kernel.users.signIn(
             .init(identity: Identity(provider: "email", subject: invitation.email), email: invitation.email, emailVerified: true), linkingTo: nil)

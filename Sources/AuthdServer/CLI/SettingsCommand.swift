@@ -9,7 +9,9 @@ struct SettingsCommand: ParsableCommand {
         commandName: "settings",
         abstract: "List the settings each provider of this build declares: key, kind, default, meaning.",
         discussion: """
-            `authd check` shows the values in effect. With --markdown, the tables of
+            `authd check` shows the values in effect. A secret (declared so, or a key
+            named *secret*, *password*, *api_key* or *private_key*) is marked `, secret`
+            and its default shown as [redacted]. With --markdown, the tables of
             docs/configuration.md's provider part.
 
             Examples:

@@ -35,6 +35,8 @@ final class HashSchemeCosts: Sendable {
     /// Verifications per scheme measured: the least is kept, so a busy moment at start-up does not
     /// make every refusal wait longer than a verification takes.
     static let runs = 3
+    /// What the least run is multiplied by.
+    static let margin = 1.5
 
     /// Seconds the costliest scheme measured takes to verify; 0 before any was measured.
     var costliest: Double { costs.withLock { $0.values.max() ?? 0 } }
@@ -94,7 +96,9 @@ extension PasswordProvider {
                 let elapsed = clock.now - start
                 least = min(least, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
             }
-            schemeCosts.record(scheme, seconds: least)
+            // The least of the runs is the scheme's cost here; half again covers the jitter and the
+            // queue a real verification meets, so a refusal that hashed nothing is not the quickest.
+            schemeCosts.record(scheme, seconds: least * HashSchemeCosts.margin)
             measured += 1
         }
         if measured > 0 {

@@ -254,7 +254,9 @@ public struct PasswordProvider: AuthProvider {
         // A closed sign-up answers as an open one (contract §17): the same checks, hash, write and
         // answer, and one mail that tells the unknown address it has no account instead of a code.
         let refused = try await kernel.signup.refusesSignUp(email: email, linkingTo: principal)
-        if settings.requireEmailVerification {
+        // Under a closed sign-up an account needs its address proven first, whatever
+        // require_email_verification says: the mode lets in verified addresses only.
+        if settings.requireEmailVerification || kernel.signup.mode != .open {
             // Nothing is created before the inbox answers: the registration waits in the code's
             // payload beside any earlier one for this email, each keeping the password its client
             // chose. The mailbox's owner completes only the registration whose password they give,
@@ -269,9 +271,6 @@ public struct PasswordProvider: AuthProvider {
                 PendingRegistration.payload(PendingRegistration.all(in: earlier), adding: new, ttl: ttl)
             }
             if refused { try await kernel.signup.mailNoAccount(to: email) } else { try await mailVerification(to: email, code: code) }
-        } else if refused {
-            _ = try await kernel.codes.issue(purpose: Self.verifyPurpose, key: email, policy: settings.codes, payload: [:])
-            try await kernel.signup.mailNoAccount(to: email)
         } else {
             let user = try await kernel.users.signIn(
                 .init(identity: Identity(provider: Self.id, subject: email), email: email, emailVerified: false), linkingTo: principal
@@ -410,7 +409,12 @@ public struct PasswordProvider: AuthProvider {
             // The pending registrations stay as they are in the store (nil keeps them, in the same
             // write): a registration made meanwhile is not lost.
             let code = try await kernel.codes.issue(purpose: Self.verifyPurpose, key: email, policy: settings.codes, payload: pending == nil ? [:] : nil)
-            try await mailVerification(to: email, code: code)
+            // A registration a closed sign-up refused is pending too: it is told again there is no account.
+            if !unverified, try await kernel.signup.refusesSignUp(email: email, linkingTo: nil) {
+                try await kernel.signup.mailNoAccount(to: email)
+            } else {
+                try await mailVerification(to: email, code: code)
+            }
         } catch let error as AuthError where error.status == .tooManyRequests {
             // Within the resend interval: the earlier code is still on its way.
         } catch {
