@@ -101,21 +101,29 @@ struct SignupPolicyTests {
         _ = try await h.kernel.invitations.invite(email: "known@example.com", groups: [], displayName: nil, by: "test", vouched: false)
         _ = try await h.kernel.users.signIn(Self.claim("known@example.com", provider: "email"), linkingTo: nil)
         try await h.test { client async throws in
+            // The least of three tries each: the server's background work (purges) may write meanwhile.
             var work: [String: (writes: Int, mails: Int, body: String)] = [:]
             for email in ["known@example.com", "unknown@example.com"] {
-                let writes = store.writeCount, mails = try h.mail(to: email).count
-                let answer = try await client.send(.post, "/api/v1/auth/email/send-code", json: ["email": email])
-                #expect(answer.status == .ok)
-                // The mail goes out after the answer: counted once it is delivered and its job gone.
-                for _ in 0..<3000 {
-                    let delivered = try h.mail(to: email).count > mails, idle = try await h.kernel.jobs.pending().isEmpty
-                    if delivered && idle { break }
-                    try await Task.sleep(for: .milliseconds(10))
+                for _ in 0..<3 {
+                    let writes = store.writeCount, mails = try h.mail(to: email).count
+                    let answer = try await client.send(.post, "/api/v1/auth/email/send-code", json: ["email": email])
+                    #expect(answer.status == .ok)
+                    // The mail goes out after the answer: counted once it is delivered and its job gone.
+                    for _ in 0..<3000 {
+                        let delivered = try h.mail(to: email).count > mails, idle = try await h.kernel.jobs.pending().isEmpty
+                        if delivered && idle { break }
+                        try await Task.sleep(for: .milliseconds(10))
+                    }
+                    let tried = (store.writeCount - writes, try h.mail(to: email).count - mails, String(buffer: answer.body))
+                    if let best = work[email], best.writes <= tried.0 { continue }
+                    work[email] = tried
                 }
-                work[email] = (store.writeCount - writes, try h.mail(to: email).count - mails, String(buffer: answer.body))
             }
             let known = try #require(work["known@example.com"]), unknown = try #require(work["unknown@example.com"])
-            #expect(known.writes == unknown.writes && known.mails == 1 && unknown.mails == 1 && known.body == unknown.body)
+            // The same answer (as JSON: the encoder's key order is its own).
+            func parsed(_ body: String) -> NSDictionary? { try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? NSDictionary }
+            #expect(known.writes == unknown.writes && known.mails == 1 && unknown.mails == 1, "\(known) \(unknown)")
+            #expect(parsed(known.body) != nil && parsed(known.body) == parsed(unknown.body))
             #expect(try h.mail(to: "known@example.com").last?.code != nil)
             let refusal = try #require(try h.mail(to: "unknown@example.com").last)
             #expect(refusal.code == nil && refusal.template == "kernel.no_account" && refusal.text.contains("invitation"))
