@@ -279,6 +279,7 @@ def test_an_operator_registers_an_app_makes_a_key_retries_a_webhook_and_pages_th
         fill(browser, "client-claims", "plan")
         click(browser, f"form[action='/admin/clients/{client_id}/edit'] button")
         assert browser.find_element(By.ID, "client-claims").get_attribute("value") == "plan"
+        assert "The new secret" not in browser.page_source, "no rotated-secret box on a visit that rotated nothing"
         accessible(browser)
         click(browser, f"form[action='/admin/clients/{client_id}/rotate'] button")
         rotated = browser.find_element(By.ID, "rotated-client-secret").text
@@ -339,6 +340,7 @@ def test_an_operator_mails_a_password_reset_that_the_owner_completes(browser):
         operator_with_passkey(browser, server, "root@example.com")
         browser.get(issuer(server) + "/admin/users?query=pia")
         click(browser, "a[href^='/admin/users/']")
+        assert not browser.find_elements(By.ID, "page-notice"), "no empty notice box on a visit"
         before = len(server.outbox())
         click(browser, "form[action$='/reset'] button")
         assert "was mailed to pia@example.com" in browser.find_element(By.ID, "page-notice").text
@@ -364,6 +366,7 @@ def test_an_operator_invites_a_person_who_makes_the_account_from_the_mail_and_gi
     allowed groups. axe on each page; screenshots."""
     with localhost(PROVIDERS, email={"resend_interval": 0}, signup={"mode": "invite"}) as server:
         operator_with_passkey(browser, server, "root@example.com")
+        assert "Sign-up: by invitation only" in browser.page_source, "the overview says who may make an account"
         browser.get(issuer(server) + "/admin/users")
         fill(browser, "invite-email", "nan@example.com")
         fill(browser, "invite-name", "Nan")

@@ -145,3 +145,13 @@ def test_a_device_code_naming_an_app_limited_to_groups_is_approved_only_by_its_m
         # A free-form client id names no app: anyone approves it.
         free = requests.post(server.url + "/oauth/device_authorization", data={"client_id": "kitchen-radio"}).json()
         assert server.call("POST", f"/api/v1/auth/device/{free['user_code']}/approve", token=outsider["access_token"])[0] == 204
+
+
+def test_clients_create_prints_only_its_json_on_stdout():
+    """`authd clients create … | jq` works: the reminder to keep the secret goes to standard error."""
+    with running_server(CONFIG) as server:
+        out = authd(server, "clients", "create", "Piped", "--redirect-uri", REDIRECT)
+        assert out.returncode == 0 and set(json.loads(out.stdout)) == {"client_id", "client_secret"}, out.stdout
+        assert "not shown again" in out.stderr
+        rotated = authd(server, "clients", "rotate-secret", json.loads(out.stdout)["client_id"])
+        assert set(json.loads(rotated.stdout)) == {"client_id", "client_secret"} and "not shown again" in rotated.stderr

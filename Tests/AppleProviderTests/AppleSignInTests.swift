@@ -32,6 +32,23 @@ struct AppleSignInTests {
         }
     }
 
+    /// Contract §17: under a closed sign-up a token that would make an account is 403
+    /// `SIGNUP_CLOSED` and makes nothing; the invited address signs up.
+    @Test func aClosedSignUpRefusesANewAccount() async throws {
+        let t = try await AppleTest.make(signup: #"{"mode":"invite"}"#)
+        defer { t.apple.stop() }
+        try await t.h.test { client async throws in
+            let refused = try await signIn(client, ["identity_token": try await t.token()])
+            #expect(refused.status == .forbidden && refused.errorCode == "SIGNUP_CLOSED")
+            #expect(try await t.h.kernel.users.user(email: "apple@example.com") == nil)
+            _ = try await t.h.kernel.invitations.invite(email: "apple@example.com", groups: ["family"], displayName: nil, by: "test", vouched: false)
+            let invited = try await signIn(client, ["identity_token": try await t.token()])
+            let email = try invited.decode(SessionResponse.self).user.email
+            #expect(invited.status == .ok && email == "apple@example.com")
+            #expect(try await t.h.kernel.users.user(email: "apple@example.com")?.groups == ["family"])
+        }
+    }
+
     @Test func aNameTooLongIsRefusedBeforeAnyoneIsCreated() async throws {
         let t = try await AppleTest.make()
         defer { t.apple.stop() }

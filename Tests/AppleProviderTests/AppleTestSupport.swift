@@ -12,7 +12,7 @@ struct AppleTest {
     let h: TestHarness
     static let audience = "com.example.app"
 
-    static func make(revocation: Bool = false, tokenURL: String? = nil) async throws -> AppleTest {
+    static func make(revocation: Bool = false, tokenURL: String? = nil, signup: String? = nil) async throws -> AppleTest {
         let apple = FakeApple()
         try await apple.start()
         let key = try AppleSigningKey(kid: "apple-key-1")
@@ -23,7 +23,7 @@ struct AppleTest {
             section += #","team_id":"\#(FakeApple.teamID)","key_id":"\#(FakeApple.keyID)","client_id":"\#(FakeApple.clientID)","#
             section += #""private_key_path":"\#(try apple.writeAppKey())","token_url":"\#(apple.baseURL)/auth/\#(tokenURL ?? "token")","revoke_url":"\#(apple.baseURL)/auth/revoke""#
         }
-        let config = #"{"providers":["apple"],"apple":{\#(section)}}"#
+        let config = #"{"providers":["apple"],"apple":{\#(section)}\#(signup.map { #","signup":\#($0)"# } ?? "")}"#
         let h = try await TestHarness.make(providers: [AppleProvider.self], config: config, http: AsyncHTTPClientOutbound.shared)
         return AppleTest(apple: apple, key: key, h: h)
     }

@@ -73,12 +73,16 @@ package struct AdminOutput: Codable, Sendable, Equatable {
     package var text: String
     /// 0 on success, 1 when the command failed (then `text` says why).
     package var exitCode: Int32
+    /// A sentence for standard error beside what `text` prints (a reminder), so that standard
+    /// output stays the JSON a script pipes on (`authd clients create … | jq`).
+    package var note: String?
 
     /// Creates an output.
-    package init(text: String, exitCode: Int32 = 0) {
+    package init(text: String, exitCode: Int32 = 0, note: String? = nil) {
         self.text = text
         self.exitCode = exitCode
+        self.note = note
     }
 
-    enum CodingKeys: String, CodingKey { case text, exitCode = "exit_code" }
+    enum CodingKeys: String, CodingKey { case text, exitCode = "exit_code", note }
 }

@@ -95,13 +95,7 @@ package struct AdminOperations: Sendable {
         case .inviteUser(let email, let groups, let displayName, let vouch):
             let made = try await InvitationSender(kernel: kernel).invite(
                 email: email, groups: groups, displayName: displayName, by: .init(event: "admin", account: "authd users invite"), vouched: vouch)
-            var w = JSONWriter(capacity: 384)
-            w.beginObject()
-            w.key("invitation_id"); w.string(made.invitation.id)
-            w.key("url"); w.string(made.url)
-            w.key("expires_at"); w.string(Timestamp.string(made.invitation.expiresAt))
-            w.endObject()
-            return AdminOutput(text: String(decoding: w.bytes, as: UTF8.self) + "\n")
+            return AdminOutput(text: String(decoding: made.json.bytes, as: UTF8.self) + "\n")
 
         case .listInvitations(let json):
             let pending = try await kernel.invitations.list()
@@ -183,7 +177,7 @@ package struct AdminOperations: Sendable {
             var shown: [String: String] = ["client_id": created.client.id]
             if let secret = created.secret { shown["client_secret"] = secret }
             let output = try AdminFormat.json(shown)
-            return AdminOutput(text: output.text + (created.secret == nil ? "" : "keep client_secret: it is not shown again\n"))
+            return AdminOutput(text: output.text, note: created.secret == nil ? nil : "keep client_secret: it is not shown again")
 
         case .listClients(let json):
             let listed = try await clients.list().map { AdminClientView($0, now: now) }
@@ -209,7 +203,7 @@ package struct AdminOperations: Sendable {
             await kernel.audit.record("admin", account: id, reason: "clients rotate-secret")
             kernel.logger.notice("OpenID client secret rotated", metadata: ["client.id": "\(id)", "grace": "\(grace)", "via": "\(via)"])
             let output = try AdminFormat.json(["client_id": id, "client_secret": secret])
-            return AdminOutput(text: output.text + "keep client_secret: it is not shown again\n")
+            return AdminOutput(text: output.text, note: "keep client_secret: it is not shown again")
 
         case .deleteClient(let id):
             guard try await clients.delete(id) else { throw AdminError("no client \(id)") }

@@ -14,6 +14,17 @@ struct InvitationSender: Sendable {
     struct Made: Sendable {
         var invitation: Invitations.Invitation
         var url: String
+
+        /// `{"invitation_id","url","expires_at"}`: what the admin API and the CLI answer.
+        var json: JSONWriter {
+            var w = JSONWriter(capacity: 384)
+            w.beginObject()
+            w.key("invitation_id"); w.string(invitation.id)
+            w.key("url"); w.string(url)
+            w.key("expires_at"); w.string(Timestamp.string(invitation.expiresAt))
+            w.endObject()
+            return w
+        }
     }
 
     /// Checks the address, groups and name, replaces a pending invitation of the address, mails the

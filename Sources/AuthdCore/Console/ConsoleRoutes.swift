@@ -192,17 +192,17 @@ struct ConsoleRoutes: Sendable {
              "amr": s.amr.joined(separator: ", "), "created": Timestamp.string(s.createdAt), "used": Timestamp.string(s.lastUsedAt)]
         }
         let confirm = user.email ?? user.id.lowercased
-        return console(
-            user.email ?? user.username ?? "A user", "admin-user",
-            [
-                "id": user.id.lowercased, "email": user.email ?? "", "verified": user.emailVerified, "username": user.username ?? "",
-                "display_name": user.displayName ?? "", "created": Timestamp.string(user.createdAt), "disabled": user.disabledAt != nil,
-                "identities": user.identities.map { ["provider": $0.provider, "subject": $0.subject] },
-                "credentials": user.secrets.keys.sorted().joined(separator: ", "), "sessions": rows, "has_sessions": !rows.isEmpty,
-                "app_metadata": metadataDraft ?? Self.json(.object(user.appMetadata)), "user_metadata": Self.json(.object(user.userMetadata)),
-                "confirm": confirm, "notice": notice ?? "", "resets": kernel.resets.all.map { ["kind": $0.name] },
-                "groups": user.groups.joined(separator: ", "),
-            ], op, error: error, status: status)
+        var values: [String: Any] = [
+            "id": user.id.lowercased, "email": user.email ?? "", "verified": user.emailVerified, "username": user.username ?? "",
+            "display_name": user.displayName ?? "", "created": Timestamp.string(user.createdAt), "disabled": user.disabledAt != nil,
+            "identities": user.identities.map { ["provider": $0.provider, "subject": $0.subject] },
+            "credentials": user.secrets.keys.sorted().joined(separator: ", "), "sessions": rows, "has_sessions": !rows.isEmpty,
+            "app_metadata": metadataDraft ?? Self.json(.object(user.appMetadata)), "user_metadata": Self.json(.object(user.userMetadata)),
+            "confirm": confirm, "resets": kernel.resets.all.map { ["kind": $0.name] }, "groups": user.groups.joined(separator: ", "),
+        ]
+        // Only when there is one: an empty value would still show the notice's box.
+        if let notice { values["notice"] = notice }
+        return console(user.email ?? user.username ?? "A user", "admin-user", values, op, error: error, status: status)
     }
 
     static func json(_ value: JSONValue) -> String {

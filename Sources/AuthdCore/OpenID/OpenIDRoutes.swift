@@ -116,10 +116,16 @@ struct OpenIDRoutes: Sendable {
         let query = PageForm(urlencoded: request.uri.query ?? "")
         func value(_ name: String) -> String? { query[name].flatMap { $0.isEmpty || $0.utf8.count > 2048 ? nil : $0 } }
         // Until the client and its redirect URI are known good, errors stay on this page: never a redirect.
+        // Each refusal is logged at info with what the operator needs to mend it (an app's settings).
         guard let clientID = value("client_id"), let client = try await clients.find(clientID) else {
+            kernel.logger.info("authorize refused: no such client", metadata: ["client.id": "\(LogSafe.text(value("client_id") ?? "-", maxLength: 128))"])
             return errorPage("The app that sent you here is not registered with this server.")
         }
         guard let redirectURI = value("redirect_uri"), client.allows(redirect: redirectURI) else {
+            kernel.logger.info(
+                "authorize refused: a redirect URI the client did not register",
+                metadata: ["client.id": "\(client.id)", "client.name": "\(LogSafe.text(client.name, maxLength: 100))",
+                           "redirect_uri": "\(LogSafe.text(value("redirect_uri") ?? "-", maxLength: 256))"])
             return errorPage("The app that sent you here gave an address to return to that it did not register.")
         }
         let state = value("state")
@@ -135,6 +141,9 @@ struct OpenIDRoutes: Sendable {
                 return fail("invalid_request", "PKCE: code_challenge_method must be S256, with a 43 to 128 character challenge.")
             }
         } else if client.isPublic || !client.pkceOptional {
+            kernel.logger.info(
+                "authorize refused: the client sent no PKCE (turn PKCE on in the app, or register it --pkce optional)",
+                metadata: ["client.id": "\(client.id)", "client.name": "\(LogSafe.text(client.name, maxLength: 100))"])
             return fail("invalid_request", "PKCE is required: send code_challenge and code_challenge_method=S256.")
         }
         // A confidential client registered `--pkce optional` may send neither PKCE nor a nonce (Gitea's

@@ -144,13 +144,7 @@ struct AdminAPIRoutes: Sendable {
             let body = try await request.decodeJSON(as: InviteBody.self, context: context)
             let made = try await InvitationSender(kernel: kernel).invite(
                 email: body.email, groups: body.groups ?? [], displayName: body.displayName, by: .init(event: "admin_api", account: key))
-            var w = JSONWriter(capacity: 384)
-            w.beginObject()
-            w.key("invitation_id"); w.string(made.invitation.id)
-            w.key("url"); w.string(made.url)
-            w.key("expires_at"); w.string(Timestamp.string(made.invitation.expiresAt))
-            w.endObject()
-            var response = w.response(status: .created)
+            var response = made.json.response(status: .created)
             response.headers[.cacheControl] = "no-store"
             return response
         }

@@ -45,6 +45,7 @@ enum AdminConnection {
         }
         line?.finish()
         FileHandle.standardOutput.write(Data(output.text.utf8))
+        if let note = output.note { FileHandle.standardError.write(Data("authd: \(note)\n".utf8)) }
         if output.exitCode != 0 { throw ExitCode(output.exitCode) }
     }
 

@@ -30,7 +30,7 @@ struct ClientsCommand: AsyncParsableCommand {
         var redirectURIs: [String] = []
         @Option(name: .customLong("post-logout-redirect-uri"), help: "Where logout may send the person back; repeat for several.")
         var postLogoutRedirectURIs: [String] = []
-        @Option(help: "`optional` for a confidential client that sends no PKCE (it must then send a nonce); `required` undoes it.") var pkce: String?
+        @Option(help: "`optional` for a confidential client that sends no PKCE (it may then send neither PKCE nor a nonce: Gitea's login source); `required` undoes it.") var pkce: String?
         @Option(name: .customLong("id-token-alg"), help: "RS256 (the default), EdDSA or Ed25519.") var idTokenAlg: String?
         @Option(help: "app_metadata keys given as claims of the same name, comma-separated (groups,plan).") var claims: String?
         @Flag(name: .customLong("allow-pin"), inversion: .prefixedNo, help: "The sign-in page offers user name + PIN for this app.")
