@@ -46,7 +46,7 @@ release: deps
 	$(SWIFT) build -c release
 
 serve: deps
-	$(SWIFT) run authd serve --data ./data
+	$(SWIFT) run authd serve --data ./data --config dev/authd.json
 
 # Swift tests (unit, HTTP and end-to-end over real sockets), then black-box checks with real
 # third-party clients (joserfc verifies our tokens against the published JWKS). With PostgreSQL

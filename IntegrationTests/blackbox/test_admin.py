@@ -96,9 +96,9 @@ def test_delete_and_revoke():
 def test_mistakes_are_clear():
     with running_server() as server:
         result = authd("users", "show", "nobody@example.com", folder=server.folder, check=False)
-        assert result.returncode == 1 and "no user nobody@example.com" in result.stdout
+        assert result.returncode == 1 and "no user nobody@example.com" in result.stderr and result.stdout == ""
         result = authd("sessions", "revoke", "not-a-session", folder=server.folder, check=False)
-        assert result.returncode == 1 and "no session" in result.stdout
+        assert result.returncode == 1 and "no session" in result.stderr
         result = authd("sessions", "revoke", folder=server.folder, check=False)
         assert result.returncode != 0 and "--all-for" in result.stderr
         result = authd("restore", "--from", "/nonexistent", folder=server.folder, check=False)

@@ -86,10 +86,10 @@ def browser_session(driver, server):
 def test_the_first_operator_comes_in_by_the_invite_and_a_passkey_and_manages_a_user(browser):
     with localhost(PROVIDERS, email={"resend_interval": 0}, log=True) as server:
         deadline = time.monotonic() + 30
-        while "authd admins invite EMAIL" not in open(server.log_path).read() and time.monotonic() < deadline:
+        while "admins invite EMAIL --data" not in open(server.log_path).read() and time.monotonic() < deadline:
             time.sleep(0.05)
         log = open(server.log_path).read()
-        assert f"console={issuer(server)}/admin" in log and "authd admins invite EMAIL" in log, "the first start names the console"
+        assert f"console={issuer(server)}/admin" in log and f"admins invite EMAIL --data {server.folder}`" in log, "the first start names the console"
 
         ana = server.sign_in("ana@example.com")
         link = operator_with_passkey(browser, server, "root@example.com")

@@ -71,7 +71,7 @@ package enum AdminAction: Codable, Sendable, Equatable {
 package struct AdminOutput: Codable, Sendable, Equatable {
     /// Text for standard output (a table, JSON, or a sentence).
     package var text: String
-    /// 0 on success, 1 when the command failed (then `text` says why).
+    /// 0 on success, 1 when the command failed (then `note` says why, or `text` reports what was refused).
     package var exitCode: Int32
     /// A sentence for standard error beside what `text` prints (a reminder), so that standard
     /// output stays the JSON a script pipes on (`authd clients create … | jq`).

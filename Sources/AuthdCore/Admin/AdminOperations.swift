@@ -53,12 +53,17 @@ package struct AdminOperations: Sendable {
         do {
             return try await perform(action, progress: progress ?? { _ in })
         } catch let error as AdminError {
-            return AdminOutput(text: error.message + "\n", exitCode: 1)
+            return Self.failed(error.message)
         } catch let error as AuthError {
-            return AdminOutput(text: error.message + "\n", exitCode: 1)
+            return Self.failed(error.message)
         } catch {
-            return AdminOutput(text: "\(error)\n", exitCode: 1)
+            return Self.failed("\(error)")
         }
+    }
+
+    /// A command that failed says why on standard error: standard output stays for what a script reads.
+    static func failed(_ message: String) -> AdminOutput {
+        AdminOutput(text: "", exitCode: 1, note: message)
     }
 
     private func perform(_ action: AdminAction, progress: @escaping AdminProgressSink) async throws -> AdminOutput {
@@ -143,6 +148,12 @@ package struct AdminOperations: Sendable {
 
         case .inviteOperator(let address):
             guard let email = EmailAddress(address) else { throw AdminError("\(LogSafe.text(address, maxLength: 64)) is not an email address") }
+            // The link has its holder add a passkey or an authenticator app: without either, it would be spent on a dead end.
+            guard providerTypes.contains(where: { ["passkey", "totp"].contains($0.id) }) else {
+                throw AdminError(
+                    "an operator signs in with a passkey or an authenticator app, and neither is enabled: add \"passkey\" (with passkeys.rp_id) or \"totp\" to providers (now \(kernel.config.providers.joined(separator: ", "))), restart, and invite again"
+                )
+            }
             let token = try await kernel.tokens.issue(purpose: Operators.invitePurpose, subject: email.value, ttl: Operators.inviteTTL)
             await kernel.audit.record("admin", account: email.value, reason: "admins invite")
             kernel.logger.notice("console invite made", metadata: ["email": "\(email.value)", "via": "\(via)"])

@@ -368,9 +368,12 @@ package final class AuthServer: Sendable {
                     }
                     await readiness.listening(apiURL: "\(scheme)://\(ip.contains(":") ? "[\(ip)]" : ip):\(port)")
                     // A fresh install: where the console is, and how its first operator is made (contract §14).
+                    logger.notice(
+                        "serving", metadata: ["issuer": "\(issuerName.value)", "providers": "\(config.providers.joined(separator: ","))", "mail_transport": "\(config.mail.transport)"])
                     if config.consoleEnabled, (try? await operators.list().isEmpty) == true {
+                        let command = FirstStart.adminCommand("admins invite EMAIL", dataFolder: options.dataFolder)
                         logger.notice(
-                            "the console has no operator yet: run `authd admins invite EMAIL` and open the link it prints",
+                            "\(FirstStart.noOperatorYet(command: command, factorProviders: config.providers.filter { ["passkey", "totp"].contains($0) }))",
                             metadata: ["console": "\(issuerName.value)/admin"])
                     }
                 },
