@@ -19,6 +19,7 @@ struct MailAsReadTests {
     static let readElsewhere = [
         "kernel.credentials_removed": "IntegrationTests/blackbox/test_pages.py",
         "kernel.no_account": "IntegrationTests/blackbox/test_signup.py",
+        "kernel.removed_by_operator": "IntegrationTests/blackbox/test_lost_phone.py",
         "kernel.invitation": "IntegrationTests/blackbox/test_signup.py",
         "kernel.invitation_code": "IntegrationTests/blackbox/test_signup.py",
     ]

@@ -165,6 +165,7 @@ package final class MailTemplates: Sendable {
 
     static let builtIn: [String: MailTemplate] = [
         SignupPolicy.noAccountTemplate: SignupPolicy.noAccountMail,
+        CredentialRemovalNotice.template: CredentialRemovalNotice.mail,
         Invitations.template: Invitations.mail,
         Invitations.codeTemplate: Invitations.codeMail,
         SignInMethodNotices.template: MailTemplate(

@@ -54,7 +54,8 @@ public protocol PageSignIn: AuthProvider {
 
     /// Handles a form its account step posted to `/account/ID/ACTION` (CSRF token, `Origin` and
     /// the browser's session already checked).
-    /// - Returns: the next step to show, or nil when done (back to `/account`).
+    /// - Returns: the next step to show; ``PageStep/backToAccount(notice:)`` when done, saying what
+    ///   was done; or nil, back to `/account` without a word.
     /// - Throws: ``AuthError``: the server shows its message on `/account`.
     func accountPost(action: String, form: PageForm, principal: Principal, context: AuthRequestContext) async throws -> PageStep?
 }

@@ -14,12 +14,32 @@ public struct PageStep: Sendable, Equatable {
     public var error: String?
     /// The response's status (a step shown for an error is 4xx).
     public var status: HTTPResponse.Status
+    /// One line saying what was done ("Passkey renamed."), shown above the page and announced.
+    public var notice: String?
 
     /// A step.
-    public init(template: String, values: [String: PageValue] = [:], error: String? = nil, status: HTTPResponse.Status = .ok) {
+    public init(
+        template: String, values: [String: PageValue] = [:], error: String? = nil, status: HTTPResponse.Status = .ok, notice: String? = nil
+    ) {
         self.template = template
         self.values = values
         self.error = error
         self.status = status
+        self.notice = notice
     }
+
+    /// What an account form answers once its work is done: back to `/account`, which shows `notice`
+    /// as its one-line success message.
+    ///
+    /// ```swift
+    /// let step: PageStep = .backToAccount(notice: "Passkey renamed.")
+    /// ```
+    public static func backToAccount(notice: String) -> PageStep {
+        PageStep(template: accountTemplate, notice: notice)
+    }
+
+    /// Whether this step is ``backToAccount(notice:)``'s.
+    package var returnsToAccount: Bool { template == Self.accountTemplate }
+
+    static let accountTemplate = "kernel.back-to-account"
 }

@@ -48,6 +48,62 @@ struct UserAdministration: Sendable {
         return updated
     }
 
+    /// A way to sign in an operator can take away: a second factor by its name (`passkey`,
+    /// `totp`…), or `password`.
+    static let passwordCredential = "password"
+
+    /// Removes every enrollment of the second factor `name` (all passkeys; the authenticator app
+    /// with its recovery codes), or the password, from `user`: audited, announced as a credential
+    /// change, and the owner mailed. The person's sessions stay.
+    /// - Returns: false when the account had none.
+    func removeCredential(_ name: String, from user: UserRecord, by actor: Actor) async throws -> Bool {
+        let factor = kernel.signInHooks.factor(named: name)
+        guard factor != nil || name == Self.passwordCredential else { throw AuthError.notFound("There is no such way to sign in.") }
+        let removed = try await kernel.users.change(user.id) { user -> Bool in
+            if let factor {
+                guard factor.isAvailable(for: user) else { return false }
+                factor.removeAll(from: &user)
+            } else {
+                guard user.secrets[Self.passwordCredential] != nil else { return false }
+                user.secrets[Self.passwordCredential] = nil
+                user.identities.removeAll { $0.provider == Self.passwordCredential }
+            }
+            return true
+        }
+        guard removed else { return false }
+        await kernel.audit.record(actor.event, user: user.id, account: actor.account, reason: "remove credential: \(name)")
+        await kernel.events.credentialChanged(user.id, credential: name)
+        if let email = user.email {
+            let when = Timestamp.string(kernel.clock.now())
+            try? await kernel.mailer.send(
+                template: CredentialRemovalNotice.template, to: email,
+                values: ["what": Self.described(name), "when": when, "account": kernel.config.issuer + "/account"], waitForDelivery: false)
+        }
+        return true
+    }
+
+    /// How the console and the mail name a way to sign in.
+    static func described(_ name: String) -> String {
+        switch name {
+        case "passkey": "every passkey"
+        case "totp": "the authenticator app and its recovery codes"
+        case "recovery_code": "the recovery codes"
+        case passwordCredential: "the password"
+        default: "the sign-in method “\(name)”"
+        }
+    }
+
+    /// The heading the console gives a way to sign in.
+    static func title(_ name: String) -> String {
+        switch name {
+        case "passkey": "Passkeys"
+        case "totp": "Authenticator app"
+        case "recovery_code": "Recovery codes"
+        case passwordCredential: "Password"
+        default: name
+        }
+    }
+
     /// Deletes the user as `DELETE /account` does: identities, sessions, codes, the deletion hooks.
     func delete(_ user: UserRecord, by actor: Actor) async throws {
         await kernel.accountDeletion.run(for: user)

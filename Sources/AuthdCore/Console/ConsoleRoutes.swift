@@ -200,6 +200,17 @@ struct ConsoleRoutes: Sendable {
             "app_metadata": metadataDraft ?? Self.json(.object(user.appMetadata)), "user_metadata": Self.json(.object(user.userMetadata)),
             "confirm": confirm, "resets": kernel.resets.all.map { ["kind": $0.name] }, "groups": user.groups.joined(separator: ", "),
         ]
+        var removable: [[String: Any]] = kernel.signInHooks.factors.filter { $0.isAvailable(for: user) }.map { factor in
+            let names = factor.enrollments(for: user).compactMap(\.name)
+            let left = factor.enrollments(for: user).compactMap(\.remaining).first
+            let detail = !names.isEmpty ? names.joined(separator: ", ") : left.map { "\($0) left" } ?? ""
+            return ["name": factor.name, "title": UserAdministration.title(factor.name), "label": UserAdministration.described(factor.name), "detail": detail]
+        }
+        if user.secrets[UserAdministration.passwordCredential] != nil {
+            removable.append(["name": UserAdministration.passwordCredential, "title": UserAdministration.title(UserAdministration.passwordCredential), "label": UserAdministration.described(UserAdministration.passwordCredential), "detail": ""])
+        }
+        values["removable"] = removable
+        values["has_removable"] = !removable.isEmpty
         // Only when there is one: an empty value would still show the notice's box.
         if let notice { values["notice"] = notice }
         return console(user.email ?? user.username ?? "A user", "admin-user", values, op, error: error, status: status)
@@ -236,6 +247,13 @@ struct ConsoleRoutes: Sendable {
             case "sessions":
                 try await administration.endSessions(of: user, by: op.actor)
                 return back
+            case "remove":
+                let name = form["credential"] ?? ""
+                guard try await administration.removeCredential(name, from: user, by: op.actor) else {
+                    return try await showUser(op, id: user.id.lowercased, error: "This account has no \(UserAdministration.described(name).replacingOccurrences(of: "every ", with: "")) to remove.", status: .conflict)
+                }
+                let mailed = user.email.map { " \($0) was told by mail." } ?? ""
+                return try await showUser(op, id: user.id.lowercased, notice: "Removed \(UserAdministration.described(name)).\(mailed)")
             case "reset":
                 guard let sender = kernel.resets.all.first(where: { $0.name == form["kind"] }) else {
                     return try await showUser(op, id: user.id.lowercased, error: "There is no such reset.", status: .badRequest)

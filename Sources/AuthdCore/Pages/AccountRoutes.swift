@@ -45,6 +45,7 @@ struct AccountRoutes: Sendable {
         do {
             guard let step = try await provider.accountPost(action: context.parameters.get("action") ?? "", form: form, principal: principal, context: context)
             else { return PageGate.redirect(to: "/account") }
+            if step.returnsToAccount { return done(step.notice) }
             return renderer.page(
                 title: "Your account", content: renderer.render(step, csrf: csrf, action: "/account/\(id)/"), error: step.error, status: step.status,
                 signedIn: true, csrf: csrf)
@@ -53,6 +54,13 @@ struct AccountRoutes: Sendable {
         } catch let error as AuthError {
             return try await show(request, error: LoginRoutes.sentence(error), status: error.status)
         }
+    }
+
+    /// Back to `/account`, which shows `notice` once.
+    func done(_ notice: String?) -> Response {
+        var response = PageGate.redirect(to: "/account")
+        if let notice { response.setCookie(NoticeCookie.cookie(notice, box: login.box)) }
+        return response
     }
 
     func show(_ request: Request, error: String? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
@@ -75,10 +83,11 @@ struct AccountRoutes: Sendable {
         let sections: [[String: Any]] = login.providers.compactMap { provider in
             provider.accountStep(for: principal).map { ["html": renderer.render($0, csrf: csrf, action: "/account/\(type(of: provider).id)/")] }
         }
+        let notice = error == nil ? NoticeCookie.notice(request, box: login.box) : nil
         return renderer.page(
             title: "Your account",
             content: renderer.render("account", ["who": who, "sessions": rows, "grants": grants, "has_grants": !grants.isEmpty, "sections": sections]),
-            error: error, status: status, signedIn: true, csrf: csrf)
+            error: error, status: status, signedIn: true, csrf: csrf, cookies: notice == nil ? [] : [NoticeCookie.spent], notice: notice)
     }
 
     func endGrant(_ form: PageForm, _ request: Request, _ context: AuthRequestContext) async throws -> Response {
@@ -86,8 +95,10 @@ struct AccountRoutes: Sendable {
         guard login.carriesCSRF(form, of: principal) else {
             return try await show(request, error: "This form is out of date. Try again.", status: .forbidden)
         }
-        _ = try await openID.endGrant(of: principal.user.id, client: context.parameters.get("client") ?? "")
-        return PageGate.redirect(to: "/account")
+        let client = context.parameters.get("client") ?? ""
+        let name = try await openID.clients.find(client)?.name ?? "The app"
+        _ = try await openID.endGrant(of: principal.user.id, client: client)
+        return done("\(name) no longer signs you in; it asks again next time.")
     }
 
     func end(_ form: PageForm, _ request: Request, _ context: AuthRequestContext) async throws -> Response {
@@ -103,6 +114,6 @@ struct AccountRoutes: Sendable {
             return try await show(request, error: "Sign in again to end an API key: your sign-in is too old for that.", status: .forbidden)
         }
         try await kernel.sessions.revoke(id, of: principal.user.id)
-        return PageGate.redirect(to: "/account")
+        return done("Signed out there.")
     }
 }

@@ -142,18 +142,20 @@ struct PageRenderer: Sendable {
     /// A whole page: `content` (rendered) in the layout, with the pages' headers.
     func page(
         title: String, content: String, error: String? = nil, status: HTTPResponse.Status = .ok, signedIn: Bool = false, csrf: String = "",
-        cookies: [Cookie] = [], formTarget: String? = nil, wide: Bool = false
+        cookies: [Cookie] = [], formTarget: String? = nil, wide: Bool = false, notice: String? = nil
     ) -> Response {
         // The layout once per shape, cut at its marks; the values go into the slots as they are.
-        let layout = renderings.parts("layout\u{0}\(signedIn)\u{0}\(error != nil)\u{0}\(wide)") { mark in
+        let layout = renderings.parts("layout\u{0}\(signedIn)\u{0}\(error != nil)\u{0}\(wide)\u{0}\(notice != nil)") { mark in
             var values: [String: Any] = [
                 "title": mark + "t", "product": productName, "content": mark + "b", "signed_in": signedIn, "csrf": mark + "c", "wide": wide,
             ]
             if error != nil { values["error"] = mark + "e" }
+            if notice != nil { values["notice"] = mark + "n" }
             return render("layout", values)
         }
         var slots: [UInt8: String] = [UInt8(ascii: "t"): escaped(title), UInt8(ascii: "c"): csrf, UInt8(ascii: "b"): content]
         if let error { slots[UInt8(ascii: "e")] = escaped(error) }
+        if let notice { slots[UInt8(ascii: "n")] = escaped(notice) }
         let html = Renderings.fill(layout, slots)
         var response = Response(status: status, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: html)))
         for cookie in cookies { response.setCookie(cookie) }

@@ -51,15 +51,25 @@ extension PasskeyProvider: PageSignIn {
 
     /// The account's passkeys and a button to add one.
     public func accountStep(for principal: Principal) -> PageStep? {
-        let rows: [[String: PageValue]] = PasskeyRecord.all(principal.user).map { record in
-            var row: [String: PageValue] = ["name": .text(record.name), "created": .text(Timestamp.string(Date(timeIntervalSince1970: record.createdAt)))]
-            if let used = record.lastUsedAt { row["last_used"] = .text(Timestamp.string(Date(timeIntervalSince1970: used))) }
+        let now = kernel.clock.now()
+        let all = PasskeyRecord.all(principal.user)
+        // Whether removing one leaves the account without a second factor: the page says so beside it.
+        var without = principal.user
+        try? without.setSecret(PasskeyRecord.key, Optional<[PasskeyRecord]>.none)
+        let onlyFactor = all.count == 1 && !kernel.signInHooks.hasSecondFactor(without)
+        let rows: [[String: PageValue]] = all.enumerated().map { index, record in
+            var row: [String: PageValue] = [
+                "id": .text(record.id), "n": .text(String(index + 1)), "name": .text(record.name),
+                "created": .time(Date(timeIntervalSince1970: record.createdAt), now: now), "only_factor": .flag(onlyFactor),
+            ]
+            if let used = record.lastUsedAt { row["last_used"] = .time(Date(timeIntervalSince1970: used), now: now) }
             return row
         }
         return PageStep(template: "passkey.account", values: ["passkeys": .list(rows), "has_passkeys": .flag(!rows.isEmpty)])
     }
 
-    /// `begin` shows the creation ceremony (a fresh sign-in only); `finish` adds the passkey.
+    /// `begin` shows the creation ceremony (a fresh sign-in only); `finish` adds the passkey;
+    /// `rename` names one; `remove` (a fresh sign-in only) takes one away.
     public func accountPost(action: String, form: PageForm, principal: Principal, context: AuthRequestContext) async throws -> PageStep? {
         switch action {
         case "begin":
@@ -69,8 +79,17 @@ extension PasskeyProvider: PageSignIn {
                 let credential = try? JSONDecoder().decode(RegistrationCredential.self, from: Data(json.utf8))
             else { throw AuthError.invalidRequest("The browser sent no passkey. Try again.", field: "credential") }
             let name = try Self.validName(form["name"].flatMap { $0.isEmpty ? nil : $0 })
-            _ = try await register(credential, name: name, principal: principal)
-            return nil
+            let record = try await register(credential, name: name, principal: principal)
+            return .backToAccount(notice: "Passkey “\(record.name)” added.")
+        case "rename":
+            guard let name = try Self.validName(form["name"]) else { throw AuthError.invalidRequest("Give the passkey a name.", field: "name") }
+            try await rename(form["id"] ?? "", of: principal.user.id, to: name)
+            return .backToAccount(notice: "Passkey renamed to “\(name)”.")
+        case "remove":
+            try kernel.sessions.requireFresh(principal)
+            let after = try await remove(form["id"] ?? "", from: principal.user.id, device: principal.session.deviceName)
+            if kernel.signInHooks.hasSecondFactor(after) { return .backToAccount(notice: "Passkey removed.") }
+            return .backToAccount(notice: "Passkey removed. Your account has no second factor now: a sign-in asks only for its first step (a mailed code or your password).")
         default:
             throw AuthError.notFound()
         }

@@ -77,20 +77,7 @@ public struct PasskeyProvider: AuthProvider {
         routes.delete("passkeys/:id") { _, context -> Response in
             let principal = try context.requirePrincipal()
             try kernel.sessions.requireFresh(principal)
-            let id = context.parameters.get("id") ?? ""
-            let removed = try await kernel.users.change(principal.user.id) { user -> Bool in
-                var all = PasskeyRecord.all(user)
-                guard let found = all.firstIndex(where: { $0.id == id }), let raw = Base64URL.decode(all[found].id) else { return false }
-                all.remove(at: found)
-                try user.setSecret(PasskeyRecord.key, all.isEmpty ? nil : all)
-                let subject = PasskeyRecord.subject(credentialID: raw)
-                user.identities.removeAll { $0.provider == Self.id && $0.subject == subject }
-                return true
-            }
-            guard removed else { throw AuthError.notFound("This account has no passkey with that id.") }
-            kernel.logger.info("passkey removed", metadata: ["user.id": "\(principal.user.id.lowercased)"])
-            await kernel.audit.record("passkey_removed", provider: Self.id, user: principal.user.id, device: principal.session.deviceName)
-            await kernel.events.credentialChanged(principal.user.id, credential: Self.id)
+            _ = try await remove(context.parameters.get("id") ?? "", from: principal.user.id, device: principal.session.deviceName)
             return Response(status: .noContent)
         }
 
@@ -228,6 +215,39 @@ public struct PasskeyProvider: AuthProvider {
     }
 
     /// The name given, as the kernel cleans every label (the `Label` schema): blank means none.
+    /// Removes the passkey `id` (base64url) from `userID`'s account, with its identity; audited and
+    /// announced as a credential change. The user as it is after.
+    /// - Throws: 404 when the account has no such passkey.
+    func remove(_ id: String, from userID: UUID, device: String?, by reason: String? = nil) async throws -> UserRecord {
+        let updated = try await kernel.users.change(userID) { user -> UserRecord? in
+            var all = PasskeyRecord.all(user)
+            guard let found = all.firstIndex(where: { $0.id == id }), let raw = Base64URL.decode(all[found].id) else { return nil }
+            all.remove(at: found)
+            try user.setSecret(PasskeyRecord.key, all.isEmpty ? nil : all)
+            let subject = PasskeyRecord.subject(credentialID: raw)
+            user.identities.removeAll { $0.provider == Self.id && $0.subject == subject }
+            return user
+        }
+        guard let updated else { throw AuthError.notFound("This account has no passkey with that id.") }
+        kernel.logger.info("passkey removed", metadata: ["user.id": "\(userID.lowercased)"])
+        await kernel.audit.record("passkey_removed", provider: Self.id, user: userID, device: device, reason: reason)
+        await kernel.events.credentialChanged(userID, credential: Self.id)
+        return updated
+    }
+
+    /// Renames the passkey `id` of `userID`'s account.
+    /// - Throws: 404 when the account has no such passkey.
+    func rename(_ id: String, of userID: UUID, to name: String) async throws {
+        let renamed = try await kernel.users.change(userID) { user -> Bool in
+            var all = PasskeyRecord.all(user)
+            guard let found = all.firstIndex(where: { $0.id == id }) else { return false }
+            all[found].name = name
+            try user.setSecret(PasskeyRecord.key, all)
+            return true
+        }
+        guard renamed else { throw AuthError.notFound("This account has no passkey with that id.") }
+    }
+
     static func validName(_ name: String?) throws -> String? {
         try ShortLabel.clean(name, field: "name", maxLength: PasskeyRecord.maxNameLength)
     }
