@@ -22,7 +22,7 @@ deps:
 # backend, on a throwaway server), wrk (bench/run), Chromium and chromedriver (the /device page in a
 # browser), Apache's binary with mod_auth_openidc (apache2-bin: no service is set up or started) and
 # Django with mozilla-django-oidc (real relying parties signing people in through authd),
-# systemd-analyze (checks deploy/authd.service), podman and debootstrap (build the image of
+# systemd-analyze (checks deploy/authd.service), zbar-tools (reads the TOTP page's QR code back), podman and debootstrap (build the image of
 # deploy/Containerfile from a local base), docker-compose (validates deploy/compose.yaml), pip and the black-box tests' Python packages
 # (Debian's own Python refuses pip installs without PIP_BREAK_SYSTEM_PACKAGES, PEP 668; others ignore
 # it). Quick when all is there: it only looks.
@@ -34,6 +34,7 @@ test-deps: deps
 	{ [ -x /usr/sbin/apache2 ] && [ -e /usr/lib/apache2/modules/mod_auth_openidc.so ]; } || missing="$$missing apache2-bin libapache2-mod-auth-openidc"; \
 	command -v systemd-analyze >/dev/null || missing="$$missing systemd"; \
 	command -v openssl >/dev/null || missing="$$missing openssl"; \
+	command -v zbarimg >/dev/null || missing="$$missing zbar-tools"; \
 	{ command -v podman && command -v debootstrap && command -v docker-compose; } >/dev/null || missing="$$missing podman debootstrap docker-compose"; \
 	$(PYTHON) -m pip --version >/dev/null 2>&1 || missing="$$missing python3-pip"; \
 	[ -z "$$missing" ] || { echo "test-deps: installing$$missing"; $(APT_INSTALL) $$missing; }

@@ -3,9 +3,9 @@ import AuthStorage
 import Foundation
 import HTTPTypes
 
-/// The authenticator app on `/account`: turning it on (the key to type or open, then the app's
-/// first code; the recovery codes shown once) and off. It has no step of its own on `/login`: the
-/// server asks its code as a second factor.
+/// The authenticator app on `/account`: turning it on (the key as a QR code to scan and as text to
+/// type or open, then the app's first code; the recovery codes shown once) and off. It has no step
+/// of its own on `/login`: the server asks its code as a second factor.
 extension TOTPProvider: PageSignIn {
     /// Its account section, the enrolment step and the recovery codes, the files in `Pages/`.
     public static let pageTemplates = [
@@ -51,7 +51,7 @@ extension TOTPProvider: PageSignIn {
             }
         case "off":
             try await disable(principal)
-            return nil
+            return .backToAccount(notice: "Authenticator app turned off, with its recovery codes: a sign-in no longer asks for its code.")
         default:
             throw AuthError.notFound()
         }
@@ -61,6 +61,12 @@ extension TOTPProvider: PageSignIn {
         // In groups of four, as apps show keys: easier to type.
         var grouped = ""
         for (i, c) in enrolment.secret.enumerated() { grouped += (i > 0 && i % 4 == 0 ? " " : "") + String(c) }
-        return PageStep(template: "totp.enroll", values: ["grouped": .text(grouped), "otpauth_uri": .text(enrolment.otpauthURI)])
+        // The URI as a QR code to scan, drawn here: no script, no image request. An issuer and
+        // address too long for any QR code (thousands of bytes) leave only the key.
+        let qr = try? QRCode(enrolment.otpauthURI)
+        return PageStep(template: "totp.enroll", values: [
+            "grouped": .text(grouped), "otpauth_uri": .text(enrolment.otpauthURI),
+            "has_qr": .flag(qr != nil), "qr_svg": .text(qr?.svg(title: "QR code of the key for your authenticator app") ?? ""),
+        ])
     }
 }
