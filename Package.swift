@@ -150,7 +150,7 @@ let package = Package(
             ],
             path: "Sources/Providers/Password",
             resources: [
-                .embedInCode("openapi.yaml"), .embedInCode("Pages/login.mustache"), .embedInCode("Pages/verify.mustache"),
+                .embedInCode("openapi.yaml"), .embedInCode("Pages/login.mustache"), .embedInCode("Pages/password.mustache"), .embedInCode("Pages/verify.mustache"),
                 .embedInCode("Pages/reset-code.mustache"), .embedInCode("Pages/reset-wait.mustache"), .embedInCode("Pages/account.mustache"),
             ],
             swiftSettings: swiftSettings

@@ -282,7 +282,7 @@ def sign_in_through_authd(driver, server, email, consent=True):
     wait_until(driver, lambda d: urllib.parse.urlparse(d.current_url).path == "/login" and on_authd(d, server))
     before = len(server.outbox())
     driver.find_element(By.ID, "email-address").send_keys(email)
-    click(driver, By.CSS_SELECTOR, "form[action='/login/email/send'] button")
+    click(driver, By.CSS_SELECTOR, "button[formaction='/login/email/send']")
     driver.find_element(By.ID, "email-code").send_keys(server.mailed_code(email, after=before))
     click(driver, By.CSS_SELECTOR, "form[action='/login/email/verify'] button")
     allow_if_asked(driver, server, consent)

@@ -682,16 +682,11 @@ def test_a_sign_in_request_pushes_a_generic_alert_and_not_me_stops_the_users_pus
 # -- the /login page in Chromium -------------------------------------------------------------------
 
 def ask_my_phone(driver, email):
-    """Types only the email into the "Approve from your phone" section and clicks "Ask my phone"."""
-    section = driver.find_element(By.CSS_SELECTOR, "section[aria-label='Approve from your phone']")
-    field = section.find_element(By.CSS_SELECTOR, "input[name='email']")
-    if not field.is_displayed():  # inside a closed <details>
-        section.find_element(By.XPATH, ".//summary").click()
-    field.send_keys(email)
-    [button] = section.find_elements(By.CSS_SELECTOR, "button")
-    assert button.text.strip() == "Ask my phone", button.text
-    assert button.find_element(By.XPATH, "./ancestor::form[1]").get_attribute("action").endswith("/login/approval/start")
-    click(driver, "section[aria-label='Approve from your phone'] button")
+    """Types only the email into /login's one address form and clicks "Approve from another device" (contract §18)."""
+    driver.find_element(By.ID, "email-address").send_keys(email)
+    [button] = driver.find_elements(By.CSS_SELECTOR, "button[formaction='/login/approval/start']")
+    assert button.text.strip() == "Approve from another device", button.text
+    click(driver, "button[formaction='/login/approval/start']")
 
 
 def phone_approves(server, phone, number):

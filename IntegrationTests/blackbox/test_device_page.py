@@ -44,7 +44,7 @@ def test_a_person_approves_a_device_in_a_browser(browser):
         assert "/login?return_to=" in browser.current_url
         shot(browser, "1-sign-in")
         browser.find_element(By.ID, "email-address").send_keys("anna@example.com")
-        click(browser, By.CSS_SELECTOR, "form[action='/login/email/send'] button")
+        click(browser, By.CSS_SELECTOR, "button[formaction='/login/email/send']")
         browser.find_element(By.ID, "email-code").send_keys(server.mailed_code("anna@example.com"))
         click(browser, By.CSS_SELECTOR, "form[action='/login/email/verify'] button")
 
@@ -91,9 +91,9 @@ def test_an_account_with_an_authenticator_app_signs_in_with_its_code_then_approv
 
         started = requests.post(server.url + "/oauth/device_authorization", data={"client_id": "frame", "device_name": "Hall display"}).json()
         browser.get(started["verification_uri_complete"])
-        browser.find_element(By.ID, "password-email").send_keys(email)
+        browser.find_element(By.ID, "email-address").send_keys(email)
         browser.find_element(By.ID, "password-password").send_keys("a good long secret")
-        click(browser, By.CSS_SELECTOR, "form[action='/login/password/login'] button")
+        click(browser, By.CSS_SELECTOR, "button[formaction='/login/password/login']")
         browser.find_element(By.ID, "factor-totp").send_keys("000000")
         click(browser, By.CSS_SELECTOR, "form[action='/login/factor'] button")
         assert "tries left" in browser.find_element(By.ID, "page-error").text
@@ -113,7 +113,7 @@ def test_a_denied_device_is_told_so_and_the_page_escapes_what_the_device_reporte
                                 data={"client_id": "frame", "device_name": "<img src=x onerror=alert(1)>"}).json()
         browser.get(started["verification_uri_complete"])
         browser.find_element(By.ID, "email-address").send_keys("bo@example.com")
-        click(browser, By.CSS_SELECTOR, "form[action='/login/email/send'] button")
+        click(browser, By.CSS_SELECTOR, "button[formaction='/login/email/send']")
         browser.find_element(By.ID, "email-code").send_keys(server.mailed_code("bo@example.com"))
         click(browser, By.CSS_SELECTOR, "form[action='/login/email/verify'] button")
         assert browser.find_element(By.ID, "device-name").text == "<img src=x onerror=alert(1)>"

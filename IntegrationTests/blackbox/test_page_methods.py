@@ -62,8 +62,10 @@ def test_a_person_signs_up_with_a_password_reading_the_code_from_the_mail(browse
         fill(browser, "register-password", "12345678")  # long enough for the browser, too common for the server
         click(browser, "form[action='/login/password/register'] button")
         assert browser.find_element(By.ID, "page-error").text
-        open_details(browser, "Create an account")
-        fill(browser, "register-email", "nora@example.com")
+        # Refused, sign-up stays open with what was typed, but the password (contract §18).
+        assert browser.find_element(By.ID, "register-email").get_attribute("value") == "nora@example.com"
+        assert browser.find_element(By.ID, "register-name").get_attribute("value") == "Nora <b>"
+        assert browser.find_element(By.ID, "register-password").get_attribute("value") == ""
         fill(browser, "register-password", "a long enough secret")
         click(browser, "form[action='/login/password/register'] button")
         assert "nora@example.com" in browser.page_source
@@ -130,7 +132,7 @@ def test_a_forgotten_password_is_reset_by_typing_the_number_on_a_signed_in_phone
         click(browser, "form[action='/login/password/reset-device-check'] button")
         assert "password is changed" in browser.page_source
         fill(browser, "password-password", "a phone approved secret")
-        click(browser, "form[action='/login/password/login'] button")
+        click(browser, "button[formaction='/login/password/login']")
         assert on_account(browser)
 
 
@@ -149,7 +151,7 @@ def sign_in_with_email(driver, server, email):
     driver.get(server.url + "/login")
     before = len(server.outbox())
     fill(driver, "email-address", email)
-    click(driver, "form[action='/login/email/send'] button")
+    click(driver, "button[formaction='/login/email/send']")
     fill(driver, "email-code", server.mailed_code(email, after=before))
     click(driver, "form[action='/login/email/verify'] button")
 
@@ -183,7 +185,6 @@ def test_a_passkey_added_on_the_account_page_signs_in_and_answers_as_a_second_fa
         click(browser, "form[action='/login/passkey/begin'] button")
         shots(browser, "passkey-sign-in")
         accessible(browser)
-        click(browser, "#passkey-button")
         assert on_account(browser)
         import json, subprocess
         from test_openid_provider import BINARY
@@ -199,18 +200,18 @@ def test_a_passkey_is_asked_after_a_password(browser):
         register_password(server, "ivo@example.com", "a fine password")
         add_authenticator(browser)
         browser.get(server.url + "/login")
-        fill(browser, "password-email", "ivo@example.com")
+        fill(browser, "email-address", "ivo@example.com")
         fill(browser, "password-password", "a fine password")
-        click(browser, "form[action='/login/password/login'] button")
+        click(browser, "button[formaction='/login/password/login']")
         assert on_account(browser)
         click(browser, "form[action='/account/passkey/begin'] button")
         click(browser, "#passkey-button")
         click(browser, "form[action='/logout'] button")
         # Now the password is followed by the passkey (the policy asks every user with one).
         browser.get(server.url + "/login")
-        fill(browser, "password-email", "ivo@example.com")
+        fill(browser, "email-address", "ivo@example.com")
         fill(browser, "password-password", "a fine password")
-        click(browser, "form[action='/login/password/login'] button")
+        click(browser, "button[formaction='/login/password/login']")
         assert "second factor" in browser.page_source
         shots(browser, "factor-passkey")
         accessible(browser)
@@ -224,9 +225,9 @@ def test_the_emailed_second_factor_is_asked_on_the_page(browser):
         register_password(server, "eve@example.com", "a fine password")
         before = len(server.outbox())
         browser.get(server.url + "/login")
-        fill(browser, "password-email", "eve@example.com")
+        fill(browser, "email-address", "eve@example.com")
         fill(browser, "password-password", "a fine password")
-        click(browser, "form[action='/login/password/login'] button")
+        click(browser, "button[formaction='/login/password/login']")
         assert "We emailed you a code" in browser.page_source
         shots(browser, "factor-email-code")
         accessible(browser)
@@ -281,9 +282,9 @@ def test_the_account_page_turns_an_authenticator_app_on_and_off_and_changes_the_
         from test_pages import register_password
         phone = register_password(server, "tom@example.com", "the first password")
         browser.get(server.url + "/login")
-        fill(browser, "password-email", "tom@example.com")
+        fill(browser, "email-address", "tom@example.com")
         fill(browser, "password-password", "the first password")
-        click(browser, "form[action='/login/password/login'] button")
+        click(browser, "button[formaction='/login/password/login']")
         assert on_account(browser)
 
         # The password: the current one is checked; other sessions end, this browser stays.
@@ -319,4 +320,5 @@ def test_the_account_page_turns_an_authenticator_app_on_and_off_and_changes_the_
         browser.get(server.url + "/account")
         click(browser, "form[action='/account/totp/off'] button")
         assert on_account(browser) and "Set up an authenticator app" in browser.page_source
+        assert browser.find_element(By.ID, "page-notice").text.startswith("Authenticator app turned off")
         assert server.call("POST", "/api/v1/auth/password/login", {"email": "tom@example.com", "password": "the second password"})[0] == 200

@@ -66,7 +66,7 @@ def test_a_person_signs_in_with_a_mailed_code_sees_their_account_and_signs_out(b
         accessible(browser)
         shots(browser, "1-login")
         browser.find_element(By.ID, "email-address").send_keys("anna@example.com")
-        click(browser, "form[action='/login/email/send'] button")
+        click(browser, "button[formaction='/login/email/send']")
 
         assert "We sent a code to anna@example.com" in browser.find_element(By.TAG_NAME, "main").text
         accessible(browser)
@@ -216,18 +216,18 @@ def test_a_password_signs_in_on_the_page_and_a_password_change_ends_that_browser
     with running_server(PAGES) as server:
         app = register_password(server, "cleo@example.com", "correct horse battery")
         browser.get(server.url + "/login")
-        browser.find_element(By.ID, "password-email").send_keys("cleo@example.com")
+        browser.find_element(By.ID, "email-address").send_keys("cleo@example.com")
         browser.find_element(By.ID, "password-password").send_keys("wrong horse battery")
-        click(browser, "form[action='/login/password/login'] button")
+        click(browser, "button[formaction='/login/password/login']")
         error = browser.find_element(By.ID, "page-error")
         assert error.get_attribute("role") == "alert" and "credentials" in error.text.lower()
         # What the person typed stays, but never the password.
-        assert browser.find_element(By.ID, "password-email").get_attribute("value") == "cleo@example.com"
+        assert browser.find_element(By.ID, "email-address").get_attribute("value") == "cleo@example.com"
         assert browser.find_element(By.ID, "password-password").get_attribute("value") == ""
         accessible(browser)
         shots(browser, "4-wrong-password")
         browser.find_element(By.ID, "password-password").send_keys("correct horse battery")
-        click(browser, "form[action='/login/password/login'] button")
+        click(browser, "button[formaction='/login/password/login']")
         assert urllib.parse.urlparse(browser.current_url).path == "/account"
         assert "Signed in as cleo@example.com" in browser.find_element(By.TAG_NAME, "main").text
 
@@ -247,9 +247,9 @@ def test_an_authenticator_app_is_asked_after_the_password_and_a_wrong_code_is_co
         assert server.call("POST", "/api/v1/auth/mfa/totp/confirm", {"code": otp.now()}, token=app["access_token"])[0] == 200
 
         browser.get(server.url + "/login?return_to=/account")
-        browser.find_element(By.ID, "password-email").send_keys("dora@example.com")
+        browser.find_element(By.ID, "email-address").send_keys("dora@example.com")
         browser.find_element(By.ID, "password-password").send_keys("correct horse battery")
-        click(browser, "form[action='/login/password/login'] button")
+        click(browser, "button[formaction='/login/password/login']")
         assert browser.find_element(By.TAG_NAME, "h1").text == "Second step"
         accessible(browser)
         shots(browser, "5-second-factor")

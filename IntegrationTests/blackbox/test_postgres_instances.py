@@ -479,7 +479,6 @@ def test_a_person_signs_in_to_an_app_with_a_passkey_in_chromium_and_the_other_in
         url, _ = rp.create_authorization_url(issuer + "/oauth/authorize", code_verifier=verifier, nonce="n")
         browser.get(url)
         click(browser, "form[action='/login/passkey/begin'] button")
-        browser.find_element(By.ID, "passkey-button").click()
         WebDriverWait(browser, 10).until(lambda d: "Allow" in d.page_source)
         browser.find_element(By.CSS_SELECTOR, "button[value='allow']").click()
         callback = arrived_at(browser, APP)

@@ -351,7 +351,7 @@ struct ApprovalPageTests {
             clock.advance(by: 30)
             let browser = HarnessBrowser(client, origin: h.kernel.issuer)
             let login = try await browser.open("/login?return_to=/account")
-            #expect(login.text.contains("Ask my phone") && login.text.contains(#"action="/login/approval/start""#))
+            #expect(login.text.contains("Approve from another device") && login.text.contains(#"formaction="/login/approval/start""#))
             let wait = try await browser.submit("/login/approval/start", ["email": "ada@example.com"])
             #expect(wait.status == .ok && wait.text.contains(#"<script src="/assets/poll.js" defer></script>"#))
             let match = try #require(wait.text.firstMatch(of: /id="approval-match-code"[^>]*>(\d\d)</)).1
@@ -404,7 +404,7 @@ struct ApprovalPageTests {
         try await h.test { client in
             let browser = HarnessBrowser(client, origin: h.kernel.issuer)
             let page = try await browser.open("/device")
-            #expect(page.path.hasPrefix("/login?return_to=") && page.text.contains("Ask my phone"))
+            #expect(page.path.hasPrefix("/login?return_to=") && page.text.contains("Approve from another device"))
             let denied = try await browser.submit("/login/approval/start", ["email": "nobody@example.com"])
             #expect(denied.status == .ok && denied.text.contains("approval-match-code"), "a decoy waits like any request")
         }

@@ -74,6 +74,10 @@ struct OpenIDClientAdminTests {
         (#"{"name":"A","redirect_uris":["https://a.example/cb"],"id_token_alg":"HS256"}"#, "id_token_alg"),
         (#"{"name":"A","redirect_uris":["https://a.example/cb"],"post_logout_redirect_uris":["javascript:alert(1)"]}"#, "post_logout_redirect_uris"),
         (#"{"name":5,"redirect_uris":["https://a.example/cb"]}"#, "name"),
+        (#"{"name":"A","redirect_uris":["https://a.example/cb"],"logo_uri":"http://a.example/logo.png"}"#, "logo_uri"),
+        (#"{"name":"A","redirect_uris":["https://a.example/cb"],"logo_uri":"data:text/html;base64,PGI+"}"#, "logo_uri"),
+        (#"{"name":"A","redirect_uris":["https://a.example/cb"],"logo_uri":"data:image/png,raw"}"#, "logo_uri"),
+        (#"{"name":"A","redirect_uris":["https://a.example/cb"],"logo_uri":"javascript:alert(1)"}"#, "logo_uri"),
     ] as [(String, String)])
     func aBadRegistrationNamesItsField(body: String, field: String) async throws {
         let h = try await TestHarness.make()
@@ -82,6 +86,27 @@ struct OpenIDClientAdminTests {
             let answer = try await client.send(.post, "/api/v1/admin/clients", raw: body, bearer: key)
             #expect(answer.status == .badRequest && AdminAPITests.field(answer) == field, "\(String(buffer: answer.body))")
         }
+    }
+
+    /// A logo is an `https` URL (≤ 2048 characters) or a base64 `data:` URI of a PNG, SVG, JPEG or
+    /// WebP image (≤ 64 KiB); "" removes it (contract §18).
+    @Test func aLogoIsAnHTTPSURLOrASmallDataImage() async throws {
+        #expect(OpenIDClientSettings.isValidLogo("https://cdn.example.com/logo.svg"))
+        #expect(OpenIDClientSettings.isValidLogo("data:image/svg+xml;base64,PHN2Zz48L3N2Zz4="))
+        #expect(!OpenIDClientSettings.isValidLogo("https://cdn.example.com/" + String(repeating: "a", count: 2048)))
+        #expect(!OpenIDClientSettings.isValidLogo("data:image/png;base64," + String(repeating: "A", count: 64 * 1024)))
+        #expect(!OpenIDClientSettings.isValidLogo("https://cdn.example.com/a b.png"))
+        #expect(!OpenIDClientSettings.isValidLogo("data:image/gif;base64,R0lGOD=="))
+        let h = try await TestHarness.make()
+        let clients = OpenIDClients(store: h.server.store, clock: h.clock, audience: "authd")
+        var settings = OpenIDClientSettings()
+        (settings.name, settings.redirectURIs, settings.logoURI) = ("App", ["https://app.example.com/cb"], "https://cdn.example.com/logo.svg")
+        let id = try await clients.create(settings).client.id
+        #expect(try await clients.find(id)?.logoURI == "https://cdn.example.com/logo.svg", "kept in the client's record")
+        var removing = OpenIDClientSettings()
+        removing.logoURI = ""
+        _ = try await clients.update(id, removing)
+        #expect(try await clients.find(id)?.logoURI == nil)
     }
 
     /// About one random id in 64 began with `-`, and `authd clients delete ID` took it for an option.

@@ -7,13 +7,16 @@
 /// is kept in the browser's sealed pre-sign-in cookie, never in the store.
 ///
 /// ```swift
-/// public func loginStep() -> PageStep? { PageStep(template: "email.address") }
+/// public func emailButtons() -> [PageEmailButton] { [PageEmailButton(label: "Email me a code", action: "send")] }
 /// ```
 public protocol PageSignIn: AuthProvider {
     /// The templates its steps render.
     static var pageTemplates: [PageTemplateDeclaration] { get }
     /// Its part of `/login`'s first screen, or nil to show nothing.
     func loginStep() -> PageStep?
+    /// Its buttons on `/login`'s one address form (``PageEmailButton``), for a way in that starts
+    /// from the person's email address; empty (the default) for none.
+    func emailButtons() -> [PageEmailButton]
     /// Handles a form posted to `/login/ID/ACTION` (its CSRF token and `Origin` already checked).
     /// - Parameters:
     ///   - action: the last part of the path (`send`, `verify`).
@@ -61,6 +64,9 @@ public protocol PageSignIn: AuthProvider {
 }
 
 extension PageSignIn {
+    /// No buttons on the address form.
+    public func emailButtons() -> [PageEmailButton] { [] }
+
     /// No links: 404.
     public func pageGet(path: String, query: PageForm, state: inout [String: String], browser: Principal?, context: AuthRequestContext) async throws
         -> PageOutcome

@@ -88,20 +88,21 @@ struct AdminClientView: Codable, Sendable {
     var allowPin: Bool
     var unverifiedEmail: Bool
     var allowedGroups: [String]
+    var logoURI: String?
     var previousSecretExpiresAt: String?
     var createdAt: String
     enum CodingKeys: String, CodingKey {
         case clientID = "client_id", name, redirectURIs = "redirect_uris", postLogoutRedirectURIs = "post_logout_redirect_uris", isPublic = "public"
         case firstParty = "first_party", pkceOptional = "pkce_optional", idTokenAlg = "id_token_alg", claims, allowPin = "allow_pin"
         case unverifiedEmail = "unverified_email", allowedGroups = "allowed_groups", previousSecretExpiresAt = "previous_secret_expires_at"
-        case createdAt = "created_at"
+        case createdAt = "created_at", logoURI = "logo_uri"
     }
 
     init(_ c: OpenIDClient, now: Date) {
         (clientID, name, redirectURIs, postLogoutRedirectURIs) = (c.id, c.name, c.redirectURIs, c.postLogoutRedirectURIs)
         (isPublic, firstParty, pkceOptional, idTokenAlg) = (c.isPublic, c.firstParty, c.pkceOptional, c.idTokenAlg)
         (claims, allowPin, unverifiedEmail, createdAt) = (c.claims, c.allowPin, c.unverifiedEmail, Timestamp.string(c.createdAt))
-        allowedGroups = c.allowedGroups
+        (allowedGroups, logoURI) = (c.allowedGroups, c.logoURI)
         previousSecretExpiresAt = c.previousSecretExpiresAt.flatMap { $0 > now ? Timestamp.string($0) : nil }
     }
 
@@ -115,6 +116,7 @@ struct AdminClientView: Codable, Sendable {
         if !claims.isEmpty { lines.append("claims: " + claims.joined(separator: ",")) }
         if allowPin { lines.append("allow_pin: true") }
         if unverifiedEmail { lines.append("unverified_email: true") }
+        if let logoURI { lines.append("logo_uri: " + (logoURI.hasPrefix("data:") ? "(a data: URI of \(logoURI.utf8.count) bytes)" : logoURI)) }
         lines.append("allowed_groups: " + (allowedGroups.isEmpty ? "everyone" : allowedGroups.joined(separator: ",")))
         if let previousSecretExpiresAt { lines.append("previous secret works until: \(previousSecretExpiresAt)") }
         lines.append("created_at: \(createdAt)")

@@ -26,6 +26,8 @@ struct OpenIDClient: Sendable, Equatable {
     var unverifiedEmail = false
     /// Only members of one of these groups may sign in to the app; empty: everyone (contract §17).
     var allowedGroups: [String] = []
+    /// The app's logo on the sign-in page (`https://…` or `data:image/…;base64,…`), beside its name.
+    var logoURI: String?
     /// After `rotate-secret --grace`: the old secret's hash, accepted until `previousSecretExpiresAt`.
     var previousSecretHash: String?
     var previousSecretExpiresAt: Date?

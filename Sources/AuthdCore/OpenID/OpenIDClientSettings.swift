@@ -17,13 +17,36 @@ package struct OpenIDClientSettings: Codable, Sendable, Equatable {
     package var unverifiedEmail: Bool?
     /// The groups whose members may sign in; empty: everyone.
     package var allowedGroups: [String]?
+    /// The app's logo on the sign-in page: an `https` URL or a `data:image/…;base64,` URI; "" removes it.
+    package var logoURI: String?
 
     package init() {}
 
     package enum CodingKeys: String, CodingKey, CaseIterable {
         case name, redirectURIs = "redirect_uris", postLogoutRedirectURIs = "post_logout_redirect_uris", isPublic = "public"
         case firstParty = "first_party", pkceOptional = "pkce_optional", idTokenAlg = "id_token_alg", claims, allowPin = "allow_pin"
-        case unverifiedEmail = "unverified_email", allowedGroups = "allowed_groups"
+        case unverifiedEmail = "unverified_email", allowedGroups = "allowed_groups", logoURI = "logo_uri"
+    }
+
+    /// The longest `https` logo URL, and the longest `data:` logo URI.
+    static let maxLogoURL = 2048, maxLogoData = 64 * 1024
+    /// The images a `data:` logo may be.
+    static let logoTypes = ["image/png", "image/svg+xml", "image/jpeg", "image/webp"]
+
+    /// Whether `uri` is a logo the sign-in page may show: an `https` URL with a host (≤ 2048
+    /// characters) or a base64 `data:` URI of a PNG, SVG, JPEG or WebP image (≤ 64 KiB).
+    static func isValidLogo(_ uri: String) -> Bool {
+        if uri.lowercased().hasPrefix("https://") {
+            guard uri.utf8.count <= maxLogoURL, uri.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F }),
+                let c = URLComponents(string: uri), c.host?.isEmpty == false, PageGate.imageSource(uri) != nil
+            else { return false }
+            return true
+        }
+        guard uri.utf8.count <= maxLogoData, uri.hasPrefix("data:"), let comma = uri.firstIndex(of: ",") else { return false }
+        let header = uri[uri.index(uri.startIndex, offsetBy: 5)..<comma]
+        guard header.hasSuffix(";base64"), logoTypes.contains(String(header.dropLast(7))) else { return false }
+        let body = uri[uri.index(after: comma)...]
+        return !body.isEmpty && body.utf8.allSatisfy { isalnum(Int32($0)) != 0 || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "=") }
     }
 
     /// The registered and standard claim names (JWT, OpenID Connect Core §5.1 and the ID token's
@@ -84,6 +107,14 @@ package struct OpenIDClientSettings: Codable, Sendable, Equatable {
         if let allowPin { c.allowPin = allowPin }
         if let unverifiedEmail { c.unverifiedEmail = unverifiedEmail }
         if let allowedGroups { c.allowedGroups = try UserGroups.validate(allowedGroups, field: "allowed_groups") }
+        if let logoURI {
+            guard logoURI.isEmpty || Self.isValidLogo(logoURI) else {
+                throw AuthError.invalidRequest(
+                    "A logo is an https URL of at most 2048 characters, or a data:image/(png|svg+xml|jpeg|webp);base64, URI of at most 64 KiB.",
+                    field: "logo_uri")
+            }
+            c.logoURI = logoURI.isEmpty ? nil : logoURI
+        }
         if c.isPublic, c.pkceOptional { throw AuthError.invalidRequest("A public client always uses PKCE.", field: "pkce_optional") }
         return c
     }

@@ -133,6 +133,7 @@ struct OpenIDClients: Sendable {
             "created_at": .number(c.createdAt.timeIntervalSinceReferenceDate),
         ]
         if let hash = c.secretHash { p["secret_hash"] = .string(hash) }
+        if let logo = c.logoURI { p["logo_uri"] = .string(logo) }
         if let old = c.previousSecretHash { p["previous_secret_hash"] = .string(old) }
         if let until = c.previousSecretExpiresAt { p["previous_secret_expires_at"] = .number(until.timeIntervalSinceReferenceDate) }
         return p
@@ -154,6 +155,7 @@ struct OpenIDClients: Sendable {
         (c.postLogoutRedirectURIs, c.claims, c.allowPin, c.unverifiedEmail) = (strings("post_logout_redirect_uris"), strings("claims"), bool("allow_pin"), bool("unverified_email"))
         (c.previousSecretHash, c.previousSecretExpiresAt) = (string("previous_secret_hash"), date("previous_secret_expires_at"))
         c.allowedGroups = strings("allowed_groups")
+        c.logoURI = string("logo_uri")
         return c
     }
 }

@@ -23,15 +23,17 @@ struct LoginRoutes: Sendable {
 
     /// Offered only to the sign-ins of OpenID clients registered `--allow-pin` (contract §13).
     static let pinProvider = "pin"
+    /// The address form's hidden field saying a post came from `/login`'s first screen.
+    static let fromLoginField = "from"
 
     /// What the sign-in's authorize request (when it returns to one) allows: user name + PIN for a
-    /// client registered `--allow-pin`, and its redirect URI as a form target.
-    func authorizeRequest(returnTo: String) async throws -> (allowPin: Bool, formTarget: String?) {
-        guard let c = URLComponents(string: returnTo), c.path == "/oauth/authorize" else { return (false, nil) }
+    /// client registered `--allow-pin`, and its redirect URI as a form target; and which client it is.
+    func authorizeRequest(returnTo: String) async throws -> (allowPin: Bool, formTarget: String?, client: String?) {
+        guard let c = URLComponents(string: returnTo), c.path == "/oauth/authorize" else { return (false, nil, nil) }
         let query = PageForm(urlencoded: c.percentEncodedQuery ?? "")
-        guard let id = query["client_id"], let client = try await clients.find(id) else { return (false, nil) }
+        guard let id = query["client_id"], let client = try await clients.find(id) else { return (false, nil, nil) }
         let target = query["redirect_uri"].flatMap { client.allows(redirect: $0) ? PageGate.formSource($0) : nil }
-        return (client.allowPin, target)
+        return (client.allowPin, target, client.id)
     }
 
     /// The providers this sign-in shows.
@@ -102,7 +104,7 @@ struct LoginRoutes: Sendable {
         let returnTo = PageGate.returnTo(request.uri.queryParameters.get("return_to"))
         let now = kernel.clock.now()
         let pre = PreSignIn.unsealed(request, box: box, now: now)
-        let (allowPin, formTarget) = try await authorizeRequest(returnTo: returnTo)
+        let (allowPin, formTarget, client) = try await authorizeRequest(returnTo: returnTo)
         // An authorize request that asked for a newer sign-in (sealed in the cookie by that request)
         // is shown the sign-in, not sent straight back, which would send the two to each other for ever.
         let signInAfter = pre?.returnTo == returnTo && pre?.freshFor == nil ? pre?.signInAfter : nil
@@ -114,19 +116,40 @@ struct LoginRoutes: Sendable {
         }
         var state = pre ?? PreSignIn.new(returnTo: returnTo, now: now)
         (state.returnTo, state.allowPin, state.formTarget, state.signInAfter, state.freshFor) = (returnTo, allowPin, formTarget, signInAfter, nil)
-        (state.provider, state.state, state.challenge, state.factors) = (nil, [:], nil, [])
+        (state.provider, state.state, state.challenge, state.factors, state.client) = (nil, [:], nil, [], client)
         // The cookie is sealed again only when what it holds changed.
-        return try loginPage(state, resealing: state != pre)
+        return try await loginPage(state, resealing: state != pre)
     }
 
-    /// The first screen: each provider's first step.
-    func loginPage(_ pre: PreSignIn, error: String? = nil, status: HTTPResponse.Status = .ok, resealing: Bool = true) throws -> Response {
-        let steps: [(label: String, step: PageStep, action: String)] = offered(pre).compactMap { provider in
-            provider.loginStep().map { (type(of: provider).methodName, $0, "/login/\(type(of: provider).id)/") }
+    /// The first screen (contract §18): "Sign in to APP" when an app sent the person; the address
+    /// asked once, in one form whose buttons are the providers' ways in from it
+    /// (``PageSignIn/emailButtons()``); then each provider's own first step (`replacing`: one
+    /// provider's step in place of its first, the same step answered again with what was typed).
+    func loginPage(
+        _ pre: PreSignIn, error: String? = nil, status: HTTPResponse.Status = .ok, resealing: Bool = true, notice: String? = nil,
+        replacing: (id: String, step: PageStep)? = nil, focusEmail: Bool = false
+    ) async throws -> Response {
+        var buttons: [LoginButton] = [], steps: [(label: String, step: PageStep, action: String)] = [], later: [(label: String, step: PageStep, action: String)] = []
+        for provider in offered(pre) {
+            let id = type(of: provider).id
+            let own = provider.emailButtons().map { LoginButton(label: $0.label, action: "/login/\(id)/\($0.action)", takesPassword: $0.takesPassword) }
+            buttons += own
+            let first = provider.loginStep()
+            let step = replacing.flatMap { $0.id == id && $0.step.template == first?.template ? $0.step : nil } ?? first
+            guard let step else { continue }
+            // A provider with buttons on the address form shows the rest of its first step (sign-up,
+            // resets) after the other ways in.
+            if own.isEmpty { steps.append((type(of: provider).methodName, step, "/login/\(id)/")) } else { later.append((type(of: provider).methodName, step, "/login/\(id)/")) }
         }
+        // Enter in the form presses its first button: the one that reads the password field.
+        buttons = buttons.filter(\.takesPassword) + buttons.filter { !$0.takesPassword }
+        var app: OpenIDClient?
+        if let id = pre.client { app = try await clients.find(id) }
+        let form = LoginForm(email: pre.email ?? "", buttons: buttons, appLogo: app?.logoURI, focusEmail: focusEmail)
         return renderer.page(
-            title: "Sign in", content: renderer.loginContent(steps, csrf: pre.csrf), error: error, status: status, csrf: pre.csrf,
-            cookies: resealing ? [try pre.cookie(box: box)] : [], formTarget: pre.formTarget)
+            title: app.map { "Sign in to \($0.name)" } ?? "Sign in", content: renderer.loginContent(form, steps + later, csrf: pre.csrf), error: error,
+            status: status, csrf: pre.csrf, cookies: resealing ? [try pre.cookie(box: box)] : [], formTarget: pre.formTarget,
+            imageSource: app?.logoURI.flatMap(PageGate.imageSource), notice: notice)
     }
 
     /// The pre-sign-in state a POST must carry, with its CSRF token; nil answers for it.
@@ -142,7 +165,9 @@ struct LoginRoutes: Sendable {
 
     func providerPost(_ form: PageForm, _ request: Request, _ context: AuthRequestContext) async throws -> Response {
         let (found, refusal) = preSignIn(form, request)
-        guard let pre = found else { return refusal! }
+        guard var pre = found else { return refusal! }
+        // What was typed stays for the pages that follow (an error, "Use another way"); never a password.
+        if let typed = form["email"]?.trimmingCharacters(in: .whitespaces), !typed.isEmpty, typed.utf8.count <= 320 { pre.email = typed }
         let id = context.parameters.get("provider") ?? "", action = context.parameters.get("action") ?? ""
         guard let provider = offered(pre).first(where: { type(of: $0).id == id }) else {
             return message("There is no such way to sign in.", status: .notFound)
@@ -152,9 +177,20 @@ struct LoginRoutes: Sendable {
         do {
             outcome = try await provider.pagePost(action: action, form: form, state: &state, context: context)
         } catch let error as AuthError {
-            return try loginPage(pre, error: Self.sentence(error), status: error.status)
+            (pre.provider, pre.state) = (nil, [:])
+            return try await loginPage(pre, error: Self.sentence(error), status: error.status)
         }
-        return try await answer(outcome, of: provider, state: state, pre: pre)
+        // The provider's first screen again, or an error answering the address form: shown as
+        // `/login` itself, the error above, what was typed kept, every way in still there.
+        if case .step(let step) = outcome,
+            step.template == provider.loginStep()?.template || (step.error != nil && form[Self.fromLoginField] == "login"
+                && provider.emailButtons().contains { $0.action == action })
+        {
+            if case .text(let typed)? = step.values["email"], !typed.isEmpty { pre.email = typed }
+            (pre.provider, pre.state) = (nil, [:])
+            return try await loginPage(pre, error: step.error, status: step.status, notice: step.notice, replacing: (id, step))
+        }
+        return try await answer(outcome, of: provider, state: state, pre: pre, browserName: context.browser)
     }
 
     /// A GET of a provider's link or its identity provider's way back: the pre-sign-in state
@@ -177,7 +213,7 @@ struct LoginRoutes: Sendable {
         // `/login` does, and starts it afresh; a way back (`/login/ID/ACTION/STEP`) never changes it.
         if context.parameters.get("step") == nil, let asked = request.uri.queryParameters.get("return_to") {
             pre.returnTo = PageGate.returnTo(asked)
-            (pre.allowPin, pre.formTarget) = try await authorizeRequest(returnTo: pre.returnTo)
+            (pre.allowPin, pre.formTarget, pre.client) = try await authorizeRequest(returnTo: pre.returnTo)
             (pre.challenge, pre.factors) = (nil, [])
         }
         let path = ([context.parameters.get("action")] + [context.parameters.get("step")]).compactMap { $0 }.joined(separator: "/")
@@ -196,11 +232,11 @@ struct LoginRoutes: Sendable {
         let outcome: PageOutcome
         do {
             outcome = try await provider.pageGet(path: path, query: query, state: &state, browser: browser, context: context)
-            return try await answer(outcome, of: provider, state: state, pre: pre, arrivedFromElsewhere: true)
+            return try await answer(outcome, of: provider, state: state, pre: pre, arrivedFromElsewhere: true, browserName: context.browser)
         } catch let error as AuthError {
             if pre.provider == id { (pre.provider, pre.state) = (nil, [:]) }
             guard query["csrf"] != nil || (browser != nil && context.parameters.get("step") != nil) else {
-                return (try? loginPage(pre, error: Self.sentence(error), status: error.status))
+                return (try? await loginPage(pre, error: Self.sentence(error), status: error.status))
                     ?? message(Self.sentence(error), status: error.status)
             }
             // Signed in already (linking a way in): the sign-in page is not where they were.
@@ -211,9 +247,11 @@ struct LoginRoutes: Sendable {
 
     /// What a provider's outcome shows: its next step, the sign-in, or a redirect. `arrivedFromElsewhere`:
     /// the request is a GET another site may have sent (an identity provider's way back).
-    func answer(_ outcome: PageOutcome, of provider: any PageSignIn, state: [String: String], pre: PreSignIn, arrivedFromElsewhere: Bool = false)
-        async throws -> Response
-    {
+    /// `browserName`: the browser and system the User-Agent names, the session's platform when the provider gave none.
+    func answer(
+        _ outcome: PageOutcome, of provider: any PageSignIn, state: [String: String], pre: PreSignIn, arrivedFromElsewhere: Bool = false,
+        browserName: String? = nil
+    ) async throws -> Response {
         var pre = pre
         let id = type(of: provider).id
         switch outcome {
@@ -221,10 +259,12 @@ struct LoginRoutes: Sendable {
             (pre.provider, pre.state) = (id, state)
             return renderer.page(
                 title: "Sign in", content: renderer.render(step, csrf: pre.csrf, action: "/login/\(id)/"), error: step.error, status: step.status,
-                csrf: pre.csrf, cookies: [try pre.cookie(box: box)], formTarget: pre.formTarget)
+                csrf: pre.csrf, cookies: [try pre.cookie(box: box)], formTarget: pre.formTarget, notice: step.notice)
         case .signedIn(let user, let amr, let device, let multiFactor, let vouchedAt):
             return try await provider.whilePageSignsIn(state: state) {
-                try await signIn(user, amr: amr, device: device, multiFactor: multiFactor, vouchedAt: vouchedAt, pre: pre, continuing: arrivedFromElsewhere)
+                // The browser's session is named by its browser and system ("Firefox on Windows") on /account.
+                let named = device.platform == nil ? ((try? DeviceInfo(name: device.name, platform: browserName)) ?? device) : device
+                return try await signIn(user, amr: amr, device: named, multiFactor: multiFactor, vouchedAt: vouchedAt, pre: pre, continuing: arrivedFromElsewhere)
             }
         case .redirect(let location):
             (pre.provider, pre.state) = (id, state)
@@ -246,7 +286,7 @@ struct LoginRoutes: Sendable {
         do {
             result = try await kernel.sessions.signIn(user, amr: amr, device: device, multiFactor: multiFactor, kind: .browser, authTime: vouchedAt)
         } catch let error as AuthError {
-            return try loginPage(pre, error: Self.sentence(error), status: error.status)
+            return try await loginPage(pre, error: Self.sentence(error), status: error.status)
         }
         switch result {
         case .session(let session):
@@ -322,7 +362,7 @@ struct LoginRoutes: Sendable {
     func factor(_ form: PageForm, _ request: Request, _ context: AuthRequestContext) async throws -> Response {
         let (found, refusal) = preSignIn(form, request)
         guard let pre = found else { return refusal! }
-        guard let token = pre.challenge else { return try loginPage(pre) }
+        guard let token = pre.challenge else { return try await loginPage(pre) }
         do {
             let (challenge, user) = try await kernel.sessions.pendingChallenge(token)
             let offered = challenge.factors.compactMap { kernel.signInHooks.factor(named: $0) }.filter { Self.pageFactors[$0.name] != nil }
@@ -348,7 +388,7 @@ struct LoginRoutes: Sendable {
         } catch let error as AuthError {
             var fresh = pre
             (fresh.challenge, fresh.factors) = (nil, [])
-            return try loginPage(fresh, error: Self.sentence(error), status: error.status)
+            return try await loginPage(fresh, error: Self.sentence(error), status: error.status)
         }
     }
 
@@ -356,7 +396,10 @@ struct LoginRoutes: Sendable {
         let (found, refusal) = preSignIn(form, request)
         guard var pre = found else { return refusal! }
         (pre.provider, pre.state, pre.challenge, pre.factors) = (nil, [:], nil, [])
-        return try loginPage(pre)
+        // "Use another address": the typed address goes too, and the page asks for one.
+        let forget = form["forget"] == "email"
+        if forget { pre.email = nil }
+        return try await loginPage(pre, focusEmail: forget)
     }
 
     func logout(_ form: PageForm, _ request: Request) async throws -> Response {

@@ -12,8 +12,9 @@ struct PageGate: Sendable {
     /// `Content-Security-Policy` of every page: nothing from another site, no inline script, no
     /// frames; forms post to authd only, and (browsers check `form-action` along a form's
     /// redirects) to the one app address a sign-in or consent is sent back to.
-    static func contentSecurityPolicy(formTarget: String? = nil) -> String {
-        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; form-action 'self'\(formTarget.map { " " + $0 } ?? ""); "
+    /// `imageSource`: the one other origin an image may come from (an app's `https` logo on `/login`).
+    static func contentSecurityPolicy(formTarget: String? = nil, imageSource: String? = nil) -> String {
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:\(imageSource.map { " " + $0 } ?? ""); form-action 'self'\(formTarget.map { " " + $0 } ?? ""); "
             + "frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
     }
 
@@ -27,6 +28,12 @@ struct PageGate: Sendable {
         guard let host = c.host, !host.isEmpty, host.allSatisfy({ $0.isLetter || $0.isNumber || ".-:[]".contains($0) }) else { return nil }
         let shown = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
         return scheme + "://" + shown + (c.port.map { ":\($0)" } ?? "")
+    }
+
+    /// The CSP source an app's logo needs: its origin for an `https` one; nil for a `data:` one,
+    /// which `img-src` allows already.
+    static func imageSource(_ logoURI: String) -> String? {
+        logoURI.lowercased().hasPrefix("https://") ? formSource(logoURI) : nil
     }
 
     /// Over HTTPS (the issuer says clients reach authd by https) or from this machine.
@@ -77,8 +84,8 @@ struct PageGate: Sendable {
     }
 
     /// The headers of every page.
-    static func secure(_ response: inout Response, formTarget: String? = nil) {
-        response.headers[.contentSecurityPolicy] = contentSecurityPolicy(formTarget: formTarget)
+    static func secure(_ response: inout Response, formTarget: String? = nil, imageSource: String? = nil) {
+        response.headers[.contentSecurityPolicy] = contentSecurityPolicy(formTarget: formTarget, imageSource: imageSource)
         response.headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
         response.headers[.xContentTypeOptions] = "nosniff"
         // same-origin, not no-referrer: with no-referrer browsers send `Origin: null` on a form POST.

@@ -124,15 +124,20 @@ struct PageRenderer: Sendable {
         return Renderings.fill(renderings.parts(key) { made($0 + "c") }, [UInt8(ascii: "c"): csrf])
     }
 
-    /// `/login`'s first screen: each provider's first step in its section, kept cut at the CSRF
-    /// token's mark when no step carries an error.
-    func loginContent(_ steps: [(label: String, step: PageStep, action: String)], csrf: String) -> String {
+    /// `/login`'s first screen: the address form, then each provider's first step in its section;
+    /// kept cut at the CSRF token's mark when nothing on it is the person's own (no step carries an
+    /// error, no address typed) and it shows no logo (a `data:` logo is up to 64 KiB).
+    func loginContent(_ form: LoginForm, _ steps: [(label: String, step: PageStep, action: String)], csrf: String) -> String {
         func made(_ token: String) -> String {
             let sections: [[String: Any]] = steps.map { ["label": $0.label, "html": render($0.step, csrf: token, action: $0.action)] }
-            return render("login", ["sections": sections])
+            var values = form.values(csrf: token)
+            values["sections"] = sections
+            values["nothing"] = sections.isEmpty && form.buttons.isEmpty
+            return render("login", values)
         }
-        guard steps.allSatisfy({ $0.step.error == nil }) else { return made(csrf) }
-        let key = "login" + steps.map { "\u{0}\($0.label)\u{0}\($0.action)\u{0}\($0.step.template)\u{0}\($0.step.values.sorted { $0.key < $1.key })" }.joined()
+        guard steps.allSatisfy({ $0.step.error == nil }), form.email.isEmpty, form.appLogo == nil else { return made(csrf) }
+        let key = "login\u{0}\(form.buttons)\u{0}\(form.focusEmail)"
+            + steps.map { "\u{0}\($0.label)\u{0}\($0.action)\u{0}\($0.step.template)\u{0}\($0.step.values.sorted { $0.key < $1.key })" }.joined()
         return Renderings.fill(renderings.parts(key) { made($0 + "c") }, [UInt8(ascii: "c"): csrf])
     }
 
@@ -142,7 +147,7 @@ struct PageRenderer: Sendable {
     /// A whole page: `content` (rendered) in the layout, with the pages' headers.
     func page(
         title: String, content: String, error: String? = nil, status: HTTPResponse.Status = .ok, signedIn: Bool = false, csrf: String = "",
-        cookies: [Cookie] = [], formTarget: String? = nil, wide: Bool = false, notice: String? = nil
+        cookies: [Cookie] = [], formTarget: String? = nil, wide: Bool = false, imageSource: String? = nil, notice: String? = nil
     ) -> Response {
         // The layout once per shape, cut at its marks; the values go into the slots as they are.
         let layout = renderings.parts("layout\u{0}\(signedIn)\u{0}\(error != nil)\u{0}\(wide)\u{0}\(notice != nil)") { mark in
@@ -159,7 +164,7 @@ struct PageRenderer: Sendable {
         let html = Renderings.fill(layout, slots)
         var response = Response(status: status, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: html)))
         for cookie in cookies { response.setCookie(cookie) }
-        PageGate.secure(&response, formTarget: formTarget)
+        PageGate.secure(&response, formTarget: formTarget, imageSource: imageSource)
         return response
     }
 

@@ -18,6 +18,10 @@ struct PreSignIn: Codable, Sendable, Equatable {
     var allowPin = false
     /// The app address the sign-in ends at (an authorize request's redirect URI), as a CSP source.
     var formTarget: String?
+    /// The OpenID client whose authorize request sent the person here: `/login` says "Sign in to APP".
+    var client: String?
+    /// The address the person typed, kept across the sign-in's pages (never a password).
+    var email: String?
     /// An authorize request (`prompt=login`, `max_age`) wants a sign-in made at or after this time:
     /// `/login` asks for one even in a signed-in browser.
     var signInAfter: Int?

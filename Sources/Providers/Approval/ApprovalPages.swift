@@ -11,8 +11,11 @@ extension ApprovalProvider: PageSignIn {
         PageTemplateDeclaration("approval.wait", PackageResources.wait_mustache),
     ]
 
-    /// The address form.
-    public func loginStep() -> PageStep? { PageStep(template: "approval.start") }
+    /// Nothing of its own: its button is on `/login`'s one address form.
+    public func loginStep() -> PageStep? { nil }
+
+    /// "Approve from another device" on `/login`'s address form.
+    public func emailButtons() -> [PageEmailButton] { [PageEmailButton(label: "Approve from another device", action: "start")] }
 
     /// The device a browser's request names to the approving one.
     static let browser = (try? DeviceInfo(name: "A web browser", platform: "web")) ?? .none
@@ -26,7 +29,9 @@ extension ApprovalProvider: PageSignIn {
                 return .step(
                     PageStep(template: "approval.start", values: ["email": .text(form["email"] ?? "")], error: AuthError.invalidEmail.message, status: .badRequest))
             }
-            let started = try await start(.email(email.value), device: Self.browser, context)
+            // Named by its browser and system where the User-Agent tells them: the approving page lists it.
+            let device = (try? DeviceInfo(name: context.browser ?? Self.browser.name, platform: Self.browser.platform)) ?? Self.browser
+            let started = try await start(.email(email.value), device: device, context)
             state = ["request_id": started.requestID, "request_token": started.requestToken ?? "", "match_code": started.matchCode]
             return .step(waitStep(state))
         case "status":
@@ -38,7 +43,8 @@ extension ApprovalProvider: PageSignIn {
             do {
                 let (user, approver, _) = try await collect(id: id, token: token)
                 state = [:]
-                return .signedIn(user, amr: [Self.id], device: Self.browser, multiFactor: approver.amr.contains("mfa"), vouchedAt: approver.authTime)
+                // Unnamed: the pages name the browser's session by its browser and system.
+                return .signedIn(user, amr: [Self.id], device: .none, multiFactor: approver.amr.contains("mfa"), vouchedAt: approver.authTime)
             } catch let error as AuthError where error.code == AuthError.pending.code {
                 return .step(waitStep(state, error: "Not approved yet. Type the number on your other device, then continue."))
             }
@@ -52,7 +58,7 @@ extension ApprovalProvider: PageSignIn {
             template: "approval.wait",
             values: [
                 "match_code": .text(state["match_code"] ?? ""), "lifetime": .text(MailTemplate.lifetime(settings.ttl)),
-                "interval": .text(String(settings.interval)),
+                "interval": .text(String(settings.interval)), "account_url": .text(kernel.issuer + "/account"),
             ],
             error: error, status: status ?? (error == nil ? .ok : .badRequest))
     }

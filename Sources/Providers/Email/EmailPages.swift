@@ -9,8 +9,11 @@ extension EmailProvider: PageSignIn {
         PageTemplateDeclaration("email.code", PackageResources.code_mustache),
     ]
 
-    /// The address form.
-    public func loginStep() -> PageStep? { PageStep(template: "email.address") }
+    /// Nothing of its own: its button is on `/login`'s one address form.
+    public func loginStep() -> PageStep? { nil }
+
+    /// "Email me a code" on `/login`'s address form.
+    public func emailButtons() -> [PageEmailButton] { [PageEmailButton(label: "Email me a code", action: "send")] }
 
     /// `send` mails a code and shows the code form; `verify` checks it and signs in.
     public func pagePost(action: String, form: PageForm, state: inout [String: String], context: AuthRequestContext) async throws -> PageOutcome {
@@ -19,9 +22,17 @@ extension EmailProvider: PageSignIn {
             guard let email = EmailAddress(form["email"] ?? "") else {
                 return .step(PageStep(template: "email.address", values: ["email": .text(form["email"] ?? "")], error: AuthError.invalidEmail.message, status: .badRequest))
             }
-            try await sendCode(to: email, context)
+            // "Send a new code" on the code step posts here again: within the resend interval, the
+            // code step stays and says when another may be asked for.
+            let resending = state["email"] == email.value
+            do {
+                try await sendCode(to: email, context)
+            } catch let error as AuthError where resending && error.status == .tooManyRequests {
+                let wait = error.retryAfter.map { " You can ask for another in \($0) s." } ?? ""
+                return .step(codeStep(email.value, error: "A code was sent a moment ago: check your inbox.\(wait)", status: .tooManyRequests))
+            }
             state["email"] = email.value
-            return .step(codeStep(email.value))
+            return .step(codeStep(email.value, notice: resending ? "We sent a new code to \(email.value)." : nil))
         case "verify":
             guard let address = state["email"], let email = EmailAddress(address) else { return .step(PageStep(template: "email.address")) }
             do {
@@ -35,9 +46,9 @@ extension EmailProvider: PageSignIn {
         }
     }
 
-    func codeStep(_ email: String, error: String? = nil) -> PageStep {
+    func codeStep(_ email: String, error: String? = nil, status: HTTPResponse.Status = .unauthorized, notice: String? = nil) -> PageStep {
         PageStep(
             template: "email.code", values: ["email": .text(email), "lifetime": .text(MailTemplate.lifetime(settings.codes.ttl))], error: error,
-            status: error == nil ? .ok : .unauthorized)
+            status: error == nil ? .ok : status, notice: notice)
     }
 }

@@ -15,7 +15,8 @@ extension PasskeyProvider: PageSignIn {
         PageTemplateDeclaration("passkey.account", PackageResources.account_mustache),
     ]
 
-    /// A button that starts the ceremony.
+    /// A button that starts the ceremony at once (`/assets/passkey.js` fetches the options and
+    /// runs it on `/login`); without JavaScript it posts, and the ceremony's step follows.
     public func loginStep() -> PageStep? { PageStep(template: "passkey.start") }
 
     /// `begin` issues a challenge and shows the ceremony; `finish` checks the assertion (two factors
@@ -23,7 +24,10 @@ extension PasskeyProvider: PageSignIn {
     public func pagePost(action: String, form: PageForm, state: inout [String: String], context: AuthRequestContext) async throws -> PageOutcome {
         switch action {
         case "begin":
-            return .step(try ceremony(mode: "get", options: try await loginOptions(context), button: "Use my passkey"))
+            var step = try ceremony(mode: "get", options: try await loginOptions(context), button: "Use my passkey")
+            // Without JavaScript the ceremony is a page of its own: it has a way back to the others.
+            step.values["signing_in"] = true
+            return .step(step)
         case "finish":
             try await kernel.rateLimiter.consume(settings.loginPerIP, key: "passkey.login.ip:\(context.clientKey)")
             do {

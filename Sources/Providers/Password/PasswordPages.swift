@@ -9,22 +9,32 @@ extension PasswordProvider: PageSignIn {
     /// `password.login` and the steps after it, the files in `Pages/`.
     public static let pageTemplates = [
         PageTemplateDeclaration("password.login", PackageResources.login_mustache),
+        PageTemplateDeclaration("password.password", PackageResources.password_mustache),
         PageTemplateDeclaration("password.verify", PackageResources.verify_mustache),
         PageTemplateDeclaration("password.reset-code", PackageResources.reset_code_mustache),
         PageTemplateDeclaration("password.reset-wait", PackageResources.reset_wait_mustache),
         PageTemplateDeclaration("password.account", PackageResources.account_mustache),
     ]
 
-    /// The sign-in form, with sign-up and the resets folded under it.
+    /// Sign-up and the resets, folded; signing in with a password is a button of `/login`'s address form.
     public func loginStep() -> PageStep? { loginForm() }
 
-    func loginForm(email: String = "", notice: String? = nil, error: String? = nil, status: HTTPResponse.Status = .ok) -> PageStep {
-        var values: [String: PageValue] = ["email": .text(email), "min_length": .text(String(policy.minLength))]
+    /// "Sign in with password" on `/login`'s address form, with the password field beside it.
+    public func emailButtons() -> [PageEmailButton] { [PageEmailButton(label: "Sign in with password", action: "login", takesPassword: true)] }
+
+    /// The first screen's part: `open` unfolds sign-up (its fields kept: `email`, `display_name`)
+    /// or the resets, after an error there.
+    func loginForm(
+        email: String = "", notice: String? = nil, error: String? = nil, status: HTTPResponse.Status = .ok, open: String? = nil, displayName: String = ""
+    ) -> PageStep {
+        var values: [String: PageValue] = ["min_length": .text(String(policy.minLength))]
+        if !email.isEmpty { values["email"] = .text(email) }
+        if !displayName.isEmpty { values["display_name"] = .text(displayName) }
+        if let open { values[open + "_open"] = .flag(true) }
         // Sign-up by invitation only: no "Create an account" to be refused (contract §17).
         values["signup"] = .flag(kernel.signup.mode != .invite)
         if kernel.signup.mode == .domains { values["signup_domains"] = .text(kernel.signup.domains.map { "@" + $0 }.joined(separator: ", ")) }
-        if let notice { values["notice"] = .text(notice) }
-        return PageStep(template: "password.login", values: values, error: error, status: status)
+        return PageStep(template: "password.login", values: values, error: error, status: status, notice: notice)
     }
 
     /// `login`, `register` → `verify`, `reset-send` → `reset-verify`, `reset-device` → `reset-device-check`.
@@ -35,6 +45,10 @@ extension PasswordProvider: PageSignIn {
         switch action {
         case "login":
             let email = form["email"] ?? ""
+            // The address form sent no password (its other buttons need none): ask for it on a step of its own.
+            if (form["password"] ?? "").isEmpty, let address = EmailAddress(email) {
+                return .step(PageStep(template: "password.password", values: ["email": .text(address.value)]))
+            }
             do {
                 let user = try await verifiedUser(email: email, password: form["password"] ?? "", device: .none, arrived: nil, context)
                 return .signedIn(user, amr: [Self.id], device: .none)
@@ -53,8 +67,21 @@ extension PasswordProvider: PageSignIn {
                 state = ["registering": email, "secret": secret]
                 return .step(PageStep(template: "password.verify", values: ["email": .text(email), "lifetime": lifetime]))
             } catch let error as AuthError where error.status != .serviceUnavailable {
-                return .step(loginForm(error: sentence(error), status: error.status))
+                // A refused password keeps what was typed (but the password) and sign-up unfolded.
+                return .step(loginForm(
+                    email: form["email"] ?? "", error: sentence(error), status: error.status, open: "signup", displayName: form["display_name"] ?? ""))
             }
+
+        case "resend":
+            // "Send a new code" on the verify step: the API's resend, its limits and interval.
+            guard let email = state["registering"] else { return .step(loginForm()) }
+            if let refused = await resendRefusal(email, context) {
+                let wait = refused.retryAfter.map { " You can ask for another in \($0) s." } ?? ""
+                return .step(PageStep(
+                    template: "password.verify", values: ["email": .text(email), "lifetime": lifetime], error: refused.message + wait, status: refused.status))
+            }
+            await resendVerificationIfPending(email)
+            return .step(PageStep(template: "password.verify", values: ["email": .text(email), "lifetime": lifetime], notice: "We sent a new code to \(email)."))
 
         case "verify":
             guard let email = state["registering"], let secret = state["secret"] else { return .step(loginForm()) }
@@ -75,7 +102,7 @@ extension PasswordProvider: PageSignIn {
                 state = ["resetting": email]
                 return .step(PageStep(template: "password.reset-code", values: ["email": .text(email), "lifetime": lifetime, "min_length": .text(String(policy.minLength))]))
             } catch let error as AuthError where error.status != .serviceUnavailable {
-                return .step(loginForm(error: sentence(error), status: error.status))
+                return .step(loginForm(email: form["email"] ?? "", error: sentence(error), status: error.status, open: "reset"))
             }
 
         case "reset-verify":
@@ -97,11 +124,11 @@ extension PasswordProvider: PageSignIn {
             do {
                 let email = try self.email(form["email"] ?? "")
                 let started = try await startDeviceReset(
-                    email: email, newPassword: form["new_password"] ?? "", device: try DeviceInfo(name: "A browser", platform: nil), context)
+                    email: email, newPassword: form["new_password"] ?? "", device: try DeviceInfo(name: "A browser", platform: context.browser), context)
                 state = ["reset_request": started.requestID, "match_code": started.matchCode, "expires_at": started.expiresAt, "email": email]
                 return .step(waitStep(state))
             } catch let error as AuthError where error.status != .serviceUnavailable {
-                return .step(loginForm(error: sentence(error), status: error.status))
+                return .step(loginForm(email: form["email"] ?? "", error: sentence(error), status: error.status, open: "reset"))
             }
 
         case "reset-device-check":
@@ -129,10 +156,24 @@ extension PasswordProvider: PageSignIn {
         }
     }
 
+    /// Why a verification code may not be sent again now (the API's limits: per network, and one
+    /// per address per resend interval), or nil when it may.
+    func resendRefusal(_ email: String, _ context: AuthRequestContext) async -> AuthError? {
+        do {
+            try await kernel.rateLimiter.consume(settings.resendsPerIP, key: "password.resend.ip:\(context.clientKey)")
+            if settings.codes.resendInterval > 0 {
+                try await kernel.rateLimiter.consume(resendRule, key: resendKey(email), message: "A code was sent a moment ago: check your inbox.")
+            }
+            return nil
+        } catch {
+            return error
+        }
+    }
+
     func waitStep(_ state: [String: String], error: String? = nil) -> PageStep {
         let expires = (state["expires_at"] ?? "").replacingOccurrences(of: "T", with: " ").replacingOccurrences(of: "Z", with: " UTC")
         return PageStep(
-            template: "password.reset-wait", values: ["match_code": .text(state["match_code"] ?? ""), "expires_at": .text(expires)], error: error,
+            template: "password.reset-wait", values: ["match_code": .text(state["match_code"] ?? ""), "expires_at": .text(expires), "account_url": .text(kernel.issuer + "/account")], error: error,
             status: error == nil ? .ok : .conflict)
     }
 

@@ -107,7 +107,8 @@ public struct PasswordProvider: AuthProvider {
         var email: String
         var newPassword: String
         var deviceName: String?
-        enum CodingKeys: String, CodingKey { case email, newPassword = "new_password", deviceName = "device_name" }
+        var platform: String?
+        enum CodingKeys: String, CodingKey { case email, newPassword = "new_password", deviceName = "device_name", platform }
     }
 
     struct Registered: ResponseEncodable {
@@ -807,7 +808,7 @@ public struct PasswordProvider: AuthProvider {
 
     func initiateDeviceReset(_ request: Request, _ context: AuthRequestContext) async throws -> EditedResponse<DeviceReset> {
         let body = try await request.decodeJSON(as: DeviceResetBody.self, context: context)
-        let device = try DeviceInfo(name: body.deviceName, platform: nil)
+        let device = try DeviceInfo(name: body.deviceName, platform: body.platform)
         let started = try await startDeviceReset(email: try email(body.email), newPassword: body.newPassword, device: device, context)
         return EditedResponse(status: .accepted, response: started)
     }
@@ -826,7 +827,7 @@ public struct PasswordProvider: AuthProvider {
         }
         let (approval, matchCode) = try await kernel.approvals.create(
             kind: Self.approvalKind, userID: target, ttl: settings.approvalTTL, deviceName: device.name,
-            payload: ["password_hash": .string(hash)]
+            payload: ["password_hash": .string(hash)], platform: device.platform, network: context.clientNetwork
         )
         await kernel.audit.record("reset_requested", provider: Self.id, account: email, device: device.name, reason: "device")
         return DeviceReset(requestID: approval.id, expiresAt: Timestamp.string(approval.expiresAt), matchCode: matchCode)

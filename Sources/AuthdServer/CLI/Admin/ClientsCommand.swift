@@ -41,6 +41,10 @@ struct ClientsCommand: AsyncParsableCommand {
             name: .customLong("allowed-groups"),
             help: "Only members of these groups may sign in, comma-separated (family,admins); \"\" lets everyone in again (the default).")
         var allowedGroups: String?
+        @Option(
+            name: .customLong("logo-uri"),
+            help: "The app's logo on the sign-in page, beside its name: an https URL, or a data:image/(png|svg+xml|jpeg|webp);base64, URI of at most 64 KiB; \"\" removes it.")
+        var logoURI: String?
 
         func validate() throws {
             if let pkce, !["optional", "required"].contains(pkce) { throw ValidationError("--pkce is `optional` or `required`") }
@@ -55,6 +59,7 @@ struct ClientsCommand: AsyncParsableCommand {
             s.idTokenAlg = idTokenAlg
             s.claims = claims.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
             (s.allowPin, s.unverifiedEmail) = (allowPin, unverifiedEmail)
+            s.logoURI = logoURI
             s.allowedGroups = allowedGroups.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
             return s
         }
