@@ -1,6 +1,8 @@
 import AuthKernel
 import AuthStorage
 import Foundation
+import HTTPTypes
+import Logging
 
 /// What an operator does to a user, the same whether a service key asks (the admin API) or an
 /// operator in the console: the same checks, events and audit, with who did it.
@@ -102,6 +104,35 @@ struct UserAdministration: Sendable {
         case passwordCredential: "Password"
         default: name
         }
+    }
+
+    /// Makes an account for `email` (an operator's, whatever `signup.mode` says): the address as
+    /// its `email` identity, verified when the operator vouches for it, with a name and groups.
+    /// Emits `user.created` and audits who made it.
+    /// - Throws: 400 for a malformed address, name or group; 409 `EMAIL_IN_USE` when an account
+    ///   holds the address already.
+    func create(email raw: String, displayName: String?, groups: [String], emailVerified: Bool, in store: any AuthStore, by actor: Actor) async throws -> UserRecord {
+        guard let email = EmailAddress(raw) else { throw AuthError.invalidEmail }
+        let name = try DisplayName.validate(displayName)
+        let groups = try UserGroups.validate(groups)
+        let identity = Identity(provider: "email", subject: email.value)
+        var user = UserRecord(email: email.value, emailVerified: emailVerified, displayName: name, identities: [identity], createdAt: kernel.clock.now())
+        user.groups = groups
+        let made = user
+        try await store.write([.userByEmail(email.value), .userByIdentity(identity)]) { state in
+            guard state.user(email: email.value) == nil, state.user(identity: identity) == nil else { throw Self.emailInUse(email.value) }
+            state.put(made)
+        }
+        kernel.logger.info("user created", metadata: ["user.id": "\(made.id.lowercased)", "provider": "admin"])
+        await kernel.events.emit("user.created", AccountEvents.data(made))
+        await kernel.audit.record(
+            actor.event, user: made.id, account: actor.account,
+            reason: "create user \(email.value)\(emailVerified ? " (verified)" : "") groups [\(groups.joined(separator: ", "))]")
+        return made
+    }
+
+    static func emailInUse(_ email: String) -> AuthError {
+        AuthError(status: .conflict, code: "EMAIL_IN_USE", message: "An account with \(email) exists already: find it in the list, or use another address.")
     }
 
     /// Deletes the user as `DELETE /account` does: identities, sessions, codes, the deletion hooks.

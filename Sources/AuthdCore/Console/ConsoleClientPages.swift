@@ -41,13 +41,18 @@ extension ConsoleRoutes {
         (text ?? "").split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 
-    func showClients(_ op: Operator, created: (id: String, secret: String?)? = nil, error: String? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
+    func showClients(
+        _ op: Operator, created: (id: String, secret: String?)? = nil, error: String? = nil, status: HTTPResponse.Status = .ok, draft: ConsoleDraft? = nil
+    ) async throws -> Response {
         let clients = try await openIDClients.list().sorted { $0.name.lowercased() < $1.name.lowercased() }
         var values: [String: Any] = [
             "clients": clients.map { ["id": $0.id, "name": $0.name, "kind": ($0.isPublic ? "public" : "confidential") + ($0.firstParty ? ", first-party" : ""),
                                       "redirects": $0.redirectURIs.joined(separator: " ")] },
             "has_clients": !clients.isEmpty,
         ]
+        values["issuer"] = kernel.issuer
+        values["discovery"] = kernel.issuer + "/.well-known/openid-configuration"
+        if let draft { draft.apply(to: &values) }
         if let created {
             values["created_id"] = created.id
             values["created_secret"] = created.secret ?? ""
@@ -55,14 +60,22 @@ extension ConsoleRoutes {
         return console("Apps", "admin-clients", values, op, error: error, status: status)
     }
 
-    func showClient(_ op: Operator, id: String, secret: String? = nil, error: String? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
+    func showClient(
+        _ op: Operator, id: String, secret: String? = nil, error: String? = nil, status: HTTPResponse.Status = .ok, draft: ConsoleDraft? = nil, notice: String? = nil
+    ) async throws -> Response {
         guard let client = try await openIDClients.find(id) else { return console("Apps", "message", ["message": "There is no such app."], op, status: .notFound) }
         var values: [String: Any] = [
-            "id": client.id, "name": client.name, "public": client.isPublic, "redirects": client.redirectURIs.joined(separator: "\n"),
-            "logout_redirects": client.postLogoutRedirectURIs.joined(separator: "\n"), "claims": client.claims.joined(separator: ", "),
+            "id": client.id, "name": client.name, "public": client.isPublic, "redirect_uris": client.redirectURIs.joined(separator: "\n"),
+            "post_logout_redirect_uris": client.postLogoutRedirectURIs.joined(separator: "\n"), "claims": client.claims.joined(separator: ", "),
             "alg": client.idTokenAlg, "first_party": client.firstParty, "created": Timestamp.string(client.createdAt),
-            "allowed_groups": client.allowedGroups.joined(separator: ", "),
+            "allowed_groups": client.allowedGroups.joined(separator: ", "), "pkce_optional": client.pkceOptional, "allow_pin": client.allowPin,
+            "unverified_email": client.unverifiedEmail, "kind_first_party": client.firstParty, "logo_uri": client.logoURI ?? "",
+            "issuer": kernel.issuer, "discovery": kernel.issuer + "/.well-known/openid-configuration",
         ]
+        if let draft { draft.apply(to: &values) }
+        let alg = values["id_token_alg"] as? String ?? client.idTokenAlg
+        values["algorithms"] = OpenIDClients.algorithms.map { ["name": $0, "selected": $0 == alg] }
+        if let notice { values["notice"] = notice }
         // Only right after a rotation: an empty value would still open the section (any string does).
         if let secret { values["secret"] = secret }
         return console(client.name, "admin-client", values, op, error: error, status: status)
@@ -74,27 +87,51 @@ extension ConsoleRoutes {
         settings.redirectURIs = Self.lines(form["redirect_uris"])
         settings.isPublic = form["public"] == "on"
         settings.firstParty = form["first_party"] == "on"
+        if form["public"] != "on" { settings.pkceOptional = form["pkce_optional"] == "on" }
         do {
             let created = try await openIDClients.create(settings)
             await kernel.audit.record("admin_console", account: op.email, reason: "create client \(created.client.id)")
             return try await showClients(op, created: (created.client.id, created.secret))
         } catch let error as AuthError {
-            return try await showClients(op, error: LoginRoutes.sentence(error), status: error.status)
+            return try await showClients(
+                op, error: LoginRoutes.sentence(error), status: error.status, draft: ConsoleDraft.of(form, action: "/admin/clients", user: op.principal.user.id, now: kernel.clock.now()))
         }
+    }
+
+    /// Every setting `authd clients update` takes, from the app page's form.
+    static func settings(editing form: PageForm, isPublic: Bool) -> OpenIDClientSettings {
+        var settings = OpenIDClientSettings()
+        settings.name = (form["name"] ?? "").trimmingCharacters(in: .whitespaces)
+        settings.redirectURIs = lines(form["redirect_uris"])
+        settings.postLogoutRedirectURIs = lines(form["post_logout_redirect_uris"])
+        settings.claims = list(form["claims"])
+        settings.allowedGroups = list(form["allowed_groups"])
+        settings.firstParty = form["first_party"] == "on"
+        // A public client always uses PKCE: its form has no such box.
+        if !isPublic { settings.pkceOptional = form["pkce_optional"] == "on" }
+        settings.allowPin = form["allow_pin"] == "on"
+        settings.unverifiedEmail = form["unverified_email"] == "on"
+        if let alg = form["id_token_alg"], !alg.isEmpty { settings.idTokenAlg = alg }
+        // Empty removes it.
+        if let logo = form["logo_uri"] { settings.logoURI = logo.trimmingCharacters(in: .whitespaces) }
+        return settings
     }
 
     func changeClient(_ op: Operator, id: String, action: String, form: PageForm) async throws -> Response {
         do {
             switch action {
             case "edit":
-                var settings = OpenIDClientSettings()
-                settings.redirectURIs = Self.lines(form["redirect_uris"])
-                settings.postLogoutRedirectURIs = Self.lines(form["post_logout_redirect_uris"])
-                settings.claims = Self.list(form["claims"])
-                settings.allowedGroups = Self.list(form["allowed_groups"])
-                guard try await openIDClients.update(id, settings) != nil else { break }
+                guard let client = try await openIDClients.find(id) else { break }
+                do {
+                    guard try await openIDClients.update(id, Self.settings(editing: form, isPublic: client.isPublic)) != nil else { break }
+                } catch let error as AuthError {
+                    // The form as it was sent, with what to fix.
+                    return try await showClient(
+                        op, id: id, error: LoginRoutes.sentence(error), status: error.status,
+                        draft: ConsoleDraft.of(form, action: "/admin/clients/\(id)/edit", user: op.principal.user.id, now: kernel.clock.now()))
+                }
                 await kernel.audit.record("admin_console", account: op.email, reason: "update client \(id)")
-                return PageGate.redirect(to: "/admin/clients/\(id)")
+                return redirect(to: "/admin/clients/\(id)", notice: "Saved the app's settings.")
             case "rotate":
                 guard let (_, secret) = try await openIDClients.rotateSecret(id, grace: 0) else { break }
                 await kernel.audit.record("admin_console", account: op.email, reason: "rotate client secret \(id)")

@@ -53,12 +53,14 @@ extension ConsoleRoutes {
     func showAudit(_ op: Operator, _ request: Request) async throws -> Response {
         let q = request.uri.queryParameters
         let user = String((q.get("user") ?? "").prefix(254)).lowercased(), event = String((q.get("event") ?? "").prefix(64))
-        let since = String((q.get("since") ?? "").prefix(32)), until = String((q.get("until") ?? "").prefix(32))
+        let since = Self.auditDate(q.get("since")), until = Self.auditDate(q.get("until"))
+        // A picked day runs to its end: every time that day sorts below "DAYU" ("T" < "U").
+        let untilBound = until.count == 10 ? until + "U" : until
         let page = max(0, min(10_000, Int(q.get("page") ?? "0") ?? 0))
         let entries = auditPath.map { AuditReader.entries(in: [$0, $0.replacingOccurrences(of: "audit.jsonl", with: "audit-1.jsonl")]) } ?? []
         let matching = entries.filter { e in
             (event.isEmpty || e.event == event) && (user.isEmpty || e.userID == user || e.account?.lowercased() == user)
-                && (since.isEmpty || e.time >= since) && (until.isEmpty || e.time <= until)
+                && (since.isEmpty || e.time >= since) && (until.isEmpty || e.time <= untilBound)
         }
         let shown = matching.dropFirst(page * Self.auditPageSize).prefix(Self.auditPageSize)
         func link(_ page: Int) -> String {
@@ -67,16 +69,47 @@ extension ConsoleRoutes {
             return "/admin/audit?" + query.joined(separator: "&")
         }
         let events = (kernel.audit.declaredEvents.map(\.name)).sorted()
+        // The people the rows name, looked up once each: their email, linked to their page.
+        var people: [String: UserRecord?] = [:]
+        for id in Set(shown.compactMap(\.userID)) {
+            guard let uuid = UUID(uuidString: id) else { continue }
+            people[id] = try await kernel.users.user(id: uuid)
+        }
         var values: [String: Any] = [
-            "user": user, "since": since, "until": until,
+            "user": user, "since_day": String(since.prefix(10)), "until_day": String(until.prefix(10)),
             "events": events.map { ["name": $0, "selected": $0 == event] }, "any_event": event.isEmpty,
-            "entries": shown.map { ["time": $0.time, "event": $0.event, "provider": $0.provider ?? "", "who": $0.account ?? $0.userID ?? "",
-                                    "ip": $0.ip ?? "", "reason": $0.reason ?? ""] },
+            "entries": shown.map { Self.auditRow($0, person: $0.userID.flatMap { people[$0] ?? nil }) },
             "has_entries": !shown.isEmpty, "count": matching.count, "page": page + 1,
         ]
         if page > 0 { values["newer"] = link(page - 1) }
         if matching.count > (page + 1) * Self.auditPageSize { values["older"] = link(page + 1) }
         return console("Audit log", "admin-audit", values, op)
+    }
+
+    /// A date the audit filter takes: `YYYY-MM-DD` (a date picker's) or `YYYY-MM-DDTHH:MM[:SS]`;
+    /// anything else is no filter.
+    static func auditDate(_ raw: String?) -> String {
+        guard let raw, (10...19).contains(raw.count), raw.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == "-" || $0 == ":" || $0 == "T") }) else { return "" }
+        return raw
+    }
+
+    /// One audit row: the person it is about by email, linked to their page; their id (and that the
+    /// account is gone) only when there is no such account any more; who did it when someone else did.
+    static func auditRow(_ e: AuditReader.Entry, person: UserRecord?) -> [String: Any] {
+        var row: [String: Any] = ["time": e.time, "event": e.event, "provider": e.provider ?? "", "ip": e.ip ?? "", "reason": e.reason ?? ""]
+        if let person {
+            row["person_link"] = "/admin/users/" + person.id.lowercased
+            row["person"] = person.email ?? person.username ?? person.id.lowercased
+        } else if let id = e.userID {
+            row["person"] = id + " (account deleted)"
+        } else {
+            row["person"] = e.account ?? ""
+        }
+        // An operator's or a service key's change: who made it.
+        if let account = e.account, person != nil || e.userID != nil, account.lowercased() != person?.email?.lowercased() {
+            row["by"] = account
+        }
+        return row
     }
 
     func showConfig(_ op: Operator) async throws -> Response {

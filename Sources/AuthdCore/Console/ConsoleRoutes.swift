@@ -38,6 +38,9 @@ struct ConsoleRoutes: Sendable {
         router.get("admin/users/:id") { request, context in
             try await routes.page(request, context) { try await routes.showUser($0, id: context.parameters.get("id")) }
         }
+        router.post("admin/users/new") { request, context in
+            try await routes.change(request, context) { op, form in try await routes.createUser(op, form) }
+        }
         router.post("admin/invitations") { request, context in
             try await routes.change(request, context) { op, form in try await routes.invite(op, form) }
         }
@@ -47,7 +50,7 @@ struct ConsoleRoutes: Sendable {
             }
         }
         router.post("admin/reauth") { request, context in
-            try await routes.login.posted(request, context) { _ in try await routes.reauth(request) }
+            try await routes.login.posted(request, context) { form in try await routes.reauth(request, returnTo: form["return_to"]) }
         }
         router.get("admin/setup") { request, context in
             try await routes.login.guarded(request, context) { try await routes.showSetup(request.uri.queryParameters.get("token") ?? "") }
@@ -66,6 +69,10 @@ struct ConsoleRoutes: Sendable {
         var principal: Principal
         var csrf: String
         var email: String
+        /// A form refused for a stale sign-in, kept for this page (``ConsoleDraft``).
+        var draft: ConsoleDraft?
+        /// The notice a change left for the page it redirected to (``NoticeCookie``).
+        var notice: String?
         var actor: UserAdministration.Actor { .init(event: "admin_console", account: email) }
     }
 
@@ -74,7 +81,14 @@ struct ConsoleRoutes: Sendable {
     func page(_ request: Request, _ context: AuthRequestContext, _ body: (Operator) async throws -> Response) async throws -> Response {
         try await login.guarded(request, context) {
             switch try await admit(request) {
-            case .operator(let op): return try await body(op)
+            case .operator(var op):
+                op.draft = ConsoleDraft.unsealed(request, box: login.box, user: op.principal.user.id, page: request.uri.path, now: kernel.clock.now())
+                op.notice = NoticeCookie.notice(request, box: login.box)
+                var response = try await body(op)
+                // Refilled once: the draft is spent; shown once: the notice too.
+                if op.draft != nil { response.setCookie(ConsoleDraft.spent) }
+                if op.notice != nil { response.setCookie(NoticeCookie.spent) }
+                return response
             case .answer(let response): return response
             }
         }
@@ -113,17 +127,26 @@ struct ConsoleRoutes: Sendable {
                 return message("This form is out of date. Open the page again and retry.", status: .forbidden, csrf: op.csrf)
             }
             guard kernel.sessions.isFresh(op.principal) else {
-                return renderer.page(
-                    title: "Sign in again", content: renderer.render("admin-reauth", ["csrf": op.csrf]), status: .forbidden, signedIn: true, csrf: op.csrf,
-                    wide: true)
+                // The form is kept across the sign-in, and the sign-in comes back to its page.
+                let draft = ConsoleDraft.of(form, action: request.uri.path, user: op.principal.user.id, now: kernel.clock.now())
+                let cookie = draft.cookie(box: login.box)
+                var response = renderer.page(
+                    title: "Sign in again",
+                    content: renderer.render("admin-reauth", ["csrf": op.csrf, "return_to": draft.page, "kept": cookie != nil && !draft.fields.isEmpty, "too_long": cookie == nil]),
+                    status: .forbidden, signedIn: true, csrf: op.csrf, wide: true)
+                if let cookie { response.setCookie(cookie) }
+                return response
             }
             return try await body(op, form)
         }
     }
 
-    func reauth(_ request: Request) async throws -> Response {
+    func reauth(_ request: Request, returnTo: String? = nil) async throws -> Response {
         if let principal = try await login.browserPrincipal(request, acceptingPIN: true) { try await kernel.sessions.revoke(principal.session.id, of: principal.user.id) }
-        var response = PageGate.redirect(to: "/login?return_to=%2Fadmin")
+        // Back to the console page the refused form was on; only a console page.
+        var back = "/admin"
+        if let returnTo, PageGate.returnTo(returnTo) == returnTo, returnTo == "/admin" || returnTo.hasPrefix("/admin/") { back = returnTo }
+        var response = PageGate.redirect(to: "/login?return_to=" + (back.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "%2Fadmin"))
         response.setCookie(BrowserCookie.cookie("", maxAge: 0))
         return response
     }
@@ -143,10 +166,35 @@ struct ConsoleRoutes: Sendable {
         renderer.page(title: "Console", content: renderer.render("message", ["message": text]), status: status, signedIn: !csrf.isEmpty, csrf: csrf, wide: true)
     }
 
+    /// The console's navigation: each page's link, the one shown marked.
+    static let sections: [(path: String, label: String, page: String, record: String?)] = [
+        ("/admin", "Overview", "admin-overview", nil), ("/admin/users", "Users", "admin-users", "admin-user"),
+        ("/admin/clients", "Apps", "admin-clients", "admin-client"), ("/admin/keys", "Service keys", "admin-keys", nil),
+        ("/admin/webhooks", "Webhooks", "admin-webhooks", nil), ("/admin/audit", "Audit log", "admin-audit", nil), ("/admin/config", "Configuration", "admin-config", nil),
+    ]
+
+    /// The navigation's links: `aria-current="page"` on the page's own link, `"true"` on its
+    /// section's when the page is one record of it (a user, an app).
+    static func navigation(current template: String) -> [[String: Any]] {
+        sections.map { section in
+            var item: [String: Any] = ["href": section.path, "label": section.label]
+            if section.page == template { item["current"] = "page" } else if section.record == template { item["current"] = "true" }
+            return item
+        }
+    }
+
     func console(_ title: String, _ template: String, _ values: [String: Any], _ op: Operator, error: String? = nil, status: HTTPResponse.Status = .ok) -> Response {
         var values = values
         values["csrf"] = op.csrf
-        let content = renderer.render("admin-nav", ["operator": op.email]) + renderer.render(template, values)
+        // A form refused for a stale sign-in, as it was; not over an error's own draft.
+        if values["notice"] == nil, let notice = op.notice { values["notice"] = notice }
+        var notice = ""
+        if let draft = op.draft, error == nil {
+            draft.apply(to: &values)
+            let what = draft.fields.isEmpty ? "You signed in again: make the change again." : ConsoleDraft.notice
+            notice = "<p class=\"notice\" role=\"status\" id=\"draft-notice\">\(what)</p>\n"
+        }
+        let content = renderer.render("admin-nav", ["operator": op.email, "items": Self.navigation(current: template)]) + notice + renderer.render(template, values)
         return renderer.page(title: title, content: content, error: error, status: status, signedIn: true, csrf: op.csrf, wide: true)
     }
 
@@ -158,7 +206,8 @@ struct ConsoleRoutes: Sendable {
     }
 
     func showUsers(
-        _ op: Operator, _ request: Request?, invited: (email: String, url: String)? = nil, error: String? = nil, status: HTTPResponse.Status = .ok
+        _ op: Operator, _ request: Request?, invited: (email: String, url: String)? = nil, error: String? = nil, status: HTTPResponse.Status = .ok,
+        draft: ConsoleDraft? = nil
     ) async throws -> Response {
         let parameters = request?.uri.queryParameters
         let query = String((parameters?.get("query") ?? "").prefix(AdminAPIRoutes.maxQueryLength)).lowercased()
@@ -169,7 +218,7 @@ struct ConsoleRoutes: Sendable {
             ["id": user.id.lowercased, "name": user.email ?? user.username ?? "(anonymous)", "created": Timestamp.string(user.createdAt),
              "status": user.disabledAt == nil ? "active" : "disabled", "providers": user.authProviders.joined(separator: ", ")]
         }
-        var values: [String: Any] = ["query": query, "users": rows, "has_users": !rows.isEmpty]
+        var values: [String: Any] = ["query": query, "has_query": !query.isEmpty, "users": rows, "has_users": !rows.isEmpty]
         if page.count > Self.pageSize, let last = shown.last {
             values["next"] = "/admin/users?query=\(query.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")&after=\(last.id.lowercased)"
         }
@@ -177,6 +226,10 @@ struct ConsoleRoutes: Sendable {
         let pending = try await kernel.invitations.list()
         values["invitations"] = pending.map { ["email": $0.email, "groups": $0.groups.joined(separator: ", "), "expires": Timestamp.string($0.expiresAt)] }
         values["has_invitations"] = !pending.isEmpty
+        // A refused form, refilled (the error says why).
+        if let draft {
+            draft.apply(to: &values)
+        }
         return console("Users", "admin-users", values, op, error: error, status: status)
     }
 
@@ -289,6 +342,30 @@ struct ConsoleRoutes: Sendable {
             return try await showUsers(op, nil, invited: (made.invitation.email, made.url))
         } catch let error as AuthError {
             return try await showUsers(op, nil, error: LoginRoutes.sentence(error), status: error.status)
+        }
+    }
+
+    /// A change's answer: the page it leaves, with a one-line notice shown there once.
+    func redirect(to path: String, notice: String) -> Response {
+        var response = PageGate.redirect(to: path)
+        response.setCookie(NoticeCookie.cookie(notice, box: login.box))
+        return response
+    }
+
+    /// "Create a user": an account for an address, made at once (no mail); its page next.
+    func createUser(_ op: Operator, _ form: PageForm) async throws -> Response {
+        do {
+            let user = try await administration.create(
+                email: form["email"] ?? "", displayName: (form["display_name"] ?? "").isEmpty ? nil : form["display_name"], groups: Self.list(form["groups"]),
+                emailVerified: form["email_verified"] == "on", in: store, by: op.actor)
+            let how = user.emailVerified ? "with its email verified" : "its email not verified yet (a mailed code verifies it)"
+            return redirect(to: "/admin/users/\(user.id.lowercased)", notice: "Created the account \(user.email ?? ""), \(how).")
+        } catch let error as AuthError {
+            var draft = ConsoleDraft.of(form, action: "/admin/users/new", user: op.principal.user.id, now: kernel.clock.now())
+            draft.fields["email"] = form["email"] ?? ""
+            var op = op
+            op.draft = nil
+            return try await showUsers(op, nil, error: LoginRoutes.sentence(error), status: error.status, draft: draft)
         }
     }
 
