@@ -68,6 +68,7 @@ def sixty(stem):
 OPERATOR = sixty("theoperator")
 INVITEE = sixty("invitedperson")
 NEWCOMER = sixty("newcomer")
+CREATED = sixty("createdbyanoperator")
 STALE_OPERATOR = sixty("staleoperator")
 DISPLAY_NAME = "Maximiliane Alexandra Konstantinopolitanische-Dudelsackpfeifenmacherin von Hohenstein"
 APP_NAME = "Familienfotoarchivverwaltungsanwendungsprogramm: the family's photos and memories"
@@ -264,7 +265,7 @@ def test_no_page_scrolls_sideways_at_320_px_and_every_touch_target_is_44_px(phon
             browser.get(small.url + "/login")
             before = len(small.outbox())
             fill(browser, "email-address", STALE_OPERATOR)
-            click(browser, "form[action='/login/email/send'] button")
+            click(browser, "button[formaction='/login/email/send']")
             fill(browser, "email-code", small.mailed_code(STALE_OPERATOR, after=before))
             click(browser, "form[action='/login/email/verify'] button")
             check("login-second-step-totp")
@@ -304,7 +305,6 @@ def test_no_page_scrolls_sideways_at_320_px_and_every_touch_target_is_44_px(phon
             click(browser, "form[action='/admin/reauth'] button")
             click(browser, "form[action='/login/passkey/begin'] button")
             check("login-passkey")
-            click(browser, "#passkey-button")
             WebDriverWait(browser, 10).until(lambda d: urllib.parse.urlparse(d.current_url).path == "/admin")
 
             # /account filled in: a password, an authenticator app, a linked identity.
@@ -354,6 +354,17 @@ def test_no_page_scrolls_sideways_at_320_px_and_every_touch_target_is_44_px(phon
             click(browser, "form[action='/admin/invitations'] button")
             invitation = browser.find_element(By.ID, "invitation-url").text
             check("console-users-invited", wide=True)
+            # A user created by the operator: its page, with the notice.
+            browser.get(issuer + "/admin/users")
+            fill(browser, "new-email", CREATED)
+            fill(browser, "new-name", DISPLAY_NAME)
+            fill(browser, "new-groups", GROUPS)
+            click(browser, "form[action='/admin/users/new'] button")
+            check("console-user-created")
+            browser.get(issuer + "/admin/users")
+            fill(browser, "new-email", CREATED)
+            click(browser, "form[action='/admin/users/new'] button")
+            check("console-users-create-refused")
             browser.get(issuer + "/admin/users?" + urllib.parse.urlencode({"query": OPERATOR}))
             check("console-users-search")
             click(browser, "a[href^='/admin/users/']")
@@ -378,6 +389,10 @@ def test_no_page_scrolls_sideways_at_320_px_and_every_touch_target_is_44_px(phon
             check("console-clients-created")
             browser.get(issuer + "/admin/clients/" + app["client_id"])
             check("console-client", dark=True, wide=True)
+            fill(browser, "client-claims", "plan, archive")
+            fill(browser, "client-groups", GROUPS)
+            click(browser, f"form[action='/admin/clients/{app['client_id']}/edit'] button")
+            check("console-client-saved")
             click(browser, f"form[action='/admin/clients/{app['client_id']}/rotate'] button")
             check("console-client-rotated")
 
@@ -395,7 +410,7 @@ def test_no_page_scrolls_sideways_at_320_px_and_every_touch_target_is_44_px(phon
             check("console-webhooks", dark=True, wide=True)
             browser.get(issuer + "/admin/audit")
             check("console-audit", wide=True)
-            browser.get(issuer + "/admin/audit?" + urllib.parse.urlencode({"user": OPERATOR}))
+            browser.get(issuer + "/admin/audit?" + urllib.parse.urlencode({"user": OPERATOR, "since": "2020-01-01", "until": "2099-12-31"}))
             check("console-audit-filtered")
             browser.get(issuer + "/admin/config")
             check("console-config", wide=True)
@@ -406,19 +421,19 @@ def test_no_page_scrolls_sideways_at_320_px_and_every_touch_target_is_44_px(phon
             browser.get(issuer + "/login")
             before = len(server.outbox())
             fill(browser, "email-address", NEWCOMER)
-            click(browser, "form[action='/login/email/send'] button")
+            click(browser, "button[formaction='/login/email/send']")
             check("login-email-code")
             fill(browser, "email-code", "000000" if server.mailed_code(NEWCOMER, after=before) != "000000" else "111111")
             click(browser, "form[action='/login/email/verify'] button")
             check("login-email-code-wrong")
 
             browser.get(issuer + "/login")
-            fill(browser, "password-email", OPERATOR)
+            fill(browser, "email-address", OPERATOR)
             fill(browser, "password-password", "not the password")
-            click(browser, "form[action='/login/password/login'] button")
+            click(browser, "button[formaction='/login/password/login']")
             check("login-password-wrong")
             fill(browser, "password-password", PASSWORD)
-            click(browser, "form[action='/login/password/login'] button")
+            click(browser, "button[formaction='/login/password/login']")
             check("login-second-step", dark=True)
             click(browser, "form[action='/login/restart'] button")
 
@@ -444,11 +459,10 @@ def test_no_page_scrolls_sideways_at_320_px_and_every_touch_target_is_44_px(phon
             check("login-password-reset-wait")
 
             browser.get(issuer + "/login")
-            section = browser.find_element(By.CSS_SELECTOR, "form[action='/login/approval/start']")
-            if not section.find_element(By.CSS_SELECTOR, "input[name='email']").is_displayed():
-                browser.execute_script("document.querySelectorAll('details').forEach(e => e.open = true)")
-            section.find_element(By.CSS_SELECTOR, "input[name='email']").send_keys(OPERATOR)
-            click(browser, "form[action='/login/approval/start'] button")
+            browser.find_element(By.ID, "email-address").clear()  # the address typed earlier in this sign-in is kept
+            browser.find_element(By.ID, "email-address").send_keys(OPERATOR)
+            click(browser, "button[formaction='/login/approval/start']")
+            assert browser.find_elements(By.CSS_SELECTOR, "form[action='/login/approval/check']"), browser.find_element(By.TAG_NAME, "main").text
             check("login-approval-wait", dark=True)
             click(browser, "form[action='/login/approval/check'] button")
             check("login-approval-not-yet")

@@ -20,6 +20,13 @@ public struct AuthRequestContext: RequestContext {
     /// (`203.0.113.0/24`) or the IPv6 /48 of ``clientIP``.
     public var clientNetwork: String { ClientNetwork.network(for: clientIP) }
 
+    /// The request's `User-Agent` header (at most 512 bytes are read of it).
+    package var userAgent: String?
+
+    /// The browser and system the `User-Agent` names ("Firefox on Windows"), for naming a browser's
+    /// session or request on a page; nil when it names neither.
+    public var browser: String? { BrowserLabel.label(userAgent) }
+
     /// The contract's body limit: larger bodies get 413.
     public var maxUploadSize: Int { 64 * 1024 }
 

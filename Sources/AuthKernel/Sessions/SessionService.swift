@@ -141,6 +141,7 @@ public struct SessionService: Sendable {
         started.kind = kind
         started.authTime = authTime.map { min($0, now) }
         started.clientID = clientID
+        started.network = RequestInfo.current.map { ClientNetwork.network(for: $0.clientIP) }
         let session = started
         let current = try await store.write([.user(user.id)]) { state -> UserRecord in
             // The user may have been deleted while the caller was deciding to sign it in.

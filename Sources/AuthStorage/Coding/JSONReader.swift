@@ -327,7 +327,7 @@ extension SessionRecord {
     package static func read(_ r: inout JSONReader) throws -> SessionRecord {
         var id: UUID?, userID: UUID?, created: Date?, lastUsed: Date?, expires: Date?
         var deviceName: String?, platform: String?, amr: [String]?, hashes: [String]?, retired: [RetiredRefreshToken]?
-        var kind: SessionRecord.Kind?, keyPrefix: String?, clientID: String?, clientGrant: String?, authTime: Date?
+        var kind: SessionRecord.Kind?, keyPrefix: String?, clientID: String?, clientGrant: String?, authTime: Date?, network: String?
         try r.object { r, key in
             switch key {
             case "kind":
@@ -341,6 +341,7 @@ extension SessionRecord {
             case "user_id": userID = try r.uuid()
             case "device_name": deviceName = try r.optionalString()
             case "platform": platform = try r.optionalString()
+            case "network": network = try r.optionalString()
             case "amr":
                 amr = try r.strings()
             case "created_at": created = try r.date()
@@ -376,6 +377,7 @@ extension SessionRecord {
         s.clientID = clientID
         s.clientGrant = clientGrant
         s.authTime = authTime
+        s.network = network
         return s
     }
 }

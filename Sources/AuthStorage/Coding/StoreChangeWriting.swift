@@ -90,6 +90,7 @@ extension SessionRecord {
         if let keyPrefix { w.key("key_prefix"); w.string(keyPrefix) }
         if let kind { w.key("kind"); w.string(kind.rawValue) }
         w.key("last_used_at"); w.double(lastUsedAt.timeIntervalSince1970)
+        if let network { w.key("network"); w.string(network) }
         if let platform { w.key("platform"); w.string(platform) }
         w.key("refresh_hashes"); w.strings(refreshHashes)
         w.key("retired")

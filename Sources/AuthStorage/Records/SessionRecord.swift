@@ -10,6 +10,9 @@ public struct SessionRecord: Codable, Sendable, Equatable {
     public var deviceName: String?
     /// Client-supplied platform label (`ios`, `linux`, …).
     public var platform: String?
+    /// The network it signed in from (an IPv4 /24 or an IPv6 /48), so its owner can tell their own
+    /// places from a stranger's on the account page.
+    public var network: String?
     /// Providers used to sign in, the `amr` claim.
     public var amr: [String]
     /// Sign-in time.
@@ -80,6 +83,7 @@ public struct SessionRecord: Codable, Sendable, Equatable {
         self.clientID = nil
         self.clientGrant = nil
         self.authTime = nil
+        self.network = nil
     }
 
     /// The `auth_time` of its tokens: ``authTime`` when set, else when it began.
@@ -89,7 +93,7 @@ public struct SessionRecord: Codable, Sendable, Equatable {
         case id, userID = "user_id", deviceName = "device_name", platform, amr, createdAt = "created_at"
         case lastUsedAt = "last_used_at", expiresAt = "expires_at", refreshHashes = "refresh_hashes", retired
         case kind, keyPrefix = "key_prefix", clientID = "client_id", clientGrant = "client_grant"
-        case authTime = "auth_time"
+        case authTime = "auth_time", network
     }
 }
 

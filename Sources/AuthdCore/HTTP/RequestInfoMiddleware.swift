@@ -15,6 +15,7 @@ package struct RequestInfoMiddleware: RouterMiddleware {
         var context = context
         context.clientIP = proxies.clientAddress(peer: context.clientIP, forwardedFor: request.headers[.xForwardedFor])
         context.clientKey = ClientNetwork.key(for: context.clientIP)
+        context.userAgent = request.headers[.userAgent]
         let info = RequestInfo(id: context.id, clientIP: context.clientIP)
         do {
             var response = try await RequestInfo.$current.withValue(info) { try await next(request, context) }

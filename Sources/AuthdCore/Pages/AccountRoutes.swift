@@ -26,6 +26,15 @@ struct AccountRoutes: Sendable {
         router.post("account/grants/:client/end") { request, context in
             try await routes.login.posted(request, context) { form in try await routes.endGrant(form, request, context) }
         }
+        router.post("account/profile") { request, context in
+            try await routes.login.posted(request, context) { form in try await routes.profile(form, request) }
+        }
+        router.post("account/delete") { request, context in
+            try await routes.login.posted(request, context) { form in try await routes.delete(form, request) }
+        }
+        router.post("account/approvals/:id/:answer") { request, context in
+            try await routes.login.posted(request, context) { form in try await routes.answer(form, request, context) }
+        }
         router.post("account/:provider/:action") { request, context in
             try await routes.login.posted(request, context) { form in try await routes.providerPost(form, request, context) }
         }
@@ -66,15 +75,32 @@ struct AccountRoutes: Sendable {
     func show(_ request: Request, error: String? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
         guard let principal = try await login.browserPrincipal(request) else { return PageGate.redirect(to: "/login?return_to=%2Faccount", status: .found) }
         let csrf = LoginRoutes.csrf(principal.session.id, key: login.csrfKey)
-        let sessions = try await kernel.sessions.sessions(of: principal.user.id).sorted { $0.createdAt > $1.createdAt }
+        let now = kernel.clock.now()
+        let sessions = try await kernel.sessions.sessions(of: principal.user.id).sorted { $0.lastUsedAt > $1.lastUsedAt }
+        var appNames: [String: String] = [:]
+        for id in Set(sessions.compactMap(\.clientID)) { appNames[id] = try await openID.clients.find(id)?.name }
         let rows: [[String: Any]] = sessions.map { session in
-            [
-                "id": session.id.lowercased, "name": session.deviceName ?? (session.isBrowser ? "A browser" : "An app"),
-                "kind": session.isAPIKey ? "API key" : session.isBrowser ? "browser" : "app",
-                "created": Timestamp.string(session.createdAt), "current": session.id == principal.session.id, "csrf": csrf,
+            let (name, detail) = Self.named(session, app: session.clientID.flatMap { appNames[$0] })
+            var row: [String: Any] = [
+                "id": session.id.lowercased, "name": name,
+                "kind": session.isAPIKey ? "API key" : session.isBrowser ? "browser" : "app", "network": session.network ?? "",
+                "created": PageValue.time(session.createdAt, now: now).mustache, "used": PageValue.time(session.lastUsedAt, now: now).mustache,
+                "current": session.id == principal.session.id, "csrf": csrf,
             ]
+            // Only when there is one: Mustache would print an absent value as "nil".
+            if let detail { row["detail"] = detail }
+            return row
         }
-        let who = principal.user.email ?? principal.user.username ?? principal.user.id.lowercased
+        let approvals: [[String: Any]] = try await kernel.approvals.pending(userID: principal.user.id).filter { $0.expiresAt > now }.map { approval in
+            var row: [String: Any] = [
+                "id": approval.id, "what": Self.requestName(approval.kind), "device": approval.deviceName ?? "A device",
+                "when": PageValue.time(approval.createdAt, now: now).mustache, "not_me": approval.kind == "sign_in", "csrf": csrf,
+            ]
+            if let platform = approval.platform { row["platform"] = platform }
+            if let network = approval.network { row["network"] = network }
+            return row
+        }
+        let who = principal.user.email ?? principal.user.username ?? principal.user.displayName ?? principal.user.id.lowercased
         var grants: [[String: Any]] = []
         for grant in try await openID.consents.grants(of: principal.user.id) {
             let name = try await openID.clients.find(grant.clientID)?.name ?? grant.clientID
@@ -86,8 +112,111 @@ struct AccountRoutes: Sendable {
         let notice = error == nil ? NoticeCookie.notice(request, box: login.box) : nil
         return renderer.page(
             title: "Your account",
-            content: renderer.render("account", ["who": who, "sessions": rows, "grants": grants, "has_grants": !grants.isEmpty, "sections": sections]),
+            content: renderer.render("account", [
+                "who": who, "sessions": rows, "grants": grants, "has_grants": !grants.isEmpty, "sections": sections,
+                "approvals": approvals, "has_approvals": !approvals.isEmpty, "display_name": principal.user.displayName ?? "",
+                "confirm": Self.confirmation(principal.user), "csrf": csrf,
+            ]),
             error: error, status: status, signedIn: true, csrf: csrf, cookies: notice == nil ? [] : [NoticeCookie.spent], notice: notice)
+    }
+
+    /// A pending request answered on this page (contract §18): approved with the number the other
+    /// device shows, denied, or "Not me". The browser's own session cookie is the proof that the
+    /// API asks as a refresh token: an access token alone never reaches this page.
+    func answer(_ form: PageForm, _ request: Request, _ context: AuthRequestContext) async throws -> Response {
+        guard let principal = try await login.browserPrincipal(request) else { return PageGate.redirect(to: "/login?return_to=%2Faccount") }
+        guard login.carriesCSRF(form, of: principal) else {
+            return try await show(request, error: "This form is out of date. Try again.", status: .forbidden)
+        }
+        let id = context.parameters.get("id") ?? ""
+        guard let pending = try await kernel.approvals.pending(userID: principal.user.id).first(where: { $0.id == id }) else {
+            return try await show(request, error: "That request was answered or has ended.", status: .notFound)
+        }
+        let what = Self.requestName(pending.kind)
+        do {
+            switch context.parameters.get("answer") {
+            case "approve":
+                let typed = (form["match_code"] ?? "").filter { !$0.isWhitespace }
+                guard !typed.isEmpty, typed.count <= 8, typed.allSatisfy(\.isASCII), typed.allSatisfy(\.isNumber) else {
+                    return try await show(request, error: "Type the number the other device shows.", status: .badRequest)
+                }
+                try await ApprovalRoutes.approve(id, matchCode: typed, by: principal, kernel: kernel)
+                return done("\(what) approved: that device goes on.")
+            case "deny":
+                try await ApprovalRoutes.deny(id, reason: nil, by: principal, kernel: kernel)
+                return done("\(what) denied.")
+            case "not-me":
+                try await ApprovalRoutes.deny(id, reason: "not_me", by: principal, kernel: kernel)
+                return done("\(what) refused. Requests from that network are ignored for a while, and you were told by mail.")
+            default:
+                return try await show(request, error: "There is no such answer.", status: .notFound)
+            }
+        } catch let error as AuthError where error.code == "INVALID_CODE" {
+            return try await show(request, error: "That is not the number the other device shows. Look again and type it.", status: .badRequest)
+        } catch let error as AuthError {
+            return try await show(request, error: LoginRoutes.sentence(error), status: error.status)
+        }
+    }
+
+    /// A session as a person recognises it: the app it signed in to, else the device's name, else
+    /// its browser and system ("Firefox on Windows"); the detail says what the name leaves out.
+    static func named(_ session: SessionRecord, app: String?) -> (name: String, detail: String?) {
+        let label = session.deviceName ?? session.platform
+        if let app { return (app, label) }
+        if let name = session.deviceName { return (name, session.platform) }
+        if let platform = session.platform { return (platform, nil) }
+        return (session.isAPIKey ? "An API key" : session.isBrowser ? "A browser" : "An app", nil)
+    }
+
+    /// What "Delete my account" asks to be typed: the email, else the user name, else DELETE.
+    static func confirmation(_ user: UserRecord) -> String { user.email ?? user.username ?? "DELETE" }
+
+    /// The display name, edited.
+    func profile(_ form: PageForm, _ request: Request) async throws -> Response {
+        guard let principal = try await login.browserPrincipal(request) else { return PageGate.redirect(to: "/login?return_to=%2Faccount") }
+        guard login.carriesCSRF(form, of: principal) else {
+            return try await show(request, error: "This form is out of date. Try again.", status: .forbidden)
+        }
+        do {
+            let name = try DisplayName.validate(form["display_name"])
+            let user = try await kernel.users.update(principal.user.id) { $0.displayName = name }
+            await kernel.events.emit("user.updated", AccountEvents.data(user))
+            return done(name.map { "Your name is now “\($0)”." } ?? "Your name was removed.")
+        } catch let error as AuthError {
+            return try await show(request, error: LoginRoutes.sentence(error), status: error.status)
+        }
+    }
+
+    /// "Delete my account": the typed confirmation and a fresh sign-in (contract §12), then what
+    /// `DELETE /api/v1/auth/account` does; the browser is signed out.
+    func delete(_ form: PageForm, _ request: Request) async throws -> Response {
+        guard let principal = try await login.browserPrincipal(request) else { return PageGate.redirect(to: "/login?return_to=%2Faccount") }
+        guard login.carriesCSRF(form, of: principal) else {
+            return try await show(request, error: "This form is out of date. Try again.", status: .forbidden)
+        }
+        let expected = Self.confirmation(principal.user)
+        guard (form["confirm"] ?? "").trimmingCharacters(in: .whitespaces).lowercased() == expected.lowercased() else {
+            return try await show(request, error: "Type \(expected) exactly to delete your account. Nothing was deleted.", status: .badRequest)
+        }
+        guard kernel.sessions.isFresh(principal) else {
+            return try await show(request, error: "Sign out and in again first: your sign-in is too old to delete the account.", status: .forbidden)
+        }
+        await kernel.accountDeletion.run(for: principal.user)
+        try await kernel.users.delete(principal.user.id)
+        await kernel.audit.record("account_deleted", user: principal.user.id)
+        return renderer.page(
+            title: "Your account was deleted",
+            content: renderer.render("message", ["message": "Your account, its sign-in methods and its sessions are gone. Apps you signed in to with it may keep what they stored themselves."]),
+            cookies: [BrowserCookie.cookie("", maxAge: 0)])
+    }
+
+    /// How the page names a request of `kind`.
+    static func requestName(_ kind: String) -> String {
+        switch kind {
+        case "sign_in": "Sign-in request"
+        case "password_reset": "Password change"
+        default: "Request"
+        }
     }
 
     func endGrant(_ form: PageForm, _ request: Request, _ context: AuthRequestContext) async throws -> Response {

@@ -90,19 +90,7 @@ package struct ApprovalRoutes: Sendable {
             let principal = try context.requirePrincipal()
             let body = try await request.decodeJSON(as: ApproveBody.self, context: context)
             try await kernel.sessions.requireApprovalProof(principal, refreshToken: body.refreshToken)
-            let id = try context.parameters.require("id")
-            let kind = try await kernel.approvals.pending(userID: principal.user.id).first { $0.id == id }?.kind
-            do {
-                try await kernel.approvals.approve(id: id, userID: principal.user.id, matchCode: body.matchCode, by: principal.session)
-            } catch let error as AuthError where error.code == "INVALID_CODE" {
-                if case .number(0)? = error.details?["attempts_remaining"] {
-                    await kernel.audit.record(
-                        kernel.approvals.auditEvent(kind: kind, outcome: "denied"), user: principal.user.id, device: principal.session.deviceName,
-                        reason: "wrong_match_code")
-                }
-                throw error
-            }
-            await kernel.audit.record(kernel.approvals.auditEvent(kind: kind, outcome: "approved"), user: principal.user.id, device: principal.session.deviceName, reason: kind)
+            try await Self.approve(try context.parameters.require("id"), matchCode: body.matchCode, by: principal, kernel: kernel)
             return Response(status: .noContent)
         }
         api.post("approvals/{id}/deny") { request, context -> Response in
@@ -113,11 +101,7 @@ package struct ApprovalRoutes: Sendable {
             guard reason == nil || reason == "not_me" else { throw AuthError.invalidRequest("`reason` is `not_me` or absent.", field: "reason") }
             // "Not me" blocks a network and mails the owner: a leaked access token alone must not (§12).
             if reason != nil { try await kernel.sessions.requireApprovalProof(principal, refreshToken: body?.refreshToken) }
-            let id = try context.parameters.require("id")
-            let kind = try await kernel.approvals.pending(userID: principal.user.id).first { $0.id == id }?.kind
-            try await kernel.approvals.deny(id: id, userID: principal.user.id, reason: reason)
-            await kernel.audit.record(
-                kernel.approvals.auditEvent(kind: kind, outcome: "denied"), user: principal.user.id, device: principal.session.deviceName, reason: reason ?? kind)
+            try await Self.deny(try context.parameters.require("id"), reason: reason, by: principal, kernel: kernel)
             return Response(status: .noContent)
         }
         api.get("approvals/stream") { _, context -> Response in
@@ -128,6 +112,31 @@ package struct ApprovalRoutes: Sendable {
                 body: try eventStream(for: principal.user.id, session: principal.session.id)
             )
         }
+    }
+
+    /// Approves the request `id` with the number its device shows, audited; the proof of contract
+    /// §12 is the caller's to check first (the API's refresh token, the account page's cookie).
+    static func approve(_ id: String, matchCode: String, by principal: Principal, kernel: Kernel) async throws {
+        let kind = try await kernel.approvals.pending(userID: principal.user.id).first { $0.id == id }?.kind
+        do {
+            try await kernel.approvals.approve(id: id, userID: principal.user.id, matchCode: matchCode, by: principal.session)
+        } catch let error as AuthError where error.code == "INVALID_CODE" {
+            if case .number(0)? = error.details?["attempts_remaining"] {
+                await kernel.audit.record(
+                    kernel.approvals.auditEvent(kind: kind, outcome: "denied"), user: principal.user.id, device: principal.session.deviceName,
+                    reason: "wrong_match_code")
+            }
+            throw error
+        }
+        await kernel.audit.record(kernel.approvals.auditEvent(kind: kind, outcome: "approved"), user: principal.user.id, device: principal.session.deviceName, reason: kind)
+    }
+
+    /// Denies the request `id` (`reason` `not_me`: the kind's effects of contract §15), audited.
+    static func deny(_ id: String, reason: String?, by principal: Principal, kernel: Kernel) async throws {
+        let kind = try await kernel.approvals.pending(userID: principal.user.id).first { $0.id == id }?.kind
+        try await kernel.approvals.deny(id: id, userID: principal.user.id, reason: reason)
+        await kernel.audit.record(
+            kernel.approvals.auditEvent(kind: kind, outcome: "denied"), user: principal.user.id, device: principal.session.deviceName, reason: reason ?? kind)
     }
 
     /// `event: approval` with the listed shape for each new request; `: keep-alive` comments between.
