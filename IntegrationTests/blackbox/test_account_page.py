@@ -57,7 +57,7 @@ def test_a_sign_in_from_a_second_browser_is_approved_on_the_first_ones_account_p
         wrong = "%02d" % ((int(number) + 1) % 100)
         fill(first, first.find_element(By.CSS_SELECTOR, "section.approvals input[name='match_code']").get_attribute("id"), wrong)
         click(first, "section.approvals form[action$='/approve'] button")
-        assert "not the number" in error(first)
+        assert error(first) == "That was not the number the other device shows, so the request was refused: ask again from that device."
         # One wrong number ends a sign-in request (§15): the second browser is told so.
         assert waiting(first) == []
 

@@ -63,7 +63,7 @@ def test_a_person_renames_and_removes_a_passkey_on_their_account_page():
 
         browser.find_element(By.CSS_SELECTOR, "details.inline-edit summary").click()
         click(browser, "form[action='/account/passkey/remove'] button")
-        assert "Passkey removed. Your account has no second factor now" in notice(browser)
+        assert notice(browser) == "Passkey removed. Your account has no second factor now: signing in asks for one step only."
         assert "No passkey yet" in browser.page_source
         shots(browser, "account-passkey-removed")
         accessible(browser)
@@ -78,7 +78,7 @@ def test_a_person_renames_and_removes_a_passkey_on_their_account_page():
 
 
 def test_an_operator_removes_a_users_authenticator_app_and_password_and_the_owner_is_told():
-    with chromium(1280, 900) as browser, localhost(["email", "password", "passkey", "totp"], email={"resend_interval": 0}) as server:
+    with chromium(1280, 900) as browser, localhost(["email", "password", "passkey", "totp", "approval"], email={"resend_interval": 0}) as server:
         email = "lost@example.com"
         assert server.call("POST", "/api/v1/auth/password/register", {"email": email, "password": PASSWORD})[0] == 202
         status, session, _ = server.call("POST", "/api/v1/auth/password/verify-email", {"email": email, "code": server.mailed_code(email), "password": PASSWORD})
@@ -93,7 +93,13 @@ def test_an_operator_removes_a_users_authenticator_app_and_password_and_the_owne
         user_id = session["user"]["id"]
         browser.get(server.url + "/admin/users/" + user_id)
         ways = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "form[action$='/remove'] button")]
-        assert "Remove the authenticator app and its recovery codes" in ways and "Remove the password" in ways, ways
+        # What the person enrolled, nothing offered to everyone (an approval, a mailed code).
+        assert ways == ["Remove the authenticator app and its recovery codes", "Remove the recovery codes", "Remove the password"], ways
+        # The recovery codes alone (printed ones stolen): a sign-in no longer offers them, the app stays.
+        click(browser, "form[action$='/remove']:has(input[value='recovery_code']) button")
+        assert notice(browser) == f"Removed the recovery codes. {email} was told by mail."
+        status, challenge, _ = server.call("POST", "/api/v1/auth/password/login", {"email": email, "password": PASSWORD})
+        assert status == 202 and "recovery_code" not in challenge["factors"] and "totp" in challenge["factors"], challenge
         shots(browser, "console-user-ways-to-sign-in")
         accessible(browser)
         mailed = len(server.mails(to=email))

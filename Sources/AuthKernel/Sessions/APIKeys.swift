@@ -40,7 +40,7 @@ extension SessionService {
         )
         session.kind = .apiKey
         session.keyPrefix = String(body.prefix(8))
-        session.network = RequestInfo.current.map { ClientNetwork.network(for: $0.clientIP) }
+        session.network = sealedNetwork()
         let userID = principal.user.id, limit = settings.apiKeys.maxPerUser, record = session
         try await store.write([.user(userID), .sessionsOfUser(userID)]) { state in
             guard state.user(id: userID) != nil else { throw AuthError.unauthorized }

@@ -24,6 +24,20 @@ public struct SessionService: Sendable {
     /// The groups a registered app lets in (nil: no such app, or everyone), for the sessions a device
     /// sign-in naming it started: their refresh obeys the app's groups (contract §17).
     package var appGroups: @Sendable (_ clientID: String) async throws -> [String]? = { _ in nil }
+    /// Seals the network a session signed in from: its owner reads it on `/account`, and no
+    /// address is kept at rest in clear. Without one, nothing is kept.
+    package var networkBox: SecretBox?
+
+    /// The sealed network of the request being handled, for a new session.
+    func sealedNetwork() -> String? {
+        guard let networkBox, let info = RequestInfo.current else { return nil }
+        return networkBox.seal(ClientNetwork.network(for: info.clientIP))
+    }
+
+    /// The network `session` signed in from, as its owner's page shows it.
+    package func network(of session: SessionRecord) -> String? {
+        session.network.flatMap { networkBox?.open($0) }
+    }
 
     /// Creates the service.
     package init(
@@ -141,7 +155,7 @@ public struct SessionService: Sendable {
         started.kind = kind
         started.authTime = authTime.map { min($0, now) }
         started.clientID = clientID
-        started.network = RequestInfo.current.map { ClientNetwork.network(for: $0.clientIP) }
+        started.network = sealedNetwork()
         let session = started
         let current = try await store.write([.user(user.id)]) { state -> UserRecord in
             // The user may have been deleted while the caller was deciding to sign it in.

@@ -10,8 +10,8 @@ public struct SessionRecord: Codable, Sendable, Equatable {
     public var deviceName: String?
     /// Client-supplied platform label (`ios`, `linux`, …).
     public var platform: String?
-    /// The network it signed in from (an IPv4 /24 or an IPv6 /48), so its owner can tell their own
-    /// places from a stranger's on the account page.
+    /// The network it signed in from (an IPv4 /24 or an IPv6 /48), sealed: its owner tells their
+    /// own places from a stranger's on the account page, and no address is kept in clear.
     public var network: String?
     /// Providers used to sign in, the `amr` claim.
     public var amr: [String]

@@ -62,15 +62,17 @@ struct UserAdministration: Sendable {
         let factor = kernel.signInHooks.factor(named: name)
         guard factor != nil || name == Self.passwordCredential else { throw AuthError.notFound("There is no such way to sign in.") }
         let removed = try await kernel.users.change(user.id) { user -> Bool in
+            let before = user
             if let factor {
-                guard factor.isAvailable(for: user) else { return false }
+                // Only what the person enrolled: a factor offered to everyone (an approval, a
+                // mailed code) has nothing of theirs to take away.
+                guard !factor.enrollments(for: user).isEmpty else { return false }
                 factor.removeAll(from: &user)
             } else {
-                guard user.secrets[Self.passwordCredential] != nil else { return false }
                 user.secrets[Self.passwordCredential] = nil
                 user.identities.removeAll { $0.provider == Self.passwordCredential }
             }
-            return true
+            return user.secrets != before.secrets || user.identities != before.identities
         }
         guard removed else { return false }
         await kernel.audit.record(actor.event, user: user.id, account: actor.account, reason: "remove credential: \(name)")

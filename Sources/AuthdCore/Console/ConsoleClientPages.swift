@@ -131,7 +131,7 @@ extension ConsoleRoutes {
                         draft: ConsoleDraft.of(form, action: "/admin/clients/\(id)/edit", user: op.principal.user.id, now: kernel.clock.now()))
                 }
                 await kernel.audit.record("admin_console", account: op.email, reason: "update client \(id)")
-                return redirect(to: "/admin/clients/\(id)", notice: "Saved the app's settings.")
+                return redirect(to: "/admin/clients/\(id)", notice: "Saved the app's settings.", for: op)
             case "rotate":
                 guard let (_, secret) = try await openIDClients.rotateSecret(id, grace: 0) else { break }
                 await kernel.audit.record("admin_console", account: op.email, reason: "rotate client secret \(id)")

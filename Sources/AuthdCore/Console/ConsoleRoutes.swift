@@ -83,7 +83,7 @@ struct ConsoleRoutes: Sendable {
             switch try await admit(request) {
             case .operator(var op):
                 op.draft = ConsoleDraft.unsealed(request, box: login.box, user: op.principal.user.id, page: request.uri.path, now: kernel.clock.now())
-                op.notice = NoticeCookie.notice(request, box: login.box)
+                op.notice = NoticeCookie.notice(request, box: login.box, session: op.principal.session.id)
                 var response = try await body(op)
                 // Refilled once: the draft is spent; shown once: the notice too.
                 if op.draft != nil { response.setCookie(ConsoleDraft.spent) }
@@ -253,7 +253,7 @@ struct ConsoleRoutes: Sendable {
             "app_metadata": metadataDraft ?? Self.json(.object(user.appMetadata)), "user_metadata": Self.json(.object(user.userMetadata)),
             "confirm": confirm, "resets": kernel.resets.all.map { ["kind": $0.name] }, "groups": user.groups.joined(separator: ", "),
         ]
-        var removable: [[String: Any]] = kernel.signInHooks.factors.filter { $0.isAvailable(for: user) }.map { factor in
+        var removable: [[String: Any]] = kernel.signInHooks.factors.filter { !$0.enrollments(for: user).isEmpty }.map { factor in
             let names = factor.enrollments(for: user).compactMap(\.name)
             let left = factor.enrollments(for: user).compactMap(\.remaining).first
             let detail = !names.isEmpty ? names.joined(separator: ", ") : left.map { "\($0) left" } ?? ""
@@ -346,9 +346,9 @@ struct ConsoleRoutes: Sendable {
     }
 
     /// A change's answer: the page it leaves, with a one-line notice shown there once.
-    func redirect(to path: String, notice: String) -> Response {
+    func redirect(to path: String, notice: String, for op: Operator) -> Response {
         var response = PageGate.redirect(to: path)
-        response.setCookie(NoticeCookie.cookie(notice, box: login.box))
+        response.setCookie(NoticeCookie.cookie(notice, box: login.box, session: op.principal.session.id))
         return response
     }
 
@@ -359,7 +359,7 @@ struct ConsoleRoutes: Sendable {
                 email: form["email"] ?? "", displayName: (form["display_name"] ?? "").isEmpty ? nil : form["display_name"], groups: Self.list(form["groups"]),
                 emailVerified: form["email_verified"] == "on", in: store, by: op.actor)
             let how = user.emailVerified ? "with its email verified" : "its email not verified yet (a mailed code verifies it)"
-            return redirect(to: "/admin/users/\(user.id.lowercased)", notice: "Created the account \(user.email ?? ""), \(how).")
+            return redirect(to: "/admin/users/\(user.id.lowercased)", notice: "Created the account \(user.email ?? ""), \(how).", for: op)
         } catch let error as AuthError {
             var draft = ConsoleDraft.of(form, action: "/admin/users/new", user: op.principal.user.id, now: kernel.clock.now())
             draft.fields["email"] = form["email"] ?? ""

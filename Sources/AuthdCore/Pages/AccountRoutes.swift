@@ -54,7 +54,7 @@ struct AccountRoutes: Sendable {
         do {
             guard let step = try await provider.accountPost(action: context.parameters.get("action") ?? "", form: form, principal: principal, context: context)
             else { return PageGate.redirect(to: "/account") }
-            if step.returnsToAccount { return done(step.notice) }
+            if step.returnsToAccount { return done(step.notice, principal) }
             return renderer.page(
                 title: "Your account", content: renderer.render(step, csrf: csrf, action: "/account/\(id)/"), error: step.error, status: step.status,
                 signedIn: true, csrf: csrf)
@@ -66,9 +66,9 @@ struct AccountRoutes: Sendable {
     }
 
     /// Back to `/account`, which shows `notice` once.
-    func done(_ notice: String?) -> Response {
+    func done(_ notice: String?, _ principal: Principal) -> Response {
         var response = PageGate.redirect(to: "/account")
-        if let notice { response.setCookie(NoticeCookie.cookie(notice, box: login.box)) }
+        if let notice { response.setCookie(NoticeCookie.cookie(notice, box: login.box, session: principal.session.id)) }
         return response
     }
 
@@ -83,7 +83,7 @@ struct AccountRoutes: Sendable {
             let (name, detail) = Self.named(session, app: session.clientID.flatMap { appNames[$0] })
             var row: [String: Any] = [
                 "id": session.id.lowercased, "name": name,
-                "kind": session.isAPIKey ? "API key" : session.isBrowser ? "browser" : "app", "network": session.network ?? "",
+                "kind": session.isAPIKey ? "API key" : session.isBrowser ? "browser" : "app", "network": kernel.sessions.network(of: session) ?? "",
                 "created": PageValue.time(session.createdAt, now: now).mustache, "used": PageValue.time(session.lastUsedAt, now: now).mustache,
                 "current": session.id == principal.session.id, "csrf": csrf,
             ]
@@ -109,7 +109,7 @@ struct AccountRoutes: Sendable {
         let sections: [[String: Any]] = login.providers.compactMap { provider in
             provider.accountStep(for: principal).map { ["html": renderer.render($0, csrf: csrf, action: "/account/\(type(of: provider).id)/")] }
         }
-        let notice = error == nil ? NoticeCookie.notice(request, box: login.box) : nil
+        let notice = error == nil ? NoticeCookie.notice(request, box: login.box, session: principal.session.id) : nil
         return renderer.page(
             title: "Your account",
             content: renderer.render("account", [
@@ -141,18 +141,22 @@ struct AccountRoutes: Sendable {
                     return try await show(request, error: "Type the number the other device shows.", status: .badRequest)
                 }
                 try await ApprovalRoutes.approve(id, matchCode: typed, by: principal, kernel: kernel)
-                return done("\(what) approved: that device goes on.")
+                return done("\(what) approved: that device goes on.", principal)
             case "deny":
                 try await ApprovalRoutes.deny(id, reason: nil, by: principal, kernel: kernel)
-                return done("\(what) denied.")
+                return done("\(what) denied.", principal)
             case "not-me":
                 try await ApprovalRoutes.deny(id, reason: "not_me", by: principal, kernel: kernel)
-                return done("\(what) refused. Requests from that network are ignored for a while, and you were told by mail.")
+                let mailed = principal.user.email != nil && principal.user.emailVerified ? ", and you were told by mail" : ""
+                return done("\(what) refused. Requests from that network are ignored for a while\(mailed).", principal)
             default:
                 return try await show(request, error: "There is no such answer.", status: .notFound)
             }
         } catch let error as AuthError where error.code == "INVALID_CODE" {
-            return try await show(request, error: "That is not the number the other device shows. Look again and type it.", status: .badRequest)
+            guard case .number(let left)? = error.details?["attempts_remaining"], left > 0 else {
+                return try await show(request, error: "That was not the number the other device shows, so the request was refused: ask again from that device.", status: .badRequest)
+            }
+            return try await show(request, error: "That is not the number the other device shows: \(Int(left)) \(left == 1 ? "try" : "tries") left.", status: .badRequest)
         } catch let error as AuthError {
             return try await show(request, error: LoginRoutes.sentence(error), status: error.status)
         }
@@ -181,7 +185,7 @@ struct AccountRoutes: Sendable {
             let name = try DisplayName.validate(form["display_name"])
             let user = try await kernel.users.update(principal.user.id) { $0.displayName = name }
             await kernel.events.emit("user.updated", AccountEvents.data(user))
-            return done(name.map { "Your name is now “\($0)”." } ?? "Your name was removed.")
+            return done(name.map { "Your name is now “\($0)”." } ?? "Your name was removed.", principal)
         } catch let error as AuthError {
             return try await show(request, error: LoginRoutes.sentence(error), status: error.status)
         }
@@ -227,7 +231,7 @@ struct AccountRoutes: Sendable {
         let client = context.parameters.get("client") ?? ""
         let name = try await openID.clients.find(client)?.name ?? "The app"
         _ = try await openID.endGrant(of: principal.user.id, client: client)
-        return done("\(name) no longer signs you in; it asks again next time.")
+        return done("\(name) no longer signs you in; it asks again next time.", principal)
     }
 
     func end(_ form: PageForm, _ request: Request, _ context: AuthRequestContext) async throws -> Response {
@@ -243,6 +247,6 @@ struct AccountRoutes: Sendable {
             return try await show(request, error: "Sign in again to end an API key: your sign-in is too old for that.", status: .forbidden)
         }
         try await kernel.sessions.revoke(id, of: principal.user.id)
-        return done("Signed out there.")
+        return done("Signed out there.", principal)
     }
 }

@@ -178,6 +178,7 @@ package final class AuthServer: Sendable {
             )
             let appsForSessions = OpenIDClients(store: store, clock: clock, audience: config.audience)
             sessions.appGroups = { id in try await appsForSessions.find(id)?.allowedGroups }
+            sessions.networkBox = try SecretBox(key: try keys.loadOrCreateSecret(named: "session-network", logger: logger))
             let notices = SignInMethodNotices(
                 mailer: mailer, clock: clock, logger: logger, names: registry.methodNames,
                 tokens: SingleUseTokens(store: store, secret: codeSecret, clock: clock), issuer: { issuerName.value })

@@ -91,9 +91,14 @@ extension PasskeyProvider: PageSignIn {
             return .backToAccount(notice: "Passkey renamed to “\(name)”.")
         case "remove":
             try kernel.sessions.requireFresh(principal)
+            // The account's only way in stays until another is added: removing it would lock the person out.
+            let others = principal.user.identities.filter { $0.provider != Self.id }
+            if others.isEmpty, PasskeyRecord.all(principal.user).count == 1 {
+                throw AuthError.invalidState("This passkey is your only way to sign in: add another (an email address, a password) before removing it.")
+            }
             let after = try await remove(form["id"] ?? "", from: principal.user.id, device: principal.session.deviceName)
             if kernel.signInHooks.hasSecondFactor(after) { return .backToAccount(notice: "Passkey removed.") }
-            return .backToAccount(notice: "Passkey removed. Your account has no second factor now: a sign-in asks only for its first step (a mailed code or your password).")
+            return .backToAccount(notice: "Passkey removed. Your account has no second factor now: signing in asks for one step only.")
         default:
             throw AuthError.notFound()
         }

@@ -43,6 +43,9 @@ extension TOTPProvider {
             return [SecondFactorEnrollment(type: name, createdAt: Date(timeIntervalSince1970: codes.createdAt), remaining: codes.hashes.count)]
         }
 
+        /// The codes alone: the authenticator app stays (an operator's "remove the recovery codes").
+        func removeAll(from user: inout UserRecord) { user.secrets[RecoveryCodes.key] = nil }
+
         func verify(_ answer: JSONValue, for user: UserRecord, challenge: SignInChallenge) async throws -> Bool {
             guard case .string(let code) = answer else { return false }
             let used = try await provider.useRecoveryCode(code, of: user.id)
