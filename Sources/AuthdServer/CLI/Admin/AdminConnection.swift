@@ -44,6 +44,12 @@ enum AdminConnection {
             throw error
         }
         line?.finish()
+        try show(output)
+    }
+
+    /// Prints an output: its text on standard output, its note (a reminder, or why it failed) on
+    /// standard error; a failure's exit code.
+    static func show(_ output: AdminOutput) throws {
         FileHandle.standardOutput.write(Data(output.text.utf8))
         if let note = output.note { FileHandle.standardError.write(Data("authd: \(note)\n".utf8)) }
         if output.exitCode != 0 { throw ExitCode(output.exitCode) }

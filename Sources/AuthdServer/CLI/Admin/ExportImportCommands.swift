@@ -53,7 +53,6 @@ struct ImportCommand: AsyncParsableCommand {
         let line = ProgressLine.onTerminal()
         let output = try await AdminConnection.runDirectly(.importBundle(from: URL(fileURLWithPath: from).path), target, progress: line?.sink)
         line?.finish()
-        FileHandle.standardOutput.write(Data(output.text.utf8))
-        if output.exitCode != 0 { throw ExitCode(output.exitCode) }
+        try AdminConnection.show(output)
     }
 }
