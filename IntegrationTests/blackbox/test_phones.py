@@ -51,7 +51,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 from chromium import chromium
 from conftest import running_server
 from test_oidc_web_flow import GitHubStandIn
-from test_page_methods import add_authenticator, fill, free_port, on_account
+from test_page_methods import add_authenticator, fill, free_port, on_account, sign_in_with_email
 from test_pages import click
 from test_third_review import CHALLENGE
 
@@ -262,12 +262,7 @@ def test_no_page_scrolls_sideways_at_320_px_and_every_touch_target_is_44_px(phon
             enrolment = small.call("POST", "/api/v1/auth/mfa/totp/enroll", token=stale["access_token"])[1]
             stale_app = pyotp.parse_uri(enrolment["otpauth_uri"])
             assert small.call("POST", "/api/v1/auth/mfa/totp/confirm", {"code": stale_app.now()}, token=stale["access_token"])[0] == 200
-            browser.get(small.url + "/login")
-            before = len(small.outbox())
-            fill(browser, "email-address", STALE_OPERATOR)
-            click(browser, "button[formaction='/login/email/send']")
-            fill(browser, "email-code", small.mailed_code(STALE_OPERATOR, after=before))
-            click(browser, "form[action='/login/email/verify'] button")
+            sign_in_with_email(browser, small, STALE_OPERATOR)
             check("login-second-step-totp")
             fill(browser, "factor-totp", stale_app.at(time.time() + 30))
             click(browser, "form[action='/login/factor'] button")

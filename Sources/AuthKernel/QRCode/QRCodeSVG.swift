@@ -19,24 +19,8 @@ extension QRCode {
                 path += "M\(start + quiet) \(y + quiet)h\(x - start)v1h-\(x - start)z"
             }
         }
-        let label = Self.escaped(title)
+        let label = XMLText.escaped(title)
         return "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 \(side) \(side)\" role=\"img\" aria-label=\"\(label)\" shape-rendering=\"crispEdges\">"
             + "<title>\(label)</title><rect width=\"\(side)\" height=\"\(side)\" fill=\"#fff\"/><path fill=\"#000\" d=\"\(path)\"/></svg>"
-    }
-
-    /// Text safe in an element or an attribute.
-    private static func escaped(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(character)
-            }
-        }
-        return out
     }
 }

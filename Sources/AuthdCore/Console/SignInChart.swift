@@ -1,4 +1,5 @@
 import Foundation
+import AuthKernel
 
 /// The overview's chart, drawn on the server as SVG (no script, no chart library): for each
 /// provider its name, then a bar of sign-ins and one of failures, the longest bar the largest count.
@@ -33,28 +34,12 @@ enum SignInChart {
             let y = legendHeight + i * rowHeight
             let barY = y + labelHeight + 2
             let ok = row.succeeded * plot / largest, failed = row.failed * plot / largest
-            out += "<text class=\"chart-label chart-provider\" x=\"0\" y=\"\(y + labelHeight - 5)\">\(escape(row.provider))</text>\n"
+            out += "<text class=\"chart-label chart-provider\" x=\"0\" y=\"\(y + labelHeight - 5)\">\(XMLText.escaped(row.provider))</text>\n"
             out += "<rect class=\"chart-ok\" x=\"0\" y=\"\(barY)\" width=\"\(max(ok, row.succeeded > 0 ? 2 : 0))\" height=\"\(barHeight)\"></rect>\n"
             out += "<text class=\"chart-value\" x=\"\(ok + 6)\" y=\"\(barY + barHeight - 4)\">\(row.succeeded) signed in</text>\n"
             out += "<rect class=\"chart-failed-bar\" x=\"0\" y=\"\(barY + barHeight + 4)\" width=\"\(max(failed, row.failed > 0 ? 2 : 0))\" height=\"\(barHeight)\" fill=\"url(#chart-hatch)\"></rect>\n"
             out += "<text class=\"chart-value\" x=\"\(failed + 6)\" y=\"\(barY + 2 * barHeight)\">\(row.failed) failed</text>\n"
         }
         return out + "</svg>"
-    }
-
-    /// XML's five special characters.
-    static func escape(_ text: String) -> String {
-        var out = ""
-        for c in text {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(c)
-            }
-        }
-        return out
     }
 }
