@@ -100,6 +100,7 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
+            resources: [.embedInCode("Languages/Catalogs/en.po"), .embedInCode("Languages/Catalogs/de.po")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -288,6 +289,7 @@ let package = Package(
                 .embedInCode("Pages/Templates/admin-webhooks.mustache"), .embedInCode("Pages/Templates/admin-audit.mustache"),
                 .embedInCode("Pages/Templates/admin-config.mustache"),
                 .embedInCode("Pages/Templates/authd.css"), .embedInCode("Pages/Templates/passkey.js"), .embedInCode("Pages/Templates/poll.js"),
+                .embedInCode("Locales/en.po"), .embedInCode("Locales/de.po"), .embedInCode("Locales/console-en.po"), .embedInCode("Locales/console-de.po"),
             ],
             swiftSettings: swiftSettings
         ),

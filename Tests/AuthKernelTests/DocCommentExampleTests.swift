@@ -156,19 +156,26 @@ struct DocCommentExampleTests {
         let h = try await TestHarness.make(providers: [])
         let kernel = h.kernel
         let createdAt = kernel.clock.now()
-        let row: [String: PageValue] = ["added": .time(createdAt, now: kernel.clock.now())]
+        let row: [String: PageValue] = ["added": .time(createdAt, now: kernel.clock.now(), messages: kernel.messages)]
         guard case .list(let parts) = row["added"], let time = parts.first else { Issue.record("a time is a section of one row"); return }
         #expect(time["words"] == .text("just now") && time["iso"] != nil && time["exact"] != nil)
         let now = Date(timeIntervalSince1970: 1_795_000_000)
         func words(_ secondsAgo: Double) -> PageValue? {
-            guard case .list(let parts) = PageValue.time(now.addingTimeInterval(-secondsAgo), now: now) else { return nil }
+            guard case .list(let parts) = PageValue.time(now.addingTimeInterval(-secondsAgo), now: now, messages: kernel.messages) else { return nil }
             return parts.first?["words"]
         }
         #expect(words(59) == .text("just now") && words(60) == .text("1 minute ago") && words(3599) == .text("59 minutes ago"))
         #expect(words(3600) == .text("1 hour ago") && words(86_399) == .text("23 hours ago") && words(86_400) == .text("yesterday"))
         #expect(words(2 * 86_400) == .text("2 days ago") && words(40 * 86_400) == .text("on 9 Oct 2026") && words(-30) == .text("just now"))
-        guard case .list(let exact) = PageValue.time(now, now: now) else { return }
+        guard case .list(let exact) = PageValue.time(now, now: now, messages: kernel.messages) else { return }
         #expect(exact.first?["exact"] == .text("18 Nov 2026, 11:06 UTC") && exact.first?["iso"] == .text("2026-11-18T11:06:40Z"))
+        // In German, as a request asking for it is answered: words, the date and the time its way.
+        RequestLanguage.$current.withValue(RequestLanguage(fixed: "de")) {
+            #expect(words(59) == .text("gerade eben") && words(60) == .text("vor 1 Minute") && words(3 * 86_400) == .text("vor 3 Tagen"))
+            #expect(words(40 * 86_400) == .text("am 9. Okt. 2026") && words(86_400) == .text("gestern"))
+            guard case .list(let exact) = PageValue.time(now, now: now, messages: kernel.messages) else { return }
+            #expect(exact.first?["exact"] == .text("18. Nov. 2026, 11:06 UTC"))
+        }
 
         let step: PageStep = .backToAccount(notice: "Passkey renamed.")
         #expect(step.notice == "Passkey renamed." && step.returnsToAccount && !PageStep(template: "passkey.account").returnsToAccount)

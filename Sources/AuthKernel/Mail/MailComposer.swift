@@ -21,6 +21,9 @@ package enum MailComposer {
             "To: " + mailbox(recipient),
             "Subject: " + encodedWords(message.subject),
             "MIME-Version: 1.0",
+        ]
+        if let language = message.language.flatMap({ LanguageTag($0) }) { lines.append("Content-Language: \(language)") }
+        lines += [
             "Content-Type: multipart/alternative; boundary=\"\(boundary)\"",
             "",
             "--\(boundary)",

@@ -2,6 +2,8 @@
 package struct MailMessage: Sendable, Equatable, Codable {
     /// Recipient address.
     package var to: String
+    /// The language it is written in (`Content-Language`), if known.
+    package var language: String?
     /// Subject line.
     package var subject: String
     /// Plain-text body.
@@ -15,8 +17,9 @@ package struct MailMessage: Sendable, Equatable, Codable {
     package var template: String?
 
     /// Creates a message.
-    package init(to: String, subject: String, text: String, html: String? = nil, code: String? = nil, template: String? = nil) {
+    package init(to: String, language: String? = nil, subject: String, text: String, html: String? = nil, code: String? = nil, template: String? = nil) {
         self.to = to
+        self.language = language
         self.subject = subject
         self.text = text
         self.html = html

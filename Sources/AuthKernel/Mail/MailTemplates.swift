@@ -2,17 +2,29 @@ import Foundation
 package import Logging
 import Synchronization
 
-/// One mail's wording: subject, text and HTML, with `{{name}}` placeholders.
+/// One mail's wording: subject, text and HTML, with `{{name}}` placeholders and `[[key]]` sentences
+/// from the message catalogs (``Messages``), put in the recipient's language.
 public struct MailTemplate: Sendable {
-    /// How long a code lives, for `{{lifetime}}`: "5 minutes", "1 minute", "90 seconds", "1 hour".
+    /// How long a code lives, in English: "5 minutes", "1 minute", "90 seconds", "1 hour".
+    @available(*, deprecated, message: "pass `lifetime:` to Mailer.send, which words it in the recipient's language")
     public static func lifetime(_ seconds: Int) -> String { MailTemplates.lifetime(seconds) }
+
+    /// A mail that carries a code, worded by the provider's message catalog: the keys `KEY.subject`,
+    /// `KEY.lead` (before the code) and `KEY.tail` (after it), in the recipient's language, as text
+    /// and as HTML with the code set large. Their placeholders (`{{code}}`, `{{lifetime}}`,
+    /// `{{product_name}}`) work in all three.
+    ///
+    /// ```swift
+    /// let template = MailTemplate.code(catalog: "email.sign_in_code")
+    /// ```
+    public static func code(catalog key: String) -> MailTemplate {
+        code(subject: "[[\(key).subject]]", lead: "[[\(key).lead]]", tail: "[[\(key).tail]]")
+    }
 
     /// A mail that carries a code: `lead` then the code (`{{code}}`) then `tail`, as text and as
     /// HTML with the code set large. Placeholders work in all three parts.
     ///
-    /// ```swift
-    /// let template = MailTemplate.code(subject: "Your {{product_name}} code: {{code}}", lead: "Your code is", tail: "It expires in {{lifetime}}.")
-    /// ```
+    /// One language only: a provider with a message catalog uses ``code(catalog:)``.
     public static func code(subject: String, lead: String, tail: String) -> MailTemplate {
         MailTemplate(subject: subject, text: "\(lead) {{code}}.\n\n\(tail)", html: MailTemplates.codeHTML(lead, tail))
     }
@@ -48,14 +60,17 @@ package final class MailTemplates: Sendable {
     package let folder: String?
     /// `mail.product_name`.
     package let productName: String
+    /// The sentences `[[key]]` stands for.
+    package let messages: Messages
     private let defaults: Mutex<[String: MailTemplate]>
     /// Old override names already warned about, so a busy server says it once.
     private let warned = Mutex<Set<String>>([])
     private let logger: Logger?
 
     /// Creates the set with the built-in templates.
-    package init(folder: String?, productName: String, logger: Logger? = nil) {
+    package init(folder: String?, productName: String, messages: Messages = Messages(folder: nil), logger: Logger? = nil) {
         self.folder = folder
+        self.messages = messages
         self.productName = productName
         self.logger = logger
         defaults = Mutex(Self.builtIn)
@@ -90,17 +105,25 @@ package final class MailTemplates: Sendable {
     /// Renders a template into a message.
     /// - Precondition: `name` is a registered template.
     /// The override files in the folder for `name` (`NAME.subject`, `.txt`, `.html`), by path.
+    /// A language's own overrides (`DATA/templates/de/NAME.txt`) are listed too.
     package func overrides(of name: String) -> [String] {
         guard let folder else { return [] }
-        return [".subject", ".txt", ".html"].map { folder + "/" + name + $0 }.filter { FileManager.default.fileExists(atPath: $0) }
+        let languages = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { LanguageTag($0)?.description == $0 }.sorted()
+        return ([""] + languages.map { $0 + "/" }).flatMap { dir in [".subject", ".txt", ".html"].map { folder + "/" + dir + name + $0 } }
+            .filter { FileManager.default.fileExists(atPath: $0) }
     }
 
-    package func render(_ name: String, to: String, values: [String: String], code: String? = nil) -> MailMessage {
+    /// Renders a template into a message in `language` (its `[[key]]` sentences, its lifetime in
+    /// words); an override file in `DATA/templates/LANGUAGE/` comes before a bare one.
+    package func render(_ name: String, to: String, values: [String: String], code: String? = nil, lifetime: Int? = nil, language: String? = nil) -> MailMessage {
         guard var template = defaults.withLock({ $0[name] }) else { preconditionFailure("no mail template named \(name)") }
+        let language = messages.available(language) ?? "en"
         if let folder {
             let base = folder + "/" + name
             let legacy = name.split(separator: ".").last.map { folder + "/" + $0 } ?? base
+            let own = messages.chain(language).map { folder + "/" + $0 + "/" + name }
             func read(_ suffix: String) -> String? {
+                for path in own { if let s = try? String(contentsOfFile: path + suffix, encoding: .utf8) { return s } }
                 if let s = try? String(contentsOfFile: base + suffix, encoding: .utf8) { return s }
                 guard let s = try? String(contentsOfFile: legacy + suffix, encoding: .utf8) else { return nil }
                 if warned.withLock({ $0.insert(legacy + suffix).inserted }) {
@@ -114,14 +137,18 @@ package final class MailTemplates: Sendable {
             if let t = read(".txt") { template.text = t }
             if let h = read(".html") { template.html = h }
         }
+        template.subject = messages.localize(template: template.subject, language: language)
+        template.text = messages.localize(template: template.text, language: language)
+        template.html = messages.localize(template: template.html, language: language)
         var all = values
         all["product_name"] = productName
+        if let lifetime { all["lifetime"] = messages.lifetime(lifetime, language: language) }
         // The code a mail exists for is a placeholder like any other: senders need not pass it twice.
         if let code { all["code"] = code }
         // A subject is one line, whatever a value or an override holds.
         let subject = Self.fill(template.subject, all).components(separatedBy: .newlines).joined(separator: " ")
         return MailMessage(
-            to: to, subject: subject, text: Self.fill(template.text, all),
+            to: to, language: language, subject: subject, text: Self.fill(template.text, all),
             html: Self.fill(template.html, all.mapValues(MailComposer.escapeHTML)), code: code, template: name
         )
     }

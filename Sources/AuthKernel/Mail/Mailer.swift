@@ -46,7 +46,7 @@ public final class Mailer: Sendable {
         self.box = box
         self.logger = logger
         jobs.register(kind: Self.jobKind, policy: retry) { job in
-            // A stand-in queued for an unknown address (``sendDecoy(template:values:code:)``): done.
+            // A stand-in queued for an unknown address (``sendDecoy(template:values:code:lifetime:)``): done.
             if case .bool(true) = job.payload["decoy"] { return }
             let (transport, from) = delivery.withLock { ($0.transport, $0.from) }
             guard case .string(let sealed) = job.payload["message"], let json = box.open(sealed),
@@ -85,16 +85,35 @@ public final class Mailer: Sendable {
     ///   - code: the one-time code, for `{{code}}` (filled in for you); never logged.
     ///   - waitForDelivery: false returns once the message is queued (durably), without
     ///     waiting for the first attempt (notices that no one is waiting for).
-    public func send(template: String, to: String, values: [String: String] = [:], code: String? = nil, waitForDelivery: Bool = true) async throws {
-        try await send(templates.render(template, to: to, values: values, code: code), waitForDelivery: waitForDelivery)
+    ///   - lifetime: how long the code or link lives, in seconds, for `{{lifetime}}` (worded in the
+    ///     recipient's language).
+    ///   - language: the language to write in; nil (the default) for the recipient's `locale` when
+    ///     the address is an account's, else the request's language.
+    public func send(
+        template: String, to: String, values: [String: String] = [:], code: String? = nil, lifetime: Int? = nil, language: String? = nil,
+        waitForDelivery: Bool = true
+    ) async throws {
+        let language = await self.language(language, of: to)
+        try await send(templates.render(template, to: to, values: values, code: code, lifetime: lifetime, language: language), waitForDelivery: waitForDelivery)
     }
 
-    /// Does the work of ``send(template:to:values:code:waitForDelivery:)`` with `waitForDelivery`
+    /// Where the recipient's language comes from: the account's `locale` by address (the kernel sets it).
+    let recipientLanguage = Mutex<(@Sendable (String) async -> String?)?>(nil)
+
+    func language(_ chosen: String?, of address: String) async -> String? {
+        if let chosen { return chosen }
+        if let lookup = recipientLanguage.withLock({ $0 }), let locale = await lookup(address) { return locale }
+        return Messages.language
+    }
+
+    /// Does the work of ``send(template:to:values:code:lifetime:language:waitForDelivery:)`` with `waitForDelivery`
     /// false — render, seal, one durable job, one attempt — for an address that has no account, and
     /// delivers nothing: an answer for an unknown address then costs what one for a known address
     /// costs, and its timing says nothing about who has an account.
-    public func sendDecoy(template: String, values: [String: String] = [:], code: String? = nil) async throws {
-        let message = templates.render(template, to: "nobody@invalid", values: values, code: code)
+    public func sendDecoy(template: String, values: [String: String] = [:], code: String? = nil, lifetime: Int? = nil) async throws {
+        // The same lookup a real address gets: the answer's timing says nothing either way.
+        let language = await self.language(nil, of: "nobody@invalid")
+        let message = templates.render(template, to: "nobody@invalid", values: values, code: code, lifetime: lifetime, language: language)
         let sealed = box.seal(String(decoding: try JSONEncoder().encode(message), as: UTF8.self))
         let job = try await jobs.enqueue(kind: Self.jobKind, payload: ["message": .string(sealed), "decoy": .bool(true)])
         let jobs = self.jobs

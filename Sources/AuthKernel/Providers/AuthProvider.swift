@@ -59,6 +59,9 @@ public protocol AuthProvider: Sendable {
     static var auditEvents: [AuditEventDeclaration] { get }
     /// The mail it sends, registered before it is created (names `ID.NAME`).
     static var mailTemplates: [MailTemplateDeclaration] { get }
+    /// Its message catalogs (``MessageCatalogDeclaration``): the sentences of its pages and mail,
+    /// keys `ID.NAME`, English and each language it is translated into.
+    static var messageCatalogs: [MessageCatalogDeclaration] { get }
 }
 
 extension AuthProvider {
@@ -84,4 +87,6 @@ extension AuthProvider {
     public static var auditEvents: [AuditEventDeclaration] { [] }
     /// No mail.
     public static var mailTemplates: [MailTemplateDeclaration] { [] }
+    /// No sentences of its own.
+    public static var messageCatalogs: [MessageCatalogDeclaration] { [] }
 }

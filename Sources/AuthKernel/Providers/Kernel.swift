@@ -1,3 +1,4 @@
+import Synchronization
 public import Logging
 
 /// The kernel services a provider may use: a small, stable, public set.
@@ -33,6 +34,8 @@ public struct Kernel: Sendable {
     public let rateLimiter: RateLimiter
     /// Outgoing mail.
     public let mailer: Mailer
+    /// Every sentence of the pages and the mail, in each language there is a catalog for.
+    public var messages: Messages { mailer.templates.messages }
     /// The time.
     public let clock: any AuthClock
     /// A logger for the provider (never log a token, code, PIN or password).
@@ -87,6 +90,8 @@ public struct Kernel: Sendable {
         self.accountDeletion = accountDeletion
         self.rateLimiter = rateLimiter
         self.mailer = mailer
+        // Mail to an account is written in its person's language.
+        mailer.recipientLanguage.withLock { $0 = { [users] address in try? await users.user(email: address)?.locale } }
         self.clock = clock
         self.logger = logger
         self.audit = audit

@@ -43,6 +43,7 @@ package struct ProviderRegistry: Sendable {
             }
             let templatesBefore = Set(kernel.mailer.templates.names)
             for declared in type.mailTemplates { try kernel.mailer.register(declared.name, declared.template) }
+            try kernel.messages.register(type.messageCatalogs, owner: "the provider \"\(id)\"", prefix: id + ".")
             kernel.audit.declare(type.auditEvents)
             let provider = try type.init(kernel: kernel, config: &section)
             try section.rejectUnknownKeys()

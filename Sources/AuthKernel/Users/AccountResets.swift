@@ -12,7 +12,7 @@ import Synchronization
 /// kernel.resets.register("the password") { [kernel] user in
 ///     guard let email = user.email, user.secret(Self.id, as: PasswordCredential.self) != nil else { return false }
 ///     let code = try await kernel.codes.issue(purpose: Self.resetPurpose, key: email, policy: codes)
-///     try await kernel.mailer.send(template: PasswordMail.reset, to: email, values: ["lifetime": MailTemplate.lifetime(codes.ttl)], code: code)
+///     try await kernel.mailer.send(template: PasswordMail.reset, to: email, code: code, lifetime: codes.ttl)
 ///     return true
 /// }
 /// ```

@@ -28,6 +28,8 @@ public struct UserResponse: ResponseCodable, Sendable, Equatable {
     public var appMetadata: [String: JSONValue]
     /// `groups`: the operator's groups of the user, `[]` when none (contract §17).
     public var groups: [String]
+    /// `locale`: the person's language (BCP 47), or nil when not known (contract §18).
+    public var locale: String?
 
     /// The public view of a stored user.
     public init(_ user: UserRecord) {
@@ -43,12 +45,13 @@ public struct UserResponse: ResponseCodable, Sendable, Equatable {
         userMetadata = user.userMetadata
         appMetadata = user.appMetadata
         groups = user.groups
+        locale = user.locale
     }
 
     enum CodingKeys: String, CodingKey {
         case id, email, emailVerified = "email_verified", displayName = "display_name", username
         case isAnonymous = "is_anonymous", authProviders = "auth_providers", createdAt = "created_at", updatedAt = "updated_at"
-        case userMetadata = "user_metadata", appMetadata = "app_metadata", groups
+        case userMetadata = "user_metadata", appMetadata = "app_metadata", groups, locale
     }
 
     // Explicit nulls: the contract shows `"display_name": null`, not a missing key.
@@ -67,6 +70,7 @@ public struct UserResponse: ResponseCodable, Sendable, Equatable {
         try c.encode(userMetadata, forKey: .userMetadata)
         try c.encode(appMetadata, forKey: .appMetadata)
         try c.encode(groups, forKey: .groups)
+        try c.encode(locale, forKey: .locale)
     }
 }
 
@@ -87,6 +91,7 @@ extension UserResponse {
         w.key("user_metadata"); w.value(.object(userMetadata))
         w.key("app_metadata"); w.value(.object(appMetadata))
         w.key("groups"); w.strings(groups)
+        w.key("locale"); w.string(locale)
         if closing { w.endObject() }
     }
 

@@ -275,6 +275,7 @@ extension UserRecord {
             case "email_verified": user.emailVerified = try r.bool(); seen.emailVerified = true
             case "display_name": user.displayName = try r.optionalString()
             case "username": user.username = try r.optionalString()
+            case "locale": user.locale = try r.optionalString()
             case "is_anonymous": user.isAnonymous = try r.bool(); seen.isAnonymous = true
             case "identities":
                 seen.identities = true

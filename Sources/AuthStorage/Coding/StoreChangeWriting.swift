@@ -67,6 +67,7 @@ extension UserRecord {
         }
         w.endArray()
         w.key("is_anonymous"); w.bool(isAnonymous)
+        if let locale { w.key("locale"); w.string(locale) }
         w.key("secrets"); JSONValue.object(secrets).write(to: &w)
         w.key("updated_at"); w.double(updatedAt.timeIntervalSince1970)
         if !userMetadata.isEmpty { w.key("user_metadata"); JSONValue.object(userMetadata).write(to: &w) }

@@ -34,6 +34,9 @@ public struct UserRecord: Codable, Sendable, Equatable {
     /// registered `--allowed-groups` the user may sign in to. A field of its own, so a backend that
     /// replaces `app_metadata` never touches it.
     public var groups: [String] = []
+    /// The person's language, a BCP 47 tag (`de`, `pt-BR`): set from `Accept-Language` at sign-up,
+    /// changed with `PATCH /me` and on `/account`; what mail to them is written in.
+    public var locale: String?
     /// Counts the times every session of the user was ended for a credential change (a password
     /// change or reset, a PIN change). A sign-in is started only if it is unchanged since the
     /// credential it checked was read: one racing such a change cannot outlive it.
@@ -67,7 +70,7 @@ public struct UserRecord: Codable, Sendable, Equatable {
         case id, email, emailVerified = "email_verified", displayName = "display_name", username
         case isAnonymous = "is_anonymous", identities, secrets, createdAt = "created_at", updatedAt = "updated_at"
         case disabledAt = "disabled_at", credentialVersion = "credential_version"
-        case userMetadata = "user_metadata", appMetadata = "app_metadata", groups
+        case userMetadata = "user_metadata", appMetadata = "app_metadata", groups, locale
     }
 
     /// Decodes it from its JSON.
@@ -88,6 +91,7 @@ public struct UserRecord: Codable, Sendable, Equatable {
         userMetadata = try c.decodeIfPresent([String: JSONValue].self, forKey: .userMetadata) ?? [:]
         appMetadata = try c.decodeIfPresent([String: JSONValue].self, forKey: .appMetadata) ?? [:]
         groups = try c.decodeIfPresent([String].self, forKey: .groups) ?? []
+        locale = try c.decodeIfPresent(String.self, forKey: .locale)
     }
 
     /// Encodes it as its JSON.
@@ -109,6 +113,7 @@ public struct UserRecord: Codable, Sendable, Equatable {
         if !userMetadata.isEmpty { try c.encode(userMetadata, forKey: .userMetadata) }
         if !appMetadata.isEmpty { try c.encode(appMetadata, forKey: .appMetadata) }
         if !groups.isEmpty { try c.encode(groups, forKey: .groups) }
+        try c.encodeIfPresent(locale, forKey: .locale)
     }
 }
 

@@ -3,13 +3,18 @@ package import Hummingbird
 import HTTPTypes
 
 /// Gives every request an id (`X-Request-Id` in the answer, `request.id` on every log line) and
-/// settles the client's address, believing `X-Forwarded-For` only from ``TrustedProxies``.
+/// settles the client's address, believing `X-Forwarded-For` only from ``TrustedProxies``, and the
+/// language of its answer (``RequestLanguage``).
 package struct RequestInfoMiddleware: RouterMiddleware {
     package typealias Context = AuthRequestContext
     let proxies: TrustedProxies
+    let messages: Messages
 
     /// Creates the middleware.
-    package init(proxies: TrustedProxies) { self.proxies = proxies }
+    package init(proxies: TrustedProxies, messages: Messages) {
+        self.proxies = proxies
+        self.messages = messages
+    }
 
     package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
@@ -18,7 +23,10 @@ package struct RequestInfoMiddleware: RouterMiddleware {
         context.userAgent = request.headers[.userAgent]
         let info = RequestInfo(id: context.id, clientIP: context.clientIP)
         do {
-            var response = try await RequestInfo.$current.withValue(info) { try await next(request, context) }
+            let language = RequestLanguage(acceptLanguage: request.headers[.acceptLanguage], messages: messages)
+            var response = try await RequestInfo.$current.withValue(info) {
+                try await RequestLanguage.$current.withValue(language) { try await next(request, context) }
+            }
             response.headers[.xRequestID] = info.id
             return response
         } catch let error as any HTTPResponseError {

@@ -84,7 +84,7 @@ struct AccountRoutes: Sendable {
             var row: [String: Any] = [
                 "id": session.id.lowercased, "name": name,
                 "kind": session.isAPIKey ? "API key" : session.isBrowser ? "browser" : "app", "network": kernel.sessions.network(of: session) ?? "",
-                "created": PageValue.time(session.createdAt, now: now).mustache, "used": PageValue.time(session.lastUsedAt, now: now).mustache,
+                "created": PageValue.time(session.createdAt, now: now, messages: kernel.messages).mustache, "used": PageValue.time(session.lastUsedAt, now: now, messages: kernel.messages).mustache,
                 "current": session.id == principal.session.id, "csrf": csrf,
             ]
             // Only when there is one: Mustache would print an absent value as "nil".
@@ -94,7 +94,7 @@ struct AccountRoutes: Sendable {
         let approvals: [[String: Any]] = try await kernel.approvals.pending(userID: principal.user.id).filter { $0.expiresAt > now }.map { approval in
             var row: [String: Any] = [
                 "id": approval.id, "what": Self.requestName(approval.kind), "device": approval.deviceName ?? "A device",
-                "when": PageValue.time(approval.createdAt, now: now).mustache, "not_me": approval.kind == "sign_in", "csrf": csrf,
+                "when": PageValue.time(approval.createdAt, now: now, messages: kernel.messages).mustache, "not_me": approval.kind == "sign_in", "csrf": csrf,
             ]
             if let platform = approval.platform { row["platform"] = platform }
             if let network = approval.network { row["network"] = network }

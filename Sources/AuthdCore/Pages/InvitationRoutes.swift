@@ -47,7 +47,7 @@ struct InvitationRoutes: Sendable {
     {
         var values: [String: Any] = [
             "inviter": invitation.invitedBy, "email": invitation.email, "product": renderer.productName, "csrf": pre.csrf, "token": token,
-            "groups": invitation.groups.joined(separator: ", "), "lifetime": MailTemplate.lifetime(Self.codes.ttl), state: true,
+            "groups": invitation.groups.joined(separator: ", "), "lifetime": kernel.messages.lifetime(Self.codes.ttl), state: true,
         ]
         var pre = pre
         if state == "existing" {
@@ -96,7 +96,7 @@ struct InvitationRoutes: Sendable {
             try await kernel.rateLimiter.consume(Self.sendsPerNetwork, key: "invitation.send:\(context.clientKey)")
             let code = try await kernel.codes.issue(purpose: Self.codePurpose, key: invitation.email, policy: Self.codes)
             try await kernel.mailer.send(
-                template: Self.mailTemplate, to: invitation.email, values: ["lifetime": MailTemplate.lifetime(Self.codes.ttl)], code: code)
+                template: Self.mailTemplate, to: invitation.email, code: code, lifetime: Self.codes.ttl)
         } catch let error as AuthError {
             return try page(invitation, token: token, state: "verify", pre: pre, error: LoginRoutes.sentence(error), status: error.status)
         }

@@ -422,7 +422,9 @@ struct LoginRoutes: Sendable {
     func browserPrincipal(_ request: Request, acceptingPIN: Bool = false) async throws -> Principal? {
         guard let cookie = request.cookies[BrowserCookie.name]?.value, let principal = try await kernel.sessions.browserPrincipal(cookie: cookie)
         else { return nil }
-        return acceptingPIN || !Self.isPINOnly(principal) ? principal : nil
+        guard acceptingPIN || !Self.isPINOnly(principal) else { return nil }
+        RequestLanguage.current?.fallBack(to: principal.user.locale)
+        return principal
     }
 
     /// Whether the sign-in used a PIN and nothing else.

@@ -8,9 +8,19 @@ import Synchronization
 /// Renders authd's pages: the layout around a step, from Mustache templates embedded in the binary
 /// (the server's own and those the providers declare). Values are HTML-escaped by Mustache; a
 /// step's own rendering goes into the layout as it is.
+///
+/// A template's sentences are `[[key]]`s of the message catalogs: each language gets its own
+/// library of templates with the sentences put in once, at start-up, and a page is rendered from
+/// the library of the request's language (``Messages/language``).
 struct PageRenderer: Sendable {
-    let library: MustacheLibrary
+    let libraries: [String: MustacheLibrary]
     let productName: String
+    let messages: Messages
+
+    /// The library of the task's language.
+    var library: MustacheLibrary { libraries[Messages.language ?? "en"] ?? libraries["en"]! }
+    /// The task's language, for cache keys and `<html lang>`.
+    var language: String { Messages.language.flatMap { libraries[$0] == nil ? nil : $0 } ?? "en" }
 
     static let coreTemplates: [String: [UInt8]] = [
         "layout": PackageResources.layout_mustache, "login": PackageResources.login_mustache, "factor": PackageResources.factor_mustache,
@@ -27,27 +37,34 @@ struct PageRenderer: Sendable {
     ]
 
     /// - Throws: ``ConfigError`` for a template that does not parse, or a provider's outside its id.
-    init(providers: [any PageSignIn], productName: String) throws(ConfigError) {
-        var templates: [String: MustacheTemplate] = [:]
-        do {
-            for (name, bytes) in Self.coreTemplates { templates[name] = try MustacheTemplate(string: String(decoding: bytes, as: UTF8.self)) }
-            for provider in providers {
-                let id = type(of: provider).id
-                for declared in type(of: provider).pageTemplates {
-                    guard declared.name.hasPrefix(id + "."), templates[declared.name] == nil else {
-                        throw ConfigError("provider \"\(id)\" declares the page template \"\(declared.name)\"; its templates are named \"\(id).NAME\", once each")
-                    }
-                    templates[declared.name] = try MustacheTemplate(string: declared.source)
+    init(providers: [any PageSignIn], productName: String, messages: Messages = Messages(folder: nil)) throws(ConfigError) {
+        var sources: [String: String] = [:]
+        for (name, bytes) in Self.coreTemplates { sources[name] = String(decoding: bytes, as: UTF8.self) }
+        for provider in providers {
+            let id = type(of: provider).id
+            for declared in type(of: provider).pageTemplates {
+                guard declared.name.hasPrefix(id + "."), sources[declared.name] == nil else {
+                    throw ConfigError("provider \"\(id)\" declares the page template \"\(declared.name)\"; its templates are named \"\(id).NAME\", once each")
+                }
+                sources[declared.name] = declared.source
+            }
+        }
+        var libraries: [String: MustacheLibrary] = [:]
+        for language in messages.languages {
+            var templates: [String: MustacheTemplate] = [:]
+            for (name, source) in sources {
+                do {
+                    templates[name] = try MustacheTemplate(string: messages.localize(template: source, language: language))
+                } catch {
+                    throw ConfigError("the page template \"\(name)\" does not parse in \(language): \(error)")
                 }
             }
-        } catch let error as ConfigError {
-            throw error
-        } catch {
-            throw ConfigError("a page template does not parse: \(error)")
+            templates["escaped"] = try? MustacheTemplate(string: "{{value}}")
+            libraries[language] = MustacheLibrary(templates: templates)
         }
-        templates["escaped"] = try? MustacheTemplate(string: "{{value}}")
-        library = MustacheLibrary(templates: templates)
+        self.libraries = libraries
         self.productName = productName
+        self.messages = messages
     }
 
     /// Renderings whose only per-request values are marks filled in afterwards (the CSRF token;
@@ -62,7 +79,7 @@ struct PageRenderer: Sendable {
         }
 
         let entries = Mutex<[String: [Part]]>([:])
-        static let limit = 256
+        static let limit = 1024
         /// Random per process, so no text a person types can be taken for one.
         let mark = "m" + Hex.encode(SecureRandom.bytes(8))
 
@@ -120,7 +137,7 @@ struct PageRenderer: Sendable {
             return render(step.template, values)
         }
         guard step.error == nil else { return made(csrf) }
-        let key = "step\u{0}\(action)\u{0}\(step.template)\u{0}" + step.values.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "\u{0}")
+        let key = "step\u{0}\(language)\u{0}\(action)\u{0}\(step.template)\u{0}" + step.values.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "\u{0}")
         return Renderings.fill(renderings.parts(key) { made($0 + "c") }, [UInt8(ascii: "c"): csrf])
     }
 
@@ -136,7 +153,7 @@ struct PageRenderer: Sendable {
             return render("login", values)
         }
         guard steps.allSatisfy({ $0.step.error == nil }), form.email.isEmpty, form.appLogo == nil else { return made(csrf) }
-        let key = "login\u{0}\(form.buttons)\u{0}\(form.focusEmail)"
+        let key = "login\u{0}\(language)\u{0}\(form.buttons)\u{0}\(form.focusEmail)"
             + steps.map { "\u{0}\($0.label)\u{0}\($0.action)\u{0}\($0.step.template)\u{0}\($0.step.values.sorted { $0.key < $1.key })" }.joined()
         return Renderings.fill(renderings.parts(key) { made($0 + "c") }, [UInt8(ascii: "c"): csrf])
     }
@@ -150,9 +167,9 @@ struct PageRenderer: Sendable {
         cookies: [Cookie] = [], formTarget: String? = nil, wide: Bool = false, imageSource: String? = nil, notice: String? = nil
     ) -> Response {
         // The layout once per shape, cut at its marks; the values go into the slots as they are.
-        let layout = renderings.parts("layout\u{0}\(signedIn)\u{0}\(error != nil)\u{0}\(wide)\u{0}\(notice != nil)") { mark in
+        let layout = renderings.parts("layout\u{0}\(language)\u{0}\(signedIn)\u{0}\(error != nil)\u{0}\(wide)\u{0}\(notice != nil)") { mark in
             var values: [String: Any] = [
-                "title": mark + "t", "product": productName, "content": mark + "b", "signed_in": signedIn, "csrf": mark + "c", "wide": wide,
+                "title": mark + "t", "product": productName, "lang": language, "content": mark + "b", "signed_in": signedIn, "csrf": mark + "c", "wide": wide,
             ]
             if error != nil { values["error"] = mark + "e" }
             if notice != nil { values["notice"] = mark + "n" }

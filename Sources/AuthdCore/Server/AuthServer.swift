@@ -160,9 +160,12 @@ package final class AuthServer: Sendable {
             let rateLimiter = RateLimiter(clock: clock, counters: options.rateLimitCounters ?? MemoryRateLimitCounters())
             let transport = try Self.transport(config.mail, dataFolder: options.dataFolder, smtp: options.smtp, logger: logger)
             let jobs = JobQueue(store: store, clock: clock, logger: logger)
+            let messages = Messages(folder: options.dataFolder + "/locales")
+            try messages.register(ServerCatalogs.declarations, owner: "authd", prefix: nil)
             let mailer = Mailer(
                 transport: transport, from: config.mail.from,
-                templates: MailTemplates(folder: options.dataFolder + "/templates", productName: config.mail.productName, logger: logger), jobs: jobs,
+                templates: MailTemplates(folder: options.dataFolder + "/templates", productName: config.mail.productName, messages: messages, logger: logger),
+                jobs: jobs,
                 box: try SecretBox(key: try keys.loadOrCreateSecret(named: "mail-queue", logger: logger)),
                 retry: .init(maxAttempts: config.mail.maxAttempts, baseDelay: config.mail.retryDelay),
                 waitForDelivery: .milliseconds(Int64(config.mail.waitForDelivery * 1000)), logger: logger
@@ -198,10 +201,12 @@ package final class AuthServer: Sendable {
                 webhookDispatcher = webhooks
             }
             let providers = try registry.instantiate(kernel: kernel)
+            // Read last, so an operator's entries replace the shipped ones of every catalog.
+            try messages.loadOperatorCatalogs()
 
             let router = Router(context: AuthRequestContext.self)
             let routeTable = RouteTable()
-            router.add(middleware: RequestInfoMiddleware(proxies: config.trustedProxies))
+            router.add(middleware: RequestInfoMiddleware(proxies: config.trustedProxies, messages: messages))
             let metrics = config.metricsListen.flatMap { listen in options.metricsExposition.map { (listen, $0) } }
             // Requests by route and status, and their latency; only when someone collects them.
             if metrics != nil { router.add(middleware: HTTPMetricsMiddleware()) }
@@ -229,7 +234,7 @@ package final class AuthServer: Sendable {
             let gate = PageGate(issuer: issuerName)
             let pageProviders = providers.compactMap { $0 as? any PageSignIn }
             let renderer: PageRenderer
-            do { renderer = try PageRenderer(providers: pageProviders, productName: config.mail.productName) } catch { throw error }
+            do { renderer = try PageRenderer(providers: pageProviders, productName: config.mail.productName, messages: messages) } catch { throw error }
             let login = LoginRoutes(
                 kernel: kernel, gate: gate, renderer: renderer, providers: pageProviders, box: try SecretBox(key: kernel.secret(named: "pages")),
                 csrfKey: try kernel.secret(named: "pages-csrf"), clients: OpenIDClients(store: store, clock: clock, audience: config.audience))

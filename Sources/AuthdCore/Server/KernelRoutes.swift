@@ -33,11 +33,13 @@ package struct KernelRoutes: Sendable {
             refreshToken = token
         }
     }
-    /// `PATCH /me`: `display_name` (null clears it) and/or `user_metadata` (replaced whole; null clears it).
+    /// `PATCH /me`: `display_name` (null clears it), `user_metadata` (replaced whole; null clears
+    /// it) and/or `locale` (a BCP 47 tag; null clears it).
     struct ProfileBody: Decodable {
         var displayName: String??
         var userMetadata: JSONValue?
-        enum CodingKeys: String, CodingKey { case displayName = "display_name", userMetadata = "user_metadata", appMetadata = "app_metadata" }
+        var locale: String??
+        enum CodingKeys: String, CodingKey { case displayName = "display_name", userMetadata = "user_metadata", appMetadata = "app_metadata", locale }
         init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
             if c.contains(.appMetadata) {
@@ -45,9 +47,23 @@ package struct KernelRoutes: Sendable {
             }
             if c.contains(.displayName) { displayName = .some(try c.decodeIfPresent(String.self, forKey: .displayName)) }
             if c.contains(.userMetadata) { userMetadata = try c.decode(JSONValue.self, forKey: .userMetadata) }
+            if c.contains(.locale) {
+                let tag = try? c.decodeIfPresent(String.self, forKey: .locale)
+                guard let tag else {
+                    guard try c.decodeNil(forKey: .locale) else {
+                        throw AuthError.invalidRequest("`locale` is a BCP 47 language tag such as \"de\" or \"pt-BR\", or null.", field: "locale")
+                    }
+                    locale = .some(nil)
+                    return
+                }
+                guard let valid = LanguageTag(tag) else {
+                    throw AuthError.invalidRequest("`locale` is a BCP 47 language tag such as \"de\" or \"pt-BR\", or null.", field: "locale")
+                }
+                locale = .some(valid.description)
+            }
             // A body that changes nothing is a mistake (a misspelt key), not a no-op.
-            guard displayName != nil || userMetadata != nil else {
-                throw AuthError.invalidRequest("Send `display_name`, `user_metadata` or both.", field: "display_name")
+            guard displayName != nil || userMetadata != nil || locale != nil else {
+                throw AuthError.invalidRequest("Send `display_name`, `user_metadata`, `locale` or more than one.", field: "display_name")
             }
         }
     }
@@ -148,6 +164,7 @@ package struct KernelRoutes: Sendable {
             let user = try await kernel.users.update(principal.user.id) { user in
                 if let name { user.displayName = name }
                 if let metadata { user.userMetadata = metadata }
+                if let locale = body.locale { user.locale = locale }
             }
             await kernel.events.emit("user.updated", AccountEvents.data(user))
             return UserResponse(user)

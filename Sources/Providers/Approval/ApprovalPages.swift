@@ -57,7 +57,7 @@ extension ApprovalProvider: PageSignIn {
         PageStep(
             template: "approval.wait",
             values: [
-                "match_code": .text(state["match_code"] ?? ""), "lifetime": .text(MailTemplate.lifetime(settings.ttl)),
+                "match_code": .text(state["match_code"] ?? ""), "lifetime": .text(kernel.messages.lifetime(settings.ttl)),
                 "interval": .text(String(settings.interval)), "account_url": .text(kernel.issuer + "/account"),
             ],
             error: error, status: status ?? (error == nil ? .ok : .badRequest))

@@ -218,7 +218,7 @@ public struct ApprovalProvider: AuthProvider {
                 template: ApprovalMail.notMe, to: email,
                 values: [
                     "device": approval.deviceName ?? "a new device", "network": approval.network ?? "unknown",
-                    "when": Timestamp.string(approval.createdAt), "block": MailTemplate.lifetime(settings.notMeBlock),
+                    "when": Timestamp.string(approval.createdAt), "block": kernel.messages.lifetime(settings.notMeBlock),
                 ])
         } catch {
             kernel.logger.error("could not record a \"not me\"", metadata: ["user.id": "\(userID.lowercased)", "error": "\(error)"])

@@ -48,7 +48,7 @@ extension EmailProvider: PageSignIn {
 
     func codeStep(_ email: String, error: String? = nil, status: HTTPResponse.Status = .unauthorized, notice: String? = nil) -> PageStep {
         PageStep(
-            template: "email.code", values: ["email": .text(email), "lifetime": .text(MailTemplate.lifetime(settings.codes.ttl))], error: error,
+            template: "email.code", values: ["email": .text(email), "lifetime": .text(kernel.messages.lifetime(settings.codes.ttl))], error: error,
             status: error == nil ? .ok : status, notice: notice)
     }
 }

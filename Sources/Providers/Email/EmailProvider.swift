@@ -102,7 +102,7 @@ public struct EmailProvider: AuthProvider {
             try await kernel.signup.mailNoAccount(to: email.value)
         } else {
             try await kernel.mailer.send(
-                template: EmailMail.signInCode, to: email.value, values: ["lifetime": MailTemplate.lifetime(settings.codes.ttl)], code: code
+                template: EmailMail.signInCode, to: email.value, code: code, lifetime: settings.codes.ttl
             )
         }
         kernel.logger.info("sign-in code sent", metadata: ["request.ip": "\(context.clientIP)"])

@@ -64,9 +64,9 @@ extension PasskeyProvider: PageSignIn {
         let rows: [[String: PageValue]] = all.enumerated().map { index, record in
             var row: [String: PageValue] = [
                 "id": .text(record.id), "n": .text(String(index + 1)), "name": .text(record.name),
-                "created": .time(Date(timeIntervalSince1970: record.createdAt), now: now), "only_factor": .flag(onlyFactor),
+                "created": .time(Date(timeIntervalSince1970: record.createdAt), now: now, messages: kernel.messages), "only_factor": .flag(onlyFactor),
             ]
-            if let used = record.lastUsedAt { row["last_used"] = .time(Date(timeIntervalSince1970: used), now: now) }
+            if let used = record.lastUsedAt { row["last_used"] = .time(Date(timeIntervalSince1970: used), now: now, messages: kernel.messages) }
             return row
         }
         return PageStep(template: "passkey.account", values: ["passkeys": .list(rows), "has_passkeys": .flag(!rows.isEmpty)])

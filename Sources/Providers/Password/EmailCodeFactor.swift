@@ -85,7 +85,7 @@ extension PasswordProvider {
             secondFactorMailsPerUser, key: "password.second_factor.mail:\(user.id.lowercased)",
             message: "Too many sign-in codes were asked for this account. Wait before asking for another.")
         let code = try await kernel.codes.issue(purpose: secondFactorPurpose, key: challenge.key, policy: secondFactorCodes)
-        try await kernel.mailer.send(template: PasswordMail.secondFactor, to: email, values: ["lifetime": MailTemplate.lifetime(secondFactorCodes.ttl)], code: code)
+        try await kernel.mailer.send(template: PasswordMail.secondFactor, to: email, code: code, lifetime: secondFactorCodes.ttl)
         kernel.logger.info("second-factor code mailed", metadata: ["user.id": "\(user.id.lowercased)"])
     }
 }

@@ -41,7 +41,7 @@ extension PasswordProvider: PageSignIn {
     /// Each does what its API endpoint does, with the same checks, limits and audit.
     public func pagePost(action: String, form: PageForm, state: inout [String: String], context: AuthRequestContext) async throws -> PageOutcome {
         func sentence(_ error: AuthError) -> String { error.retryAfter.map { "\(error.message) (Try again in \($0) s.)" } ?? error.message }
-        let lifetime = PageValue.text(MailTemplate.lifetime(settings.codes.ttl))
+        let lifetime = PageValue.text(kernel.messages.lifetime(settings.codes.ttl))
         switch action {
         case "login":
             let email = form["email"] ?? ""

@@ -38,7 +38,7 @@ public struct PasswordProvider: AuthProvider {
         kernel.resets.register("the password") { [kernel] user in
             guard let email = user.email, user.secret(Self.id, as: PasswordCredential.self) != nil else { return false }
             let code = try await kernel.codes.issue(purpose: Self.resetPurpose, key: email, policy: codes)
-            try await kernel.mailer.send(template: PasswordMail.reset, to: email, values: ["lifetime": MailTemplate.lifetime(codes.ttl)], code: code)
+            try await kernel.mailer.send(template: PasswordMail.reset, to: email, code: code, lifetime: codes.ttl)
             await kernel.audit.record("reset_requested", provider: Self.id, user: user.id, account: email, reason: "sent by an operator")
             return true
         }
@@ -637,7 +637,7 @@ public struct PasswordProvider: AuthProvider {
 
     func mailVerification(to email: String, code: String) async throws {
         try await kernel.mailer.send(
-            template: PasswordMail.verification, to: email, values: ["lifetime": MailTemplate.lifetime(settings.codes.ttl)], code: code
+            template: PasswordMail.verification, to: email, code: code, lifetime: settings.codes.ttl
         )
     }
 
@@ -704,7 +704,7 @@ public struct PasswordProvider: AuthProvider {
             let code = try await kernel.codes.issue(purpose: Self.resetPurpose, key: email, policy: settings.codes)
             guard try await kernel.users.user(email: email) != nil else { return }
             try await kernel.mailer.send(
-                template: PasswordMail.reset, to: email, values: ["lifetime": MailTemplate.lifetime(settings.codes.ttl)], code: code
+                template: PasswordMail.reset, to: email, code: code, lifetime: settings.codes.ttl
             )
         } catch let error as AuthError where error.status == .tooManyRequests {
             // The previous code is still fresh.
