@@ -111,7 +111,7 @@ let package = Package(
             name: "EmailProvider",
             dependencies: ["AuthKernel", .product(name: "Logging", package: "swift-log")],
             path: "Sources/Providers/Email",
-            resources: [.embedInCode("openapi.yaml"), .embedInCode("Pages/address.mustache"), .embedInCode("Pages/code.mustache")],
+            resources: [.embedInCode("Locales/en.po"), .embedInCode("Locales/de.po"), .embedInCode("openapi.yaml"), .embedInCode("Pages/address.mustache"), .embedInCode("Pages/code.mustache")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -132,7 +132,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Sources/Providers/PIN",
-            resources: [.embedInCode("openapi.yaml"), .embedInCode("Pages/login.mustache")],
+            resources: [.embedInCode("Locales/en.po"), .embedInCode("Locales/de.po"), .embedInCode("openapi.yaml"), .embedInCode("Pages/login.mustache")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -150,7 +150,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Sources/Providers/Password",
-            resources: [
+            resources: [.embedInCode("Locales/en.po"), .embedInCode("Locales/de.po"),
                 .embedInCode("openapi.yaml"), .embedInCode("Pages/login.mustache"), .embedInCode("Pages/password.mustache"), .embedInCode("Pages/verify.mustache"),
                 .embedInCode("Pages/reset-code.mustache"), .embedInCode("Pages/reset-wait.mustache"), .embedInCode("Pages/account.mustache"),
             ],
@@ -178,7 +178,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/Providers/TOTP",
-            resources: [
+            resources: [.embedInCode("Locales/en.po"), .embedInCode("Locales/de.po"),
                 .embedInCode("openapi.yaml"), .embedInCode("Pages/account.mustache"), .embedInCode("Pages/enroll.mustache"),
                 .embedInCode("Pages/codes.mustache"),
             ],
@@ -194,7 +194,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/Providers/Passkey",
-            resources: [
+            resources: [.embedInCode("Locales/en.po"), .embedInCode("Locales/de.po"),
                 .embedInCode("openapi.yaml"), .embedInCode("Pages/start.mustache"), .embedInCode("Pages/ceremony.mustache"),
                 .embedInCode("Pages/account.mustache"),
             ],
@@ -205,7 +205,7 @@ let package = Package(
             name: "ApprovalProvider",
             dependencies: ["AuthKernel", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log")],
             path: "Sources/Providers/Approval",
-            resources: [.embedInCode("openapi.yaml"), .embedInCode("Pages/start.mustache"), .embedInCode("Pages/wait.mustache")],
+            resources: [.embedInCode("Locales/en.po"), .embedInCode("Locales/de.po"), .embedInCode("openapi.yaml"), .embedInCode("Pages/start.mustache"), .embedInCode("Pages/wait.mustache")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -228,7 +228,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Sources/Providers/OIDC",
-            resources: [.embedInCode("openapi.yaml"), .embedInCode("Pages/start.mustache"), .embedInCode("Pages/account.mustache")],
+            resources: [.embedInCode("Locales/en.po"), .embedInCode("Locales/de.po"), .embedInCode("openapi.yaml"), .embedInCode("Pages/start.mustache"), .embedInCode("Pages/account.mustache")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -16,6 +16,9 @@ public struct AuthError: Error, HTTPResponseError, Sendable, Equatable {
     public let message: String
     /// Optional structured details.
     public let details: [String: JSONValue]?
+    /// The message's key in the message catalogs and its placeholders' values, for a page that
+    /// shows it in the person's language (``worded(_:_:)``); nil for the code's general sentence.
+    public private(set) var sentence: (key: String, values: [String: String])?
 
     /// Creates an error. Prefer the static constructors, which carry the contract's codes.
     public init(status: HTTPResponse.Status, code: String, message: String, details: [String: JSONValue]? = nil) {
@@ -23,6 +26,23 @@ public struct AuthError: Error, HTTPResponseError, Sendable, Equatable {
         self.code = code
         self.message = message
         self.details = details
+    }
+
+    /// The same error, shown on a page as the catalogs' sentence `key` (the API's JSON keeps
+    /// `message`, in English).
+    ///
+    /// ```swift
+    /// throw AuthError.invalidRequest("The password must be at least 12 characters.").worded("password.too_short", ["min": "12"])
+    /// ```
+    public func worded(_ key: String, _ values: [String: String] = [:]) -> AuthError {
+        var copy = self
+        copy.sentence = (key, values)
+        return copy
+    }
+
+    /// Equal in status, code, message and details (the wording is not compared).
+    public static func == (a: AuthError, b: AuthError) -> Bool {
+        a.status == b.status && a.code == b.code && a.message == b.message && a.details == b.details
     }
 
     /// Whether `value` is an `AuthError` with `pattern`'s contract code, whatever its message and

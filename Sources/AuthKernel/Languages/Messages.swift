@@ -163,6 +163,31 @@ public final class Messages: Sendable {
         return MailTemplates.fill(raw, all)
     }
 
+    /// An error as a sentence on a page, in the task's language: its own wording
+    /// (``AuthError/worded(_:_:)``); else in English its message, in another language the
+    /// general sentence of its code (`kernel.error.CODE`); and how long to wait when it says.
+    ///
+    /// ```swift
+    /// return .step(PageStep(template: "sms.code", error: kernel.messages.sentence(error), status: error.status))
+    /// ```
+    public func sentence(_ error: AuthError) -> String {
+        var text: String
+        if let worded = error.sentence {
+            text = self.text(worded.key, worded.values)
+        } else if (Self.language ?? "en") == "en" || !has("kernel.error." + error.code) {
+            text = error.message
+        } else {
+            text = self.text("kernel.error." + error.code)
+        }
+        if let wait = error.retryAfter { text += " " + plural("kernel.error.try_again_in", count: wait) }
+        return text
+    }
+
+    /// Whether the task's language (or the one it falls back to before English) has `key`.
+    func has(_ key: String) -> Bool {
+        catalogs.withLock { catalogs in chain(Self.language).dropLast().contains { catalogs[$0]?.entries[key].map { !($0.forms.first ?? "").isEmpty } ?? false } }
+    }
+
     /// How long something lasts, in words: "5 minutes", "1 hour", "90 seconds" (`kernel.lifetime.*`).
     public func lifetime(_ seconds: Int, language: String? = nil) -> String {
         if seconds > 0, seconds % 3600 == 0 { return plural("kernel.lifetime.hours", count: seconds / 3600, language: language) }

@@ -94,7 +94,7 @@ extension ConsoleRoutes {
             return try await showClients(op, created: (created.client.id, created.secret))
         } catch let error as AuthError {
             return try await showClients(
-                op, error: LoginRoutes.sentence(error), status: error.status, draft: ConsoleDraft.of(form, action: "/admin/clients", user: op.principal.user.id, now: kernel.clock.now()))
+                op, error: kernel.messages.sentence(error), status: error.status, draft: ConsoleDraft.of(form, action: "/admin/clients", user: op.principal.user.id, now: kernel.clock.now()))
         }
     }
 
@@ -127,7 +127,7 @@ extension ConsoleRoutes {
                 } catch let error as AuthError {
                     // The form as it was sent, with what to fix.
                     return try await showClient(
-                        op, id: id, error: LoginRoutes.sentence(error), status: error.status,
+                        op, id: id, error: kernel.messages.sentence(error), status: error.status,
                         draft: ConsoleDraft.of(form, action: "/admin/clients/\(id)/edit", user: op.principal.user.id, now: kernel.clock.now()))
                 }
                 await kernel.audit.record("admin_console", account: op.email, reason: "update client \(id)")
@@ -145,7 +145,7 @@ extension ConsoleRoutes {
             }
             return console("Apps", "message", ["message": "There is no such app or change."], op, status: .notFound)
         } catch let error as AuthError {
-            return try await showClient(op, id: id, error: LoginRoutes.sentence(error), status: error.status)
+            return try await showClient(op, id: id, error: kernel.messages.sentence(error), status: error.status)
         }
     }
 
@@ -166,7 +166,7 @@ extension ConsoleRoutes {
             await kernel.audit.record("admin_console", account: op.email, reason: "create service key \(name)")
             return try await showKeys(op, created: (name, secret))
         } catch let error as AuthError {
-            return try await showKeys(op, error: LoginRoutes.sentence(error), status: error.status)
+            return try await showKeys(op, error: kernel.messages.sentence(error), status: error.status)
         }
     }
 
@@ -176,7 +176,7 @@ extension ConsoleRoutes {
             await kernel.audit.record("admin_console", account: op.email, reason: "revoke service key \(name)")
             return PageGate.redirect(to: "/admin/keys")
         } catch let error as AuthError {
-            return try await showKeys(op, error: LoginRoutes.sentence(error), status: error.status)
+            return try await showKeys(op, error: kernel.messages.sentence(error), status: error.status)
         }
     }
 }

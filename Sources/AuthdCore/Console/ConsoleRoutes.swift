@@ -329,7 +329,7 @@ struct ConsoleRoutes: Sendable {
                 return console("Users", "message", ["message": "There is no such change."], op, status: .notFound)
             }
         } catch let error as AuthError {
-            return try await showUser(op, id: user.id.lowercased, error: LoginRoutes.sentence(error), status: error.status, metadataDraft: form["app_metadata"])
+            return try await showUser(op, id: user.id.lowercased, error: kernel.messages.sentence(error), status: error.status, metadataDraft: form["app_metadata"])
         }
     }
 
@@ -341,7 +341,7 @@ struct ConsoleRoutes: Sendable {
                 by: op.actor)
             return try await showUsers(op, nil, invited: (made.invitation.email, made.url))
         } catch let error as AuthError {
-            return try await showUsers(op, nil, error: LoginRoutes.sentence(error), status: error.status)
+            return try await showUsers(op, nil, error: kernel.messages.sentence(error), status: error.status)
         }
     }
 
@@ -365,7 +365,7 @@ struct ConsoleRoutes: Sendable {
             draft.fields["email"] = form["email"] ?? ""
             var op = op
             op.draft = nil
-            return try await showUsers(op, nil, error: LoginRoutes.sentence(error), status: error.status, draft: draft)
+            return try await showUsers(op, nil, error: kernel.messages.sentence(error), status: error.status, draft: draft)
         }
     }
 

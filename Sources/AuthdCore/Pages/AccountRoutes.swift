@@ -61,7 +61,7 @@ struct AccountRoutes: Sendable {
         } catch let error as AuthError where error.code == "REAUTH_REQUIRED" {
             return try await show(request, error: "Sign out and in again first: your sign-in is too old for this.", status: .forbidden)
         } catch let error as AuthError {
-            return try await show(request, error: LoginRoutes.sentence(error), status: error.status)
+            return try await show(request, error: kernel.messages.sentence(error), status: error.status)
         }
     }
 
@@ -158,7 +158,7 @@ struct AccountRoutes: Sendable {
             }
             return try await show(request, error: "That is not the number the other device shows: \(Int(left)) \(left == 1 ? "try" : "tries") left.", status: .badRequest)
         } catch let error as AuthError {
-            return try await show(request, error: LoginRoutes.sentence(error), status: error.status)
+            return try await show(request, error: kernel.messages.sentence(error), status: error.status)
         }
     }
 
@@ -187,7 +187,7 @@ struct AccountRoutes: Sendable {
             await kernel.events.emit("user.updated", AccountEvents.data(user))
             return done(name.map { "Your name is now “\($0)”." } ?? "Your name was removed.", principal)
         } catch let error as AuthError {
-            return try await show(request, error: LoginRoutes.sentence(error), status: error.status)
+            return try await show(request, error: kernel.messages.sentence(error), status: error.status)
         }
     }
 

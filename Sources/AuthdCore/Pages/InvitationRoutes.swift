@@ -98,7 +98,7 @@ struct InvitationRoutes: Sendable {
             try await kernel.mailer.send(
                 template: Self.mailTemplate, to: invitation.email, code: code, lifetime: Self.codes.ttl)
         } catch let error as AuthError {
-            return try page(invitation, token: token, state: "verify", pre: pre, error: LoginRoutes.sentence(error), status: error.status)
+            return try page(invitation, token: token, state: "verify", pre: pre, error: kernel.messages.sentence(error), status: error.status)
         }
         return try page(invitation, token: token, state: "verify", pre: pre)
     }
@@ -109,7 +109,7 @@ struct InvitationRoutes: Sendable {
             try await kernel.rateLimiter.consume(Self.triesPerNetwork, key: "invitation.verify:\(context.clientKey)")
             _ = try await kernel.codes.verify(purpose: Self.codePurpose, key: invitation.email, code: form["code"] ?? "", policy: Self.codes)
         } catch let error as AuthError {
-            return try page(invitation, token: token, state: "verify", pre: pre, error: LoginRoutes.sentence(error), status: error.status)
+            return try page(invitation, token: token, state: "verify", pre: pre, error: kernel.messages.sentence(error), status: error.status)
         }
         return try await make(invitation, token: token, pre: pre)
     }

@@ -178,7 +178,7 @@ struct LoginRoutes: Sendable {
             outcome = try await provider.pagePost(action: action, form: form, state: &state, context: context)
         } catch let error as AuthError {
             (pre.provider, pre.state) = (nil, [:])
-            return try await loginPage(pre, error: Self.sentence(error), status: error.status)
+            return try await loginPage(pre, error: kernel.messages.sentence(error), status: error.status)
         }
         // The provider's first screen again, or an error answering the address form: shown as
         // `/login` itself, the error above, what was typed kept, every way in still there.
@@ -236,11 +236,11 @@ struct LoginRoutes: Sendable {
         } catch let error as AuthError {
             if pre.provider == id { (pre.provider, pre.state) = (nil, [:]) }
             guard query["csrf"] != nil || (browser != nil && context.parameters.get("step") != nil) else {
-                return (try? await loginPage(pre, error: Self.sentence(error), status: error.status))
-                    ?? message(Self.sentence(error), status: error.status)
+                return (try? await loginPage(pre, error: kernel.messages.sentence(error), status: error.status))
+                    ?? message(kernel.messages.sentence(error), status: error.status)
             }
             // Signed in already (linking a way in): the sign-in page is not where they were.
-            let content = renderer.render("message", ["message": Self.sentence(error), "link": "/account", "link_text": "Back to your account"])
+            let content = renderer.render("message", ["message": kernel.messages.sentence(error), "link": "/account", "link_text": "Back to your account"])
             return renderer.page(title: "Your account", content: content, status: error.status, cookies: (try? pre.cookie(box: box)).map { [$0] } ?? [])
         }
     }
@@ -286,7 +286,7 @@ struct LoginRoutes: Sendable {
         do {
             result = try await kernel.sessions.signIn(user, amr: amr, device: device, multiFactor: multiFactor, kind: .browser, authTime: vouchedAt)
         } catch let error as AuthError {
-            return try await loginPage(pre, error: Self.sentence(error), status: error.status)
+            return try await loginPage(pre, error: kernel.messages.sentence(error), status: error.status)
         }
         switch result {
         case .session(let session):
@@ -388,7 +388,7 @@ struct LoginRoutes: Sendable {
         } catch let error as AuthError {
             var fresh = pre
             (fresh.challenge, fresh.factors) = (nil, [])
-            return try await loginPage(fresh, error: Self.sentence(error), status: error.status)
+            return try await loginPage(fresh, error: kernel.messages.sentence(error), status: error.status)
         }
     }
 
@@ -443,9 +443,4 @@ struct LoginRoutes: Sendable {
         Base64URL.encode(SHA256.hmac(key: key, message: Array("csrf\u{0}\(sessionID.lowercased)".utf8)))
     }
 
-    /// An error as a sentence on a page: its message, and how long to wait when it says.
-    static func sentence(_ error: AuthError) -> String {
-        if let wait = error.retryAfter { return "\(error.message) (Try again in \(wait) s.)" }
-        return error.message
-    }
 }

@@ -15,6 +15,8 @@ import Logging
 public struct ApprovalProvider: AuthProvider {
     /// `approval`: its name in `providers`, its configuration section and `amr`.
     public static let id = "approval"
+    /// Its sentences: English and German.
+    public static let messageCatalogs = [MessageCatalogDeclaration("en", PackageResources.en_po), MessageCatalogDeclaration("de", PackageResources.de_po)]
     /// How the sign-in page names it.
     public static let methodName = "Approve from your phone"
     /// Listed in `providers` to start.

@@ -10,6 +10,8 @@ import Logging
 public struct EmailProvider: AuthProvider {
     /// `email`: its name in `providers`, its configuration section, `auth_providers` and `amr`.
     public static let id = "email"
+    /// Its sentences: English and German.
+    public static let messageCatalogs = [MessageCatalogDeclaration("en", PackageResources.en_po), MessageCatalogDeclaration("de", PackageResources.de_po)]
     /// How the notice of a newly added sign-in method names it.
     public static let methodName = "sign-in with a code mailed to this address"
     /// Code purpose in the store.

@@ -17,6 +17,8 @@ public import ServiceLifecycle
 public struct OIDCProvider: AuthProvider {
     /// `oidc`: its name in `providers`, its configuration section and `amr`.
     public static let id = "oidc"
+    /// Its sentences: English and German.
+    public static let messageCatalogs = [MessageCatalogDeclaration("en", PackageResources.en_po), MessageCatalogDeclaration("de", PackageResources.de_po)]
     /// How the notice of a newly added sign-in method names it.
     public static let methodName = "sign-in with another identity provider"
     /// Needs `oidc.providers`: started only when listed.

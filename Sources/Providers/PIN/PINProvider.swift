@@ -15,6 +15,8 @@ public import ServiceLifecycle
 public struct PINProvider: AuthProvider {
     /// `pin`: its name in `providers`, its configuration section, `auth_providers` and `amr`.
     public static let id = "pin"
+    /// Its sentences: English and German.
+    public static let messageCatalogs = [MessageCatalogDeclaration("en", PackageResources.en_po), MessageCatalogDeclaration("de", PackageResources.de_po)]
     /// How the notice of a newly added sign-in method names it.
     public static let methodName = "a PIN"
 

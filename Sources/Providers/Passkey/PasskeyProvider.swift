@@ -15,6 +15,8 @@ import Logging
 public struct PasskeyProvider: AuthProvider {
     /// `passkey`: its name in `providers`, `auth_providers` and `amr`.
     public static let id = "passkey"
+    /// Its sentences: English and German.
+    public static let messageCatalogs = [MessageCatalogDeclaration("en", PackageResources.en_po), MessageCatalogDeclaration("de", PackageResources.de_po)]
     /// Its configuration section, `passkeys`.
     public static let configSection = "passkeys"
     /// How the notice of a newly added sign-in method names it.

@@ -9,6 +9,8 @@ public import ServiceLifecycle
 public struct PasswordProvider: AuthProvider {
     /// `password`: its name in `providers`, its configuration section, `auth_providers` and `amr`.
     public static let id = "password"
+    /// Its sentences: English and German.
+    public static let messageCatalogs = [MessageCatalogDeclaration("en", PackageResources.en_po), MessageCatalogDeclaration("de", PackageResources.de_po)]
     /// How the notice of a newly added sign-in method names it.
     public static let methodName = "a password"
     static let verifyPurpose = "password_register"

@@ -15,6 +15,8 @@ import Logging
 public struct TOTPProvider: AuthProvider {
     /// `totp`: its name in `providers` and its configuration section.
     public static let id = "totp"
+    /// Its sentences: English and German.
+    public static let messageCatalogs = [MessageCatalogDeclaration("en", PackageResources.en_po), MessageCatalogDeclaration("de", PackageResources.de_po)]
     /// How the notice of a newly added sign-in method names it.
     public static let methodName = "an authenticator app (TOTP)"
     /// Started only when `providers` lists it.
