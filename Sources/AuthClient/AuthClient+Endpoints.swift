@@ -25,6 +25,12 @@ extension AuthClient {
         try await authorized("PATCH", "api/v1/auth/me", json: ["user_metadata": metadata.mapValues(\.foundationValue)], as: AuthUser.self)
     }
 
+    /// Sets the person's language (a BCP 47 tag such as `"de"` or `"pt-BR"`; nil clears it): the
+    /// server writes its mail to them in it. A tag that is not well-formed is refused (`.invalidRequest`).
+    public func updateLocale(_ locale: String?) async throws -> AuthUser {
+        try await authorized("PATCH", "api/v1/auth/me", json: ["locale": locale as Any? ?? NSNull()], as: AuthUser.self)
+    }
+
     /// The user's signed-in devices.
     public func sessions() async throws -> [AuthSessionInfo] {
         struct R: Decodable { var sessions: [AuthSessionInfo] }

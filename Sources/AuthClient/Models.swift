@@ -17,11 +17,14 @@ public struct AuthUser: Codable, Sendable, Equatable {
     public var appMetadata: [String: MetadataValue]
     /// The operator's groups of the user (which of the deployment's apps it may use), empty when none.
     public var groups: [String]
+    /// The person's language (a BCP 47 tag such as `de`), which the server writes mail in
+    /// (``AuthClient/updateLocale(_:)``); nil when not known.
+    public var locale: String?
 
     enum CodingKeys: String, CodingKey {
         case id, email, emailVerified = "email_verified", displayName = "display_name", username
         case isAnonymous = "is_anonymous", authProviders = "auth_providers", createdAt = "created_at", updatedAt = "updated_at"
-        case userMetadata = "user_metadata", appMetadata = "app_metadata", groups
+        case userMetadata = "user_metadata", appMetadata = "app_metadata", groups, locale
     }
 
     /// Decodes a user; servers before metadata existed send none.
@@ -39,6 +42,7 @@ public struct AuthUser: Codable, Sendable, Equatable {
         userMetadata = try c.decodeIfPresent([String: MetadataValue].self, forKey: .userMetadata) ?? [:]
         appMetadata = try c.decodeIfPresent([String: MetadataValue].self, forKey: .appMetadata) ?? [:]
         groups = try c.decodeIfPresent([String].self, forKey: .groups) ?? []
+        locale = try c.decodeIfPresent(String.self, forKey: .locale)
     }
 }
 

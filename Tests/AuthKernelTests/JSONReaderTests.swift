@@ -23,6 +23,7 @@ struct JSONReaderTests {
             )
             user.updatedAt = Date(timeIntervalSince1970: 1_800_000_999.987654321)
             user.disabledAt = i == 4 ? Date(timeIntervalSince1970: 1_800_001_000) : nil
+            user.locale = i % 2 == 0 ? "de-AT" : nil
             var session = SessionRecord(
                 userID: user.id, deviceName: i % 2 == 0 ? text : nil, platform: text, amr: ["email"], createdAt: user.createdAt,
                 expiresAt: Date(timeIntervalSince1970: 1_802_592_000), refreshHash: "h\(i)"

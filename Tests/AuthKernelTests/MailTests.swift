@@ -1,3 +1,4 @@
+import EmailProvider
 import AuthdCore
 @testable import AuthdServer
 @testable import AuthKernel
@@ -255,5 +256,39 @@ struct MailTemplateOwnershipTests {
         let h = try await TestHarness.make(providers: [Honest.self], config: #"{"providers":["honest"],"mail":{"transport":"outbox"}}"#)
         #expect(h.kernel.mailer.templates.names.contains("honest.code"))
         await h.server.close()
+    }
+}
+
+/// Contract §18: mail is written in its recipient's `locale`, else the request's language.
+struct MailLanguageTests {
+    @Test func aMailIsInTheRecipientsLocaleElseTheRequestsAndSaysWhichInItsHeader() async throws {
+        let h = try await TestHarness.make(providers: [EmailProvider.self])
+        let session = try await h.signIn("greta", email: "greta@example.com")
+        let id = UUID(uuidString: session.user.id)!
+        _ = try await h.kernel.users.update(id) { $0.locale = "de-AT" }
+        let templates = h.kernel.mailer.templates
+        let values = ["method": "PIN", "when": "now", "not_me": "https://example.com/not-me"]
+        let german = templates.render("kernel.sign_in_method_added", to: "x@example.com", values: values, language: "de")
+        let english = templates.render("kernel.sign_in_method_added", to: "x@example.com", values: values, language: "en")
+        #expect(german.subject != english.subject && german.language == "de" && english.language == "en")
+        #expect(templates.render("kernel.sign_in_method_added", to: "x", values: values, language: "de-CH").subject == german.subject)
+
+        // The account's locale, whatever the request asked for; an address without an account: the request's.
+        try await RequestLanguage.$current.withValue(RequestLanguage(fixed: "en")) {
+            try await h.kernel.mailer.send(template: "kernel.sign_in_method_added", to: "greta@example.com", values: values)
+        }
+        try await RequestLanguage.$current.withValue(RequestLanguage(fixed: "de")) {
+            try await h.kernel.mailer.send(template: "kernel.sign_in_method_added", to: "nobody@example.com", values: values)
+        }
+        try await h.kernel.mailer.send(template: "kernel.sign_in_method_added", to: "nobody-else@example.com", values: values)
+        #expect(try h.mail(to: "greta@example.com").last?.subject == german.subject)
+        #expect(try h.mail(to: "nobody@example.com").last?.subject == german.subject)
+        #expect(try h.mail(to: "nobody-else@example.com").last?.subject == english.subject, "no locale, no request: English")
+
+        let raw = try MailComposer.compose(german, from: "authd <no-reply@example.com>")
+        #expect(raw.components(separatedBy: "\r\n").contains("Content-Language: de"))
+        var unknown = german
+        unknown.language = "not a tag"
+        #expect(!(try MailComposer.compose(unknown, from: "authd <no-reply@example.com>")).contains("Content-Language"))
     }
 }

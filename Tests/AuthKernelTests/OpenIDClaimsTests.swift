@@ -27,6 +27,14 @@ struct OpenIDClaimsTests {
         #expect(OpenIDTokens.userClaims(verified, scopes: ["openid"], client: Self.client())["email"] == nil, "no email scope, no email")
     }
 
+    @Test func theLocaleIsAProfileClaimLeftOutWhenNotKnown() {
+        var user = UserRecord(email: "lea@example.com", emailVerified: true, createdAt: Self.now)
+        #expect(OpenIDTokens.userClaims(user, scopes: ["openid", "profile"], client: Self.client())["locale"] == nil)
+        user.locale = "de-AT"
+        #expect(OpenIDTokens.userClaims(user, scopes: ["openid", "profile"], client: Self.client())["locale"] == .string("de-AT"))
+        #expect(OpenIDTokens.userClaims(user, scopes: ["openid", "email"], client: Self.client())["locale"] == nil, "profile only")
+    }
+
     @Test func namedAppMetadataKeysBecomeClaimsAndNullsAreLeftOut() {
         var user = UserRecord(email: "gus@example.com", emailVerified: true, displayName: nil, username: "gus", createdAt: Self.now)
         user.appMetadata = ["groups": .array([.string("not-these")]), "plan": .null, "tier": .string("gold"), "internal": .string("x")]

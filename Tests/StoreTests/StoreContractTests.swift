@@ -139,9 +139,9 @@ struct StoreContractTests {
         var ids: [String] = []
         for i in 0..<5 { ids.append(try await h.kernel.users.signIn(claim("s\(i)", email: "user\(i)@example.com"), linkingTo: nil).id.uuidString) }
         let named = try await h.kernel.users.signIn(claim("n"), linkingTo: nil)
-        _ = try await h.kernel.users.update(named.id) { $0.username = "Percent_50%"; $0.appMetadata = ["couple_id": .string("c-1")]; $0.userMetadata = ["a": .number(1)] }
+        _ = try await h.kernel.users.update(named.id) { $0.username = "Percent_50%"; $0.appMetadata = ["couple_id": .string("c-1")]; $0.userMetadata = ["a": .number(1)]; $0.locale = "de-AT" }
         let stored = try #require(try await h.kernel.users.user(id: named.id))
-        #expect(stored.appMetadata == ["couple_id": .string("c-1")] && stored.userMetadata == ["a": .number(1)])
+        #expect(stored.appMetadata == ["couple_id": .string("c-1")] && stored.userMetadata == ["a": .number(1)] && stored.locale == "de-AT")
         let first = try await h.kernel.users.page(matching: "example.com", after: nil, limit: 2)
         let rest = try await h.kernel.users.page(matching: "example.com", after: first.last?.id, limit: 10)
         #expect((first + rest).map(\.id.uuidString) == ids.sorted())

@@ -230,6 +230,34 @@ public final class Messages: Sendable {
         return out + rest
     }
 
+    /// A PO file of every key there is, English as `msgid`, `language`'s translation (or nothing) as
+    /// `msgstr`: where a translator starts a catalog for `DATA/locales/`.
+    package func po(language: String) -> String {
+        func quoted(_ s: String) -> String {
+            "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(of: "\n", with: "\\n") + "\""
+        }
+        return catalogs.withLock { catalogs in
+            let english = catalogs["en"] ?? Catalog()
+            let target = language == "en" ? nil : catalogs[language]
+            var out = "# authd's message catalog for \(language): every page and mail sentence, keyed by msgctxt.\n"
+            out += "# Save as DATA/locales/\(language).po; an empty msgstr is shown in English.\n"
+            out += "msgid \"\"\nmsgstr \"\"\n\"Language: \(language)\\n\"\n\"Content-Type: text/plain; charset=UTF-8\\n\"\n"
+            out += "\"Plural-Forms: nplurals=2; plural=(n != 1);\\n\"\n"
+            for key in english.entries.keys.sorted() {
+                let entry = english.entries[key]!
+                let forms = target?.entries[key]?.forms ?? []
+                out += "\n#. \(english.owners[key] ?? "")\nmsgctxt \(quoted(key))\nmsgid \(quoted(entry.english))\n"
+                if let plural = entry.englishPlural {
+                    out += "msgid_plural \(quoted(plural))\n"
+                    for i in 0..<max(2, forms.count) { out += "msgstr[\(i)] \(quoted(i < forms.count ? forms[i] : ""))\n" }
+                } else {
+                    out += "msgstr \(quoted(forms.first ?? ""))\n"
+                }
+            }
+            return out
+        }
+    }
+
     /// Every key with its English text, for checks: by language, the keys that language has.
     package func keys(language: String) -> [String: String] {
         catalogs.withLock { catalogs in (catalogs[language]?.entries ?? [:]).mapValues { $0.english } }

@@ -2,26 +2,26 @@
 /// key, `msgid` its English text, `msgstr` the translation (empty in the English catalog, which
 /// means "as `msgid`"). Plural entries carry `msgid_plural` and `msgstr[N]`. Entries marked
 /// `#, fuzzy` are skipped, as gettext skips them: a translator has not confirmed them.
-struct POFile: Sendable {
+package struct POFile: Sendable {
     /// One entry.
-    struct Entry: Sendable, Equatable {
-        var key: String
-        var english: String
-        var englishPlural: String?
+    package struct Entry: Sendable, Equatable {
+        package var key: String
+        package var english: String
+        package var englishPlural: String?
         /// The translation's forms (one for a singular entry); empty strings where untranslated.
-        var forms: [String]
+        package var forms: [String]
     }
 
     /// The header's fields (`Language`, `Plural-Forms`).
-    var header: [String: String] = [:]
-    var entries: [Entry] = []
+    package var header: [String: String] = [:]
+    package var entries: [Entry] = []
 
     /// The longest catalog read: an operator's file is read at start-up, and a shipped one is far smaller.
     static let maxBytes = 4 << 20
 
     /// Parses `source`.
     /// - Throws: ``ConfigError`` naming the line of the first malformed entry.
-    init(parsing source: String, name: String) throws(ConfigError) {
+    package init(parsing source: String, name: String) throws(ConfigError) {
         guard source.utf8.count <= Self.maxBytes else { throw ConfigError("\(name): a message catalog is at most 4 MiB") }
         var current: [String: String] = [:]
         var forms: [Int: String] = [:]

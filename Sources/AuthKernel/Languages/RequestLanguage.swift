@@ -12,9 +12,14 @@ package final class RequestLanguage: Sendable {
     /// Whether `Accept-Language` chose it (a person's `locale` then does not replace it).
     private let fromHeader: Bool
 
+    /// The first language the request's `Accept-Language` names, whether or not there is a
+    /// catalog for it: a new account's `locale`.
+    package let preferred: String?
+
     /// The language for a request's `Accept-Language`.
     package init(acceptLanguage: String?, messages: Messages) {
         let negotiated = messages.negotiate(acceptLanguage)
+        preferred = LanguageTag.accepted(acceptLanguage).first?.description
         self.messages = messages
         self.chosen = Mutex(negotiated)
         self.fromHeader = negotiated != nil
@@ -22,6 +27,7 @@ package final class RequestLanguage: Sendable {
 
     /// A language fixed in advance (a tag ``Messages/languages`` holds).
     package init(fixed language: String?) {
+        preferred = language
         self.messages = nil
         self.chosen = Mutex(language)
         self.fromHeader = true

@@ -93,6 +93,8 @@ public struct UserService: Sendable {
     /// whatever `signup.mode` says, as any invitation does.
     package func signIn(_ claim: Claim, linkingToUser linkUserID: UUID?, operatorInvited: Bool = false) async throws -> UserRecord {
         let now = clock.now()
+        // A new account's language is what the browser or app asked for first (contract §18).
+        let locale = RequestLanguage.current?.preferred
         var keys: [StoreKey] = [.userByIdentity(claim.identity)]
         if let email = claim.email { keys += [.userByEmail(email), .code(purpose: Invitations.purpose, key: email)] }
         if let linkUserID { keys.append(.user(linkUserID)) }
@@ -155,6 +157,7 @@ public struct UserService: Sendable {
                 email: email, emailVerified: email != nil && claim.emailVerified,
                 identities: [claim.identity], createdAt: now
             )
+            user.locale = locale
             try signUp(&user, &state)
             state.put(user)
             return (user, true, nil)
@@ -195,8 +198,9 @@ public struct UserService: Sendable {
     /// - Throws: 403 `SIGNUP_CLOSED` unless `signup.anonymous` allows it.
     public func createAnonymous() async throws -> UserRecord {
         guard signup.allowsAnonymous else { throw AuthError.signupClosed }
-        let user = UserRecord(isAnonymous: true, createdAt: clock.now())
-        try await store.write([]) { $0.put(user) }
+        var user = UserRecord(isAnonymous: true, createdAt: clock.now())
+        user.locale = RequestLanguage.current?.preferred
+        try await store.write([]) { [user] in $0.put(user) }
         logger.info("anonymous user created", metadata: ["user.id": "\(user.id.lowercased)"])
         await events?.emit("user.created", AccountEvents.data(user))
         return user

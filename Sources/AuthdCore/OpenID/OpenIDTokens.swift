@@ -139,7 +139,8 @@ struct OpenIDTokens: Sendable {
     }
 
     /// The claims scopes grant about `user` (ID token and userinfo): `email` only when verified
-    /// unless the client is registered `--unverified-email`, each omitted when null; `groups` (the
+    /// unless the client is registered `--unverified-email`, each omitted when null (scope `profile`:
+    /// `name`, `preferred_username`, `locale`); `groups` (the
     /// user's own field, `[]` when none) for scope `groups` or a client registered `--claims groups`;
     /// and the other `app_metadata` keys the client names as claims (with `openid`, always granted).
     static func userClaims(_ user: UserRecord, scopes: Set<String>, client: OpenIDClient) -> [String: JSONValue] {
@@ -151,6 +152,7 @@ struct OpenIDTokens: Sendable {
         if scopes.contains("profile") {
             if let name = user.displayName { claims["name"] = .string(name) }
             if let username = user.username { claims["preferred_username"] = .string(username) }
+            if let locale = user.locale { claims["locale"] = .string(locale) }
         }
         if scopes.contains("groups") || client.claims.contains("groups") { claims["groups"] = .array(user.groups.map { .string($0) }) }
         for name in client.claims where name != "groups" {

@@ -21,7 +21,7 @@ struct AuthdCommand: AsyncParsableCommand {
             ServeCommand.self, UsersCommand.self, SessionsCommand.self, KeysCommand.self, BackupCommand.self, RestoreCommand.self,
             CheckCommand.self, AuditCommand.self, MigrateCommand.self, ExportCommand.self, ImportCommand.self, OpenAPICommand.self, SettingsCommand.self, ClientsCommand.self,
             ServiceKeysCommand.self,
-            ImportUsersCommand.self, HealthCommand.self, AdminsCommand.self,
+            ImportUsersCommand.self, HealthCommand.self, AdminsCommand.self, CatalogCommand.self,
         ]
     )
 }
