@@ -22,8 +22,8 @@ let package = Package(
                 .product(name: "AuthKernel", package: "authd"),
                 .product(name: "Hummingbird", package: "hummingbird"),
             ],
-            // The OpenAPI part and the sign-in page's template beside the code, embedded in the binary.
-            resources: [.embedInCode("openapi.yaml"), .embedInCode("Pages/code.mustache")]
+            // The OpenAPI part, the sign-in page's template and its sentences beside the code, embedded in the binary.
+            resources: [.embedInCode("Locales/en.po"), .embedInCode("Locales/de.po"), .embedInCode("openapi.yaml"), .embedInCode("Pages/code.mustache")]
         ),
         .testTarget(
             name: "InviteCodeProviderTests",

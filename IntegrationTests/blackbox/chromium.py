@@ -10,14 +10,22 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 
 @contextlib.contextmanager
-def chromium(width=390, height=900, javascript=True):
+def chromium(width=390, height=900, javascript=True, language=None):
     """Debian's chromium and chromedriver, headless, at `width` × `height`; with `javascript` False,
-    no page runs a script (WebDriver still reads them)."""
+    no page runs a script (WebDriver still reads them); with `language` ("de"), the browser asks
+    for pages in it (Accept-Language), as one set up in that language does."""
     options = webdriver.ChromeOptions()
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", f"--window-size={width},{height}"):
         options.add_argument(flag)
+    prefs = {}
     if not javascript:
-        options.add_experimental_option("prefs", {"profile.managed_default_content_settings.javascript": 2})
+        prefs["profile.managed_default_content_settings.javascript"] = 2
+    if language:
+        options.add_argument(f"--lang={language}")
+        options.add_argument(f"--accept-lang={language}")
+        prefs["intl.accept_languages"] = language
+    if prefs:
+        options.add_experimental_option("prefs", prefs)
     options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
     driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"), options=options)
     try:

@@ -48,6 +48,8 @@ import requests
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
+from axe_selenium_python import Axe
+
 from chromium import chromium
 from conftest import running_server
 from test_oidc_web_flow import GitHubStandIn
@@ -82,6 +84,13 @@ DEVICE_NAME = "Wohnzimmerbilderrahmenanzeigegerätesteuerung (the living-room pi
 LABEL = "Familienfotoarchivgesellschaft GitHub"  # labels are at most 40 characters
 HOOK_URL = "http://127.0.0.1:9/hooks/authd/events/delivered-to-a-receiver-with-a-rather-long-path-" + "x" * 40
 PASSWORD = "a long enough password for the phones"
+# The pass is made in German, the language whose words run longest: every page must be in it.
+LANGUAGE = "de"
+# Words of English sentences that German ones never hold: one on a page means a sentence was left
+# untranslated (what the test itself typed is taken out first).
+ENGLISH = {"the", "your", "you", "and", "with", "this", "that", "from", "sign", "please", "enter", "have", "has", "been", "when",
+           "which", "there", "signed", "into", "are", "its", "can", "cannot", "for", "nothing", "yet", "here", "now"}
+TYPED = [DISPLAY_NAME, APP_NAME, KIOSK_NAME, DEVICE_NAME, LABEL, PASSWORD, "Konstantinopolitanischer Taschenrechner (phone)"]
 
 # What a page measures: the document's widths, the innermost elements or text past the screen's
 # edge (outside boxes that scroll on their own), and the touch targets under 44 px.
@@ -155,10 +164,15 @@ class Phone:
         self.checked = []
 
     def check(self, name, dark=False, wide=False):
-        """Measures the page in view (again with every <details> open) and takes its screenshots."""
+        """Measures the page in view (again with every <details> open), checks that it is in German
+        and that axe finds nothing serious, and takes its screenshots."""
         d = self.driver
         WebDriverWait(d, 10).until(lambda x: x.execute_script("return document.readyState") == "complete")
         problems = []
+        lang = d.execute_script("return document.documentElement.lang")
+        if lang != LANGUAGE:
+            problems.append(f"in {lang!r}, not {LANGUAGE!r}")
+        problems += english_left(d) + axe_findings(d)
         found = d.execute_script(MEASURE)
         assert found["width"] == WIDTH, f"the window is {found['width']} px wide, not {WIDTH}"
         self.shot(name)
@@ -203,6 +217,37 @@ class Phone:
             f.write(base64.b64decode(png["data"]))
 
 
+def english_left(driver):
+    """The lines of the page (its visible text, opened <details> too, and its title) that hold an English word."""
+    text = driver.execute_script(
+        "document.querySelectorAll('details').forEach(e => e.open = true);"
+        "const t = document.title + '\\n' + document.body.innerText;"
+        "document.querySelectorAll('details').forEach(e => e.open = false); return t")
+    for typed in TYPED:
+        text = text.replace(typed, " ")
+    found = []
+    for line in text.split("\n"):
+        words = {w.strip(".,:;!?()\"'„“…").lower() for w in line.split()}
+        if words & ENGLISH:
+            found.append(f"English left: {line.strip()[:120]!r}")
+    return found
+
+
+def axe_findings(driver):
+    """axe-core's serious and critical findings (its bundled version's view of
+    autocomplete="one-time-code" aside, as test_pages.accessible sets it aside)."""
+    axe = Axe(driver)
+    axe.inject()
+    found = []
+    for v in axe.run()["violations"]:
+        if v.get("impact") not in ("serious", "critical"):
+            continue
+        nodes = [n for n in v["nodes"] if not (v["id"] == "autocomplete-valid" and 'autocomplete="one-time-code"' in n.get("html", ""))]
+        if nodes:
+            found.append(f"axe {v['id']}: {v['help']} ({nodes[0].get('html', '')[:100]})")
+    return found
+
+
 def authd(server, *args):
     done = subprocess.run([BINARY, *args, "--data", server.folder], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -229,7 +274,7 @@ def new_sign_in_link(server, email, after=0):
 @pytest.fixture
 def phone():
     os.makedirs(OUTPUT, exist_ok=True)
-    with chromium(WIDTH, 900) as driver:
+    with chromium(WIDTH, 900, language=LANGUAGE) as driver:
         phone = Phone(driver)
         phone.viewport(WIDTH)
         yield phone

@@ -21,12 +21,19 @@ import Synchronization
 public final class HarnessBrowser: Sendable {
     private let client: HarnessClient
     private let origin: String
+    private let language: String?
     private let state = Mutex<(cookies: [String: String], csrf: String?)>(([:], nil))
 
-    /// A browser using `client`, its forms from `origin` (the issuer).
-    public init(_ client: HarnessClient, origin: String) {
+    /// A browser using `client`, its forms from `origin` (the issuer), asking for pages in
+    /// `language` (its `Accept-Language`, e.g. `"de"`; nil sends none, and pages are in English).
+    ///
+    /// ```swift
+    /// let german = HarnessBrowser(client, origin: h.kernel.issuer, language: "de")
+    /// ```
+    public init(_ client: HarnessClient, origin: String, language: String? = nil) {
         self.client = client
         self.origin = origin
+        self.language = language
     }
 
     /// A page as shown: where the browser ended up, the status and the HTML.
@@ -65,6 +72,7 @@ public final class HarnessBrowser: Sendable {
             var headers = HTTPFields()
             let cookies = state.withLock { $0.cookies }
             if !cookies.isEmpty { headers[.cookie] = cookies.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "; ") }
+            if let language { headers[.acceptLanguage] = language }
             if method == .post {
                 headers[.origin] = origin
                 headers[.contentType] = "application/x-www-form-urlencoded"

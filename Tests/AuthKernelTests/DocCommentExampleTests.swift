@@ -181,3 +181,106 @@ struct DocCommentExampleTests {
         #expect(step.notice == "Passkey renamed." && step.returnsToAccount && !PageStep(template: "passkey.account").returnsToAccount)
     }
 }
+
+/// The language examples of the guide and of ``Messages``, ``AuthError/worded(_:_:)`` and ``MailTemplate/code(catalog:)``.
+struct LanguageExampleTests {
+    struct InviteProvider: AuthProvider {
+        static let id = "invite"
+        static let messageCatalogs = [
+            MessageCatalogDeclaration("en", source: """
+                msgctxt "invite.code_sent"
+                msgid "We sent a code to {{email}}."
+                msgstr ""
+
+                msgctxt "invite.wrong_code"
+                msgid "That code is not the one we sent."
+                msgstr ""
+
+                msgctxt "invite.code.subject"
+                msgid "Your {{product_name}} code: {{code}}"
+                msgstr ""
+
+                msgctxt "invite.code.lead"
+                msgid "Your code is"
+                msgstr ""
+
+                msgctxt "invite.code.tail"
+                msgid "It expires in {{lifetime}}."
+                msgstr ""
+                """),
+            MessageCatalogDeclaration("de", source: """
+                msgctxt "invite.code_sent"
+                msgid "We sent a code to {{email}}."
+                msgstr "Wir haben einen Code an {{email}} geschickt."
+
+                msgctxt "invite.code.tail"
+                msgid "It expires in {{lifetime}}."
+                msgstr "Er gilt {{lifetime}} lang."
+                """),
+        ]
+        static let mailTemplates = [MailTemplateDeclaration("invite.code", "The code.", .code(catalog: "invite.code"))]
+        let kernel: Kernel
+        init(kernel: Kernel, config: inout ConfigSection) throws { self.kernel = kernel }
+        func routes() -> RouteCollection<AuthRequestContext> { RouteCollection(context: AuthRequestContext.self) }
+
+        func sentence(email: String) -> String {
+            let sent = kernel.messages.text("invite.code_sent", ["email": email])
+            return sent
+        }
+
+        func check(_ code: String) throws {
+            guard code == "123456" else { throw AuthError.invalidCode.worded("invite.wrong_code") }
+        }
+
+        func step(after error: AuthError) -> PageStep {
+            let notice = kernel.messages.sentence(error)
+            return PageStep(template: "invite.code", error: notice, status: error.status)
+        }
+    }
+
+    @Test func aProviderSpeaksThePersonsLanguageOnItsPagesAndInItsMail() async throws {
+        let h = try await TestHarness.make(providers: [InviteProvider.self], config: #"{"providers":["invite"],"mail":{"transport":"outbox"}}"#)
+        let provider = InviteProvider(kernel: h.kernel)
+        #expect(provider.sentence(email: "a@b.co") == "We sent a code to a@b.co.")
+        RequestLanguage.$current.withValue(RequestLanguage(fixed: "de")) {
+            #expect(provider.sentence(email: "a@b.co") == "Wir haben einen Code an a@b.co geschickt.")
+            do {
+                try provider.check("000000")
+                Issue.record("a wrong code passed")
+            } catch let error as AuthError {
+                // German lacks the key: its English, not the code's general German sentence.
+                #expect(provider.step(after: error).error == "That code is not the one we sent.")
+                #expect(error == AuthError.invalidCode, "the API still answers INVALID_CODE")
+            } catch {
+                Issue.record("\(error)")
+            }
+        }
+        // The doc comments' own lines, as written there.
+        let kernel = h.kernel
+        let notice = kernel.messages.text("passkey.renamed")
+        #expect(notice == "passkey.renamed", "a key no catalog has comes back as itself")
+        let template = MailTemplate.code(catalog: "email.sign_in_code")
+        let when = kernel.messages.mailTime(kernel.clock.now(), language: "de")
+        #expect(when.contains("UTC") && when != Timestamp.string(kernel.clock.now()))
+        #expect(kernel.messages.mailTime(kernel.clock.now(), language: "en") == Timestamp.string(kernel.clock.now()))
+        #expect(template.subject == "[[email.sign_in_code.subject]]")
+        let error = AuthError.invalidCode
+        let step = PageStep(template: "sms.code", error: kernel.messages.sentence(error), status: error.status)
+        #expect(step.error == AuthError.invalidCode.message)
+        #expect(throws: AuthError.self) {
+            throw AuthError.invalidRequest("The password must be at least 12 characters.").worded("password.too_short", ["min": "12"])
+        }
+
+        // The mail, in the recipient's language, its lifetime in words.
+        try await RequestLanguage.$current.withValue(RequestLanguage(fixed: "de")) {
+            try await h.kernel.mailer.send(template: "invite.code", to: "ina@example.com", code: "123456", lifetime: 600)
+        }
+        let mail = try #require(try h.mail(to: "ina@example.com").last)
+        #expect(mail.subject == "Your authd code: 123456", "German lacks the subject: English")
+        #expect(mail.text == "Your code is 123456.\n\nEr gilt 10 Minuten lang.")
+    }
+}
+
+extension LanguageExampleTests.InviteProvider {
+    init(kernel: Kernel) { self.kernel = kernel }
+}

@@ -35,7 +35,7 @@ struct MessageCatalogCompletenessTests {
     }
 
     static func tags(_ text: String) -> [String] {
-        text.split(separator: "<").dropFirst().compactMap { $0.split(whereSeparator: { $0 == " " || $0 == ">" }).first.map(String.init) }.sorted()
+        text.components(separatedBy: "<").dropFirst().compactMap { $0.split(whereSeparator: { $0 == " " || $0 == ">" }).first.map(String.init) }.sorted()
     }
 
     @Test func everyShippedLanguageHasEveryKeyTranslatedFromTheCurrentEnglish() throws {

@@ -146,7 +146,7 @@ public final class Messages: Sendable {
     }
 
     /// The sentence for `key` in the form `count` takes (a PO entry with `msgid_plural`), with
-    /// `{{count}}` and `values` filled.
+    /// `{{count}}` (the number as the language writes it, unless `values` has its own) and `values` filled.
     public func plural(_ key: String, count: Int, _ values: [String: String] = [:], language: String? = nil) -> String {
         let raw = catalogs.withLock { catalogs -> String? in
             for lang in chain(language ?? Self.language) {
@@ -159,7 +159,7 @@ public final class Messages: Sendable {
         }
         guard let raw else { return key }
         var all = values
-        all["count"] = number(count, language: language)
+        all["count"] = all["count"] ?? number(count, language: language)
         return MailTemplates.fill(raw, all)
     }
 
@@ -168,7 +168,7 @@ public final class Messages: Sendable {
     /// general sentence of its code (`kernel.error.CODE`); and how long to wait when it says.
     ///
     /// ```swift
-    /// return .step(PageStep(template: "sms.code", error: kernel.messages.sentence(error), status: error.status))
+    /// let step = PageStep(template: "sms.code", error: kernel.messages.sentence(error), status: error.status)
     /// ```
     public func sentence(_ error: AuthError) -> String {
         var text: String
@@ -179,7 +179,7 @@ public final class Messages: Sendable {
         } else {
             text = self.text("kernel.error." + error.code)
         }
-        if let wait = error.retryAfter { text += " " + plural("kernel.error.try_again_in", count: wait) }
+        if let wait = error.retryAfter { text += " " + plural("kernel.error.try_again_in", count: wait, ["count": String(wait)]) }
         return text
     }
 

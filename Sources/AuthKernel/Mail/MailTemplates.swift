@@ -196,17 +196,17 @@ package final class MailTemplates: Sendable {
         Invitations.template: Invitations.mail,
         Invitations.codeTemplate: Invitations.codeMail,
         SignInMethodNotices.template: MailTemplate(
-            subject: "A new way to sign in to your {{product_name}} account",
+            subject: "[[kernel.mail.sign_in_method_added.subject]]",
             text: """
-                A new way to sign in was added to your {{product_name}} account at {{when}}: {{method}}.
+                [[kernel.mail.sign_in_method_added.added]]
 
-                Not you? Open this link to remove it and sign out every device (it works for 7 days):
+                [[kernel.mail.sign_in_method_added.not_me]]
                 {{not_me}}
                 """,
             html: """
                 <!doctype html><html><body style="font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;color:#222">
-                <p>A new way to sign in was added to your {{product_name}} account at {{when}}: {{method}}.</p>
-                <p><strong>Not you?</strong> <a href="{{not_me}}">Remove it and sign out every device</a> (the link works for 7 days).</p>
+                <p>[[kernel.mail.sign_in_method_added.added]]</p>
+                <p><strong>[[kernel.mail.sign_in_method_added.not_you]]</strong> [[kernel.mail.sign_in_method_added.remove_link]]</p>
                 </body></html>
                 """
         ),

@@ -9,7 +9,7 @@
 /// address kept, every other way still there.
 ///
 /// ```swift
-/// public func emailButtons() -> [PageEmailButton] { [PageEmailButton(label: "Email me a code", action: "send")] }
+/// public func emailButtons() -> [PageEmailButton] { [PageEmailButton(label: kernel.messages.text("email.address.send"), action: "send")] }
 /// ```
 public struct PageEmailButton: Sendable, Equatable {
     /// What the button says ("Email me a code").

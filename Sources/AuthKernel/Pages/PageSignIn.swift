@@ -7,7 +7,7 @@
 /// is kept in the browser's sealed pre-sign-in cookie, never in the store.
 ///
 /// ```swift
-/// public func emailButtons() -> [PageEmailButton] { [PageEmailButton(label: "Email me a code", action: "send")] }
+/// public func emailButtons() -> [PageEmailButton] { [PageEmailButton(label: kernel.messages.text("email.address.send"), action: "send")] }
 /// ```
 public protocol PageSignIn: AuthProvider {
     /// The templates its steps render.

@@ -3,7 +3,7 @@ public import HTTPTypes
 /// One screen of a provider's sign-in on authd's pages: one of its templates with values.
 ///
 /// ```swift
-/// return .step(codeStep(email.value, error: error.message))
+/// return .step(codeStep(email.value, error: kernel.messages.sentence(error)))
 /// ```
 public struct PageStep: Sendable, Equatable {
     /// The template's name (`ID.NAME`, one of the provider's ``AuthProvider`` page templates).

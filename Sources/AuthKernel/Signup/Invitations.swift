@@ -129,26 +129,24 @@ package struct Invitations: Sendable {
 
     /// The code the invitation's page mails to prove the address.
     package static let codeTemplate = "kernel.invitation_code"
-    package static let codeMail = MailTemplate.code(
-        subject: "Your {{product_name}} invitation code: {{code}}", lead: "To accept your invitation to {{product_name}}, enter this code:",
-        tail: "It works once and expires in {{lifetime}}. If you did not open an invitation, you can ignore this email.")
+    package static let codeMail = MailTemplate.code(catalog: "kernel.mail.invitation_code")
 
-    /// The invitation mail.
+    /// The invitation mail: the kernel catalog's `kernel.mail.invitation.*` sentences.
     package static let mail = MailTemplate(
-        subject: "You are invited to {{product_name}}",
+        subject: "[[kernel.mail.invitation.subject]]",
         text: """
-            {{inviter}} invited {{email}} to {{product_name}}.
+            [[kernel.mail.invitation.invited]]
 
-            Open this link to make your account (it works once, for 7 days):
+            [[kernel.mail.invitation.open_link]]
             {{link}}
 
-            If you did not expect this, you can ignore this email.
+            [[kernel.mail.invitation.unexpected]]
             """,
         html: """
             <!doctype html><html><body style="font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;color:#222">
-            <p>{{inviter}} invited {{email}} to {{product_name}}.</p>
-            <p><a href="{{link}}">Make your account</a> (the link works once, for 7 days).</p>
-            <p>If you did not expect this, you can ignore this email.</p>
+            <p>[[kernel.mail.invitation.invited]]</p>
+            <p>[[kernel.mail.invitation.make_account]]</p>
+            <p>[[kernel.mail.invitation.unexpected]]</p>
             </body></html>
             """)
 }

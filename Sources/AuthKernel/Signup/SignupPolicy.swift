@@ -93,18 +93,18 @@ public struct SignupPolicy: Sendable {
         try await mailer?.send(template: Self.noAccountTemplate, to: email, values: [:])
     }
 
-    /// The mail's template.
+    /// The mail's template: the kernel catalog's `kernel.mail.no_account.*` sentences.
     package static let noAccountMail = MailTemplate(
-        subject: "There is no {{product_name}} account for this address",
+        subject: "[[kernel.mail.no_account.subject]]",
         text: """
-            Someone, probably you, asked to sign in to {{product_name}} with this address. There is no account for it, and new accounts are made by invitation only.
+            [[kernel.mail.no_account.asked]]
 
-            Ask the person who runs {{product_name}} for an invitation. If you did not ask, you can ignore this email.
+            [[kernel.mail.no_account.ask]]
             """,
         html: """
             <!doctype html><html><body style="font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;color:#222">
-            <p>Someone, probably you, asked to sign in to {{product_name}} with this address. There is no account for it, and new accounts are made by invitation only.</p>
-            <p>Ask the person who runs {{product_name}} for an invitation. If you did not ask, you can ignore this email.</p>
+            <p>[[kernel.mail.no_account.asked]]</p>
+            <p>[[kernel.mail.no_account.ask]]</p>
             </body></html>
             """)
 }

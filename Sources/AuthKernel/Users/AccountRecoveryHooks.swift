@@ -5,8 +5,9 @@ import Synchronization
 /// another device): credentials that someone who once held a session could have planted, such as
 /// a PIN set with a stolen access token, must not outlive the owner taking the account back.
 ///
-/// A hook changes the user inside the same write that sets the new password and returns a short
-/// phrase for the confirmation mail ("the PIN"), or nil when it removed nothing.
+/// A hook changes the user inside the same write that sets the new password and returns what it
+/// removed for the confirmation mail: the key of a catalog sentence (`pin.recovery.removed`, "the
+/// PIN"), worded in the mail's language, or a short phrase as it is; nil when it removed nothing.
 public final class AccountRecoveryHooks: Sendable {
     /// Removes what must not survive recovery from `user`; returns what it removed, for the mail.
     public typealias Hook = @Sendable (inout UserRecord) -> String?

@@ -16,6 +16,8 @@ package final class SignInMethodNotices: Sendable {
     let issuer: @Sendable () -> String
     /// How each provider's method is named in the mail (``AuthProvider/methodName``).
     private let names: [String: String]
+    /// The provider each of those English names is, for its catalog's `PROVIDER.method_name`.
+    private let providers: [String: String]
 
     /// The template sent.
     package static let template = "kernel.sign_in_method_added"
@@ -33,6 +35,7 @@ package final class SignInMethodNotices: Sendable {
         self.clock = clock
         self.logger = logger
         self.names = names
+        self.providers = Dictionary(names.map { ($0.value, $0.key) }, uniquingKeysWith: { a, b in min(a, b) })
         self.tokens = tokens
         self.issuer = issuer
     }
@@ -50,16 +53,42 @@ package final class SignInMethodNotices: Sendable {
     func notify(_ before: UserRecord, methods: [String], credentials: [AddedCredential]) async {
         guard !methods.isEmpty, !before.isAnonymous, before.emailVerified, let email = before.email else { return }
         do {
-            var values = ["method": methods.joined(separator: ", "), "when": Timestamp.string(clock.now()), "not_me": ""]
+            // The mail's language (the account's `locale`, else the request's) words its values too.
+            let messages = mailer.templates.messages
+            let language = messages.available(await mailer.language(nil, of: email)) ?? "en"
+            let method = methods.map { worded($0, messages: messages, language: language) }.joined(separator: ", ")
+            let now = clock.now()
+            var values = ["method": method, "when": messages.mailTime(now, language: language), "not_me": ""]
             if let tokens, !credentials.isEmpty {
                 let token = try await tokens.issue(
                     purpose: Self.notMePurpose, subject: before.id.lowercased, ttl: Self.notMeTTL,
-                    payload: ["method": .string(values["method"]!), "when": .string(values["when"]!), "remove": .array(credentials.map { .object($0.payload) })])
+                    payload: ["method": .string(method), "when": .string(Timestamp.string(now)), "remove": .array(credentials.map { .object($0.payload) })])
                 values["not_me"] = issuer() + "/not-me?token=" + token
             }
-            try await mailer.send(template: Self.template, to: email, values: values, waitForDelivery: false)
+            try await mailer.send(template: Self.template, to: email, values: values, language: language, waitForDelivery: false)
         } catch {
             logger.error("could not mail the sign-in-method notice", metadata: ["user.id": "\(before.id.lowercased)", "error": "\(error)"])
         }
+    }
+
+    /// A method the server names by the catalog sentence `key` with `{{placeholder}}` (an API
+    /// key, a device), worded in the mail's language when it is sent; an empty `value` is the
+    /// sentence `otherwise` ("unnamed").
+    package static func catalogMethod(_ key: String, _ placeholder: String, _ value: String, otherwise: String = "") -> String {
+        [key, otherwise, placeholder, value].joined(separator: "\u{0}")
+    }
+
+    /// A method as the mail names it in `language`: a provider's ``AuthProvider/methodName`` by its
+    /// catalog's `PROVIDER.method_name` where that has it, anything else as given.
+    func worded(_ method: String, messages: Messages, language: String) -> String {
+        let parts = method.split(separator: "\u{0}", omittingEmptySubsequences: false).map(String.init)
+        if parts.count == 4 {
+            let value = parts[3].isEmpty ? messages.text(parts[1], language: language) : parts[3]
+            return messages.text(parts[0], [parts[2]: value], language: language)
+        }
+        guard let provider = providers[method] else { return method }
+        let key = provider + ".method_name"
+        let text = messages.text(key, language: language)
+        return text == key ? method : text
     }
 }

@@ -78,23 +78,11 @@ struct UserAdministration: Sendable {
         await kernel.audit.record(actor.event, user: user.id, account: actor.account, reason: "remove credential: \(name)")
         await kernel.events.credentialChanged(user.id, credential: name)
         if let email = user.email {
-            let when = Timestamp.string(kernel.clock.now())
-            try? await kernel.mailer.send(
-                template: CredentialRemovalNotice.template, to: email,
-                values: ["what": Self.described(name), "when": when, "account": kernel.config.issuer + "/account"], waitForDelivery: false)
+            // In the owner's language, not the operator's.
+            try? await CredentialRemovalNotice.send(
+                removed: name, at: kernel.clock.now(), to: email, account: kernel.config.issuer + "/account", mailer: kernel.mailer)
         }
         return true
-    }
-
-    /// How the console and the mail name a way to sign in.
-    static func described(_ name: String) -> String {
-        switch name {
-        case "passkey": "every passkey"
-        case "totp": "the authenticator app and its recovery codes"
-        case "recovery_code": "the recovery codes"
-        case passwordCredential: "the password"
-        default: "the sign-in method “\(name)”"
-        }
     }
 
     /// The heading the console gives a way to sign in.

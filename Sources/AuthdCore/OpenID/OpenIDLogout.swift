@@ -48,13 +48,13 @@ extension OpenIDRoutes {
         var hint: [String: JSONValue]?
         if let token = value("id_token_hint") {
             guard let claims = tokens.verifiedIDToken(token) else {
-                return errorPage("The app sent a sign-out request this server cannot read. You are still signed in.")
+                return errorPage(kernel.messages.text("logout.error.unreadable"))
             }
             hint = claims
         }
         var clientID = value("client_id")
         if case .string(let aud)? = hint?["aud"] {
-            guard clientID == nil || clientID == aud else { return errorPage("The app's sign-out request names two different apps.") }
+            guard clientID == nil || clientID == aud else { return errorPage(kernel.messages.text("logout.error.two_apps")) }
             clientID = aud
         }
         var client: OpenIDClient?
@@ -62,7 +62,7 @@ extension OpenIDRoutes {
         var redirectURI: String?
         if let asked = value("post_logout_redirect_uri") {
             guard let client, client.postLogoutRedirectURIs.contains(asked) else {
-                return errorPage("The app asked to send you to an address it did not register. You are still signed in.")
+                return errorPage(kernel.messages.text("logout.error.unknown_redirect"))
             }
             redirectURI = asked
         }
@@ -75,22 +75,25 @@ extension OpenIDRoutes {
         let pending = PendingLogout(
             clientID: client?.id, redirectURI: redirectURI, state: state, expiresAt: Int(kernel.clock.now().timeIntervalSince1970) + 600)
         let csrf = LoginRoutes.csrf(principal.session.id, key: login.csrfKey)
-        let values: [String: Any] = [
-            "client": client?.name ?? "", "who": principal.user.email ?? principal.user.username ?? principal.user.id.lowercased, "csrf": csrf,
+        var values: [String: Any] = [
+            "who": principal.user.email ?? principal.user.username ?? principal.user.id.lowercased, "csrf": csrf,
             "request": box.seal(String(decoding: try JSONEncoder().encode(pending), as: UTF8.self)),
         ]
+        // Only when there is one: Mustache takes an empty string for a value, and the page would
+        // say " asks to sign you out" of nobody.
+        if let name = client?.name { values["client"] = name }
         return renderer.page(
-            title: "Sign out?", content: renderer.render("logout", values), signedIn: true, csrf: csrf, formTarget: redirectURI.flatMap(PageGate.formSource))
+            title: kernel.messages.text("logout.title"), content: renderer.render("logout", values), signedIn: true, csrf: csrf, formTarget: redirectURI.flatMap(PageGate.formSource))
     }
 
     func confirmLogout(_ form: PageForm, _ request: Request) async throws -> Response {
         let principal = try await login.browserPrincipal(request, acceptingPIN: true)
         guard let sealed = form["request"], let json = box.open(sealed), let pending = try? JSONDecoder().decode(PendingLogout.self, from: Data(json.utf8)),
             pending.expiresAt > Int(kernel.clock.now().timeIntervalSince1970)
-        else { return login.message("This form is out of date. Go back to the app and start again.", status: .forbidden) }
+        else { return login.message(kernel.messages.text("page.form_out_of_date_app"), status: .forbidden) }
         guard let principal else { return signedOut(pending.redirectURI, state: pending.state, clearing: false) }
         guard login.carriesCSRF(form, of: principal) else {
-            return login.message("This form is out of date. Go back to the app and start again.", status: .forbidden)
+            return login.message(kernel.messages.text("page.form_out_of_date_app"), status: .forbidden)
         }
         guard form["decision"] == "logout" else { return PageGate.redirect(to: "/account") }
         try await endBrowserSession(principal, client: pending.clientID)
@@ -112,7 +115,7 @@ extension OpenIDRoutes {
     func signedOut(_ redirectURI: String?, state: String?, clearing: Bool) -> Response {
         var response =
             redirectURI.map { redirect($0, [("state", state)]) }
-            ?? login.message("You are signed out.", status: .ok, title: "Signed out")
+            ?? login.message(kernel.messages.text("logout.signed_out.message"), status: .ok, title: kernel.messages.text("logout.signed_out.title"))
         if clearing { response.setCookie(BrowserCookie.cookie("", maxAge: 0)) }
         return response
     }

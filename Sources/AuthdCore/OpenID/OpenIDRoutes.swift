@@ -63,7 +63,7 @@ struct OpenIDRoutes: Sendable {
             "code_challenge_methods_supported": Self.list(["S256"]), "id_token_signing_alg_values_supported": Self.list(tokens.algorithms),
             "token_endpoint_auth_methods_supported": Self.list(["client_secret_basic", "client_secret_post", "none"]),
             "scopes_supported": Self.list(Self.scopesSupported),
-            "claims_supported": Self.list(["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "amr", "sid", "email", "email_verified", "name", "preferred_username", "groups"]),
+            "claims_supported": Self.list(["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "amr", "sid", "email", "email_verified", "name", "preferred_username", "locale", "groups"]),
             "request_parameter_supported": .bool(false), "request_uri_parameter_supported": .bool(false), "claims_parameter_supported": .bool(false),
             "authorization_response_iss_parameter_supported": .bool(true),
         ]
@@ -95,7 +95,7 @@ struct OpenIDRoutes: Sendable {
 
     static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
-    func errorPage(_ text: String) -> Response { login.message(text, status: .badRequest, title: "This sign-in link is not valid") }
+    func errorPage(_ text: String) -> Response { login.message(text, status: .badRequest, title: kernel.messages.text("consent.error.title")) }
 
     /// Back to the client with an error (only once the client and its redirect URI are known good).
     func redirect(_ uri: String, _ parameters: [(String, String?)]) -> Response {
@@ -119,14 +119,14 @@ struct OpenIDRoutes: Sendable {
         // Each refusal is logged at info with what the operator needs to mend it (an app's settings).
         guard let clientID = value("client_id"), let client = try await clients.find(clientID) else {
             kernel.logger.info("authorize refused: no such client", metadata: ["client.id": "\(LogSafe.text(value("client_id") ?? "-", maxLength: 128))"])
-            return errorPage("The app that sent you here is not registered with this server.")
+            return errorPage(kernel.messages.text("consent.error.unknown_client"))
         }
         guard let redirectURI = value("redirect_uri"), client.allows(redirect: redirectURI) else {
             kernel.logger.info(
                 "authorize refused: a redirect URI the client did not register",
                 metadata: ["client.id": "\(client.id)", "client.name": "\(LogSafe.text(client.name, maxLength: 100))",
                            "redirect_uri": "\(LogSafe.text(value("redirect_uri") ?? "-", maxLength: 256))"])
-            return errorPage("The app that sent you here gave an address to return to that it did not register.")
+            return errorPage(kernel.messages.text("consent.error.unknown_redirect"))
         }
         let state = value("state")
         func fail(_ error: String, _ description: String) -> Response {
@@ -207,32 +207,32 @@ struct OpenIDRoutes: Sendable {
 
     /// What a person outside an app's groups sees instead of the app.
     func noAccess(_ client: OpenIDClient) -> Response {
-        login.message("You don't have access to \(client.name). Ask its operator.", status: .forbidden, title: "No access")
+        login.message(kernel.messages.text("consent.no_access.message", ["client": client.name]), status: .forbidden, title: kernel.messages.text("consent.no_access.title"))
     }
 
     func consentPage(_ pending: Pending, client: OpenIDClient, principal: Principal) throws -> Response {
         let csrf = LoginRoutes.csrf(principal.session.id, key: login.csrfKey)
         let sealed = box.seal(String(decoding: try JSONEncoder().encode(pending), as: UTF8.self))
-        var words = pending.scopes.compactMap { ["email": "your email address", "profile": "your name"][$0] }
-        if pending.scopes.contains("offline_access") { words.append("keep you signed in until you end it") }
+        var words = pending.scopes.compactMap { ["email": "consent.scope.email", "profile": "consent.scope.profile"][$0].map { kernel.messages.text($0) } }
+        if pending.scopes.contains("offline_access") { words.append(kernel.messages.text("consent.scope.offline_access")) }
         let values: [String: Any] = [
-            "client": client.name, "scopes_text": words.joined(separator: " and "), "who": principal.user.email ?? principal.user.id.lowercased,
+            "client": client.name, "scopes_text": words.joined(separator: kernel.messages.text("consent.scope.joiner")), "who": principal.user.email ?? principal.user.id.lowercased,
             "csrf": csrf, "request": sealed,
         ]
         return renderer.page(
-            title: "Allow \(client.name)?", content: renderer.render("consent", values), signedIn: true, csrf: csrf,
+            title: kernel.messages.text("consent.title", ["client": client.name]), content: renderer.render("consent", values), signedIn: true, csrf: csrf,
             formTarget: PageGate.formSource(pending.redirectURI))
     }
 
     func consent(_ form: PageForm, _ request: Request) async throws -> Response {
         guard let sealed = form["request"], let json = box.open(sealed), let pending = try? JSONDecoder().decode(Pending.self, from: Data(json.utf8)),
             pending.expiresAt > Int(kernel.clock.now().timeIntervalSince1970), let client = try await clients.find(pending.clientID)
-        else { return login.message("This form is out of date. Go back to the app and start again.", status: .forbidden) }
+        else { return login.message(kernel.messages.text("page.form_out_of_date_app"), status: .forbidden) }
         guard let principal = try await login.browserPrincipal(request, acceptingPIN: client.allowPin) else {
-            return login.message("Your sign-in has ended. Go back to the app and start again.", status: .forbidden)
+            return login.message(kernel.messages.text("consent.error.signed_out"), status: .forbidden)
         }
         guard login.carriesCSRF(form, of: principal) else {
-            return login.message("This form is out of date. Go back to the app and start again.", status: .forbidden)
+            return login.message(kernel.messages.text("page.form_out_of_date_app"), status: .forbidden)
         }
         guard client.admits(principal.user) else { return noAccess(client) }
         guard form["decision"] == "allow" else {

@@ -45,21 +45,21 @@ struct AccountRoutes: Sendable {
         guard let principal = try await login.browserPrincipal(request) else { return PageGate.redirect(to: "/login?return_to=%2Faccount") }
         let csrf = LoginRoutes.csrf(principal.session.id, key: login.csrfKey)
         guard login.carriesCSRF(form, of: principal) else {
-            return try await show(request, error: "This form is out of date. Try again.", status: .forbidden)
+            return try await show(request, error: kernel.messages.text("page.form_out_of_date"), status: .forbidden)
         }
         let id = context.parameters.get("provider") ?? ""
         guard let provider = login.providers.first(where: { type(of: $0).id == id }) else {
-            return try await show(request, error: "There is no such setting.", status: .notFound)
+            return try await show(request, error: kernel.messages.text("account.error.no_such_setting"), status: .notFound)
         }
         do {
             guard let step = try await provider.accountPost(action: context.parameters.get("action") ?? "", form: form, principal: principal, context: context)
             else { return PageGate.redirect(to: "/account") }
             if step.returnsToAccount { return done(step.notice, principal) }
             return renderer.page(
-                title: "Your account", content: renderer.render(step, csrf: csrf, action: "/account/\(id)/"), error: step.error, status: step.status,
+                title: kernel.messages.text("account.title"), content: renderer.render(step, csrf: csrf, action: "/account/\(id)/"), error: step.error, status: step.status,
                 signedIn: true, csrf: csrf)
         } catch let error as AuthError where error.code == "REAUTH_REQUIRED" {
-            return try await show(request, error: "Sign out and in again first: your sign-in is too old for this.", status: .forbidden)
+            return try await show(request, error: kernel.messages.text("account.error.too_old"), status: .forbidden)
         } catch let error as AuthError {
             return try await show(request, error: kernel.messages.sentence(error), status: error.status)
         }
@@ -80,10 +80,10 @@ struct AccountRoutes: Sendable {
         var appNames: [String: String] = [:]
         for id in Set(sessions.compactMap(\.clientID)) { appNames[id] = try await openID.clients.find(id)?.name }
         let rows: [[String: Any]] = sessions.map { session in
-            let (name, detail) = Self.named(session, app: session.clientID.flatMap { appNames[$0] })
+            let (name, detail) = Self.named(session, app: session.clientID.flatMap { appNames[$0] }, messages: kernel.messages)
             var row: [String: Any] = [
                 "id": session.id.lowercased, "name": name,
-                "kind": session.isAPIKey ? "API key" : session.isBrowser ? "browser" : "app", "network": kernel.sessions.network(of: session) ?? "",
+                "kind": kernel.messages.text(session.isAPIKey ? "account.kind.api_key" : session.isBrowser ? "account.kind.browser" : "account.kind.app"), "network": kernel.sessions.network(of: session) ?? "",
                 "created": PageValue.time(session.createdAt, now: now, messages: kernel.messages).mustache, "used": PageValue.time(session.lastUsedAt, now: now, messages: kernel.messages).mustache,
                 "current": session.id == principal.session.id, "csrf": csrf,
             ]
@@ -93,7 +93,7 @@ struct AccountRoutes: Sendable {
         }
         let approvals: [[String: Any]] = try await kernel.approvals.pending(userID: principal.user.id).filter { $0.expiresAt > now }.map { approval in
             var row: [String: Any] = [
-                "id": approval.id, "what": Self.requestName(approval.kind), "device": approval.deviceName ?? "A device",
+                "id": approval.id, "what": Self.requestName(approval.kind, messages: kernel.messages), "device": approval.deviceName ?? kernel.messages.text("account.approvals.a_device"),
                 "when": PageValue.time(approval.createdAt, now: now, messages: kernel.messages).mustache, "not_me": approval.kind == "sign_in", "csrf": csrf,
             ]
             if let platform = approval.platform { row["platform"] = platform }
@@ -111,11 +111,11 @@ struct AccountRoutes: Sendable {
         }
         let notice = error == nil ? NoticeCookie.notice(request, box: login.box, session: principal.session.id) : nil
         return renderer.page(
-            title: "Your account",
+            title: kernel.messages.text("account.title"),
             content: renderer.render("account", [
                 "who": who, "sessions": rows, "grants": grants, "has_grants": !grants.isEmpty, "sections": sections,
                 "approvals": approvals, "has_approvals": !approvals.isEmpty, "display_name": principal.user.displayName ?? "",
-                "confirm": Self.confirmation(principal.user), "csrf": csrf,
+                "confirm": Self.confirmation(principal.user, messages: kernel.messages), "csrf": csrf,
             ]),
             error: error, status: status, signedIn: true, csrf: csrf, cookies: notice == nil ? [] : [NoticeCookie.spent], notice: notice)
     }
@@ -126,37 +126,37 @@ struct AccountRoutes: Sendable {
     func answer(_ form: PageForm, _ request: Request, _ context: AuthRequestContext) async throws -> Response {
         guard let principal = try await login.browserPrincipal(request) else { return PageGate.redirect(to: "/login?return_to=%2Faccount") }
         guard login.carriesCSRF(form, of: principal) else {
-            return try await show(request, error: "This form is out of date. Try again.", status: .forbidden)
+            return try await show(request, error: kernel.messages.text("page.form_out_of_date"), status: .forbidden)
         }
         let id = context.parameters.get("id") ?? ""
         guard let pending = try await kernel.approvals.pending(userID: principal.user.id).first(where: { $0.id == id }) else {
-            return try await show(request, error: "That request was answered or has ended.", status: .notFound)
+            return try await show(request, error: kernel.messages.text("account.error.answered"), status: .notFound)
         }
-        let what = Self.requestName(pending.kind)
+        let what = Self.requestName(pending.kind, messages: kernel.messages)
         do {
             switch context.parameters.get("answer") {
             case "approve":
                 let typed = (form["match_code"] ?? "").filter { !$0.isWhitespace }
                 guard !typed.isEmpty, typed.count <= 8, typed.allSatisfy(\.isASCII), typed.allSatisfy(\.isNumber) else {
-                    return try await show(request, error: "Type the number the other device shows.", status: .badRequest)
+                    return try await show(request, error: kernel.messages.text("account.error.type_number"), status: .badRequest)
                 }
                 try await ApprovalRoutes.approve(id, matchCode: typed, by: principal, kernel: kernel)
-                return done("\(what) approved: that device goes on.", principal)
+                return done(kernel.messages.text("account.notice.approved", ["what": what]), principal)
             case "deny":
                 try await ApprovalRoutes.deny(id, reason: nil, by: principal, kernel: kernel)
-                return done("\(what) denied.", principal)
+                return done(kernel.messages.text("account.notice.denied", ["what": what]), principal)
             case "not-me":
                 try await ApprovalRoutes.deny(id, reason: "not_me", by: principal, kernel: kernel)
-                let mailed = principal.user.email != nil && principal.user.emailVerified ? ", and you were told by mail" : ""
-                return done("\(what) refused. Requests from that network are ignored for a while\(mailed).", principal)
+                let mailed = principal.user.email != nil && principal.user.emailVerified
+                return done(kernel.messages.text(mailed ? "account.notice.not_me_mailed" : "account.notice.not_me", ["what": what]), principal)
             default:
-                return try await show(request, error: "There is no such answer.", status: .notFound)
+                return try await show(request, error: kernel.messages.text("account.error.no_such_answer"), status: .notFound)
             }
         } catch let error as AuthError where error.code == "INVALID_CODE" {
             guard case .number(let left)? = error.details?["attempts_remaining"], left > 0 else {
-                return try await show(request, error: "That was not the number the other device shows, so the request was refused: ask again from that device.", status: .badRequest)
+                return try await show(request, error: kernel.messages.text("account.error.wrong_number_refused"), status: .badRequest)
             }
-            return try await show(request, error: "That is not the number the other device shows: \(Int(left)) \(left == 1 ? "try" : "tries") left.", status: .badRequest)
+            return try await show(request, error: kernel.messages.plural("account.error.wrong_number", count: Int(left)), status: .badRequest)
         } catch let error as AuthError {
             return try await show(request, error: kernel.messages.sentence(error), status: error.status)
         }
@@ -164,28 +164,29 @@ struct AccountRoutes: Sendable {
 
     /// A session as a person recognises it: the app it signed in to, else the device's name, else
     /// its browser and system ("Firefox on Windows"); the detail says what the name leaves out.
-    static func named(_ session: SessionRecord, app: String?) -> (name: String, detail: String?) {
+    static func named(_ session: SessionRecord, app: String?, messages: Messages) -> (name: String, detail: String?) {
         let label = session.deviceName ?? session.platform
         if let app { return (app, label) }
         if let name = session.deviceName { return (name, session.platform) }
         if let platform = session.platform { return (platform, nil) }
-        return (session.isAPIKey ? "An API key" : session.isBrowser ? "A browser" : "An app", nil)
+        return (messages.text(session.isAPIKey ? "account.session.an_api_key" : session.isBrowser ? "account.session.a_browser" : "account.session.an_app"), nil)
     }
 
-    /// What "Delete my account" asks to be typed: the email, else the user name, else DELETE.
-    static func confirmation(_ user: UserRecord) -> String { user.email ?? user.username ?? "DELETE" }
+    /// What "Delete my account" asks to be typed: the email, else the user name, else DELETE (in
+    /// the page's language).
+    static func confirmation(_ user: UserRecord, messages: Messages) -> String { user.email ?? user.username ?? messages.text("account.delete.word") }
 
     /// The display name, edited.
     func profile(_ form: PageForm, _ request: Request) async throws -> Response {
         guard let principal = try await login.browserPrincipal(request) else { return PageGate.redirect(to: "/login?return_to=%2Faccount") }
         guard login.carriesCSRF(form, of: principal) else {
-            return try await show(request, error: "This form is out of date. Try again.", status: .forbidden)
+            return try await show(request, error: kernel.messages.text("page.form_out_of_date"), status: .forbidden)
         }
         do {
             let name = try DisplayName.validate(form["display_name"])
             let user = try await kernel.users.update(principal.user.id) { $0.displayName = name }
             await kernel.events.emit("user.updated", AccountEvents.data(user))
-            return done(name.map { "Your name is now “\($0)”." } ?? "Your name was removed.", principal)
+            return done(name.map { kernel.messages.text("account.notice.name_set", ["name": $0]) } ?? kernel.messages.text("account.notice.name_removed"), principal)
         } catch let error as AuthError {
             return try await show(request, error: kernel.messages.sentence(error), status: error.status)
         }
@@ -196,57 +197,57 @@ struct AccountRoutes: Sendable {
     func delete(_ form: PageForm, _ request: Request) async throws -> Response {
         guard let principal = try await login.browserPrincipal(request) else { return PageGate.redirect(to: "/login?return_to=%2Faccount") }
         guard login.carriesCSRF(form, of: principal) else {
-            return try await show(request, error: "This form is out of date. Try again.", status: .forbidden)
+            return try await show(request, error: kernel.messages.text("page.form_out_of_date"), status: .forbidden)
         }
-        let expected = Self.confirmation(principal.user)
+        let expected = Self.confirmation(principal.user, messages: kernel.messages)
         guard (form["confirm"] ?? "").trimmingCharacters(in: .whitespaces).lowercased() == expected.lowercased() else {
-            return try await show(request, error: "Type \(expected) exactly to delete your account. Nothing was deleted.", status: .badRequest)
+            return try await show(request, error: kernel.messages.text("account.error.type_to_delete", ["expected": expected]), status: .badRequest)
         }
         guard kernel.sessions.isFresh(principal) else {
-            return try await show(request, error: "Sign out and in again first: your sign-in is too old to delete the account.", status: .forbidden)
+            return try await show(request, error: kernel.messages.text("account.error.too_old_to_delete"), status: .forbidden)
         }
         await kernel.accountDeletion.run(for: principal.user)
         try await kernel.users.delete(principal.user.id)
         await kernel.audit.record("account_deleted", user: principal.user.id)
         return renderer.page(
-            title: "Your account was deleted",
-            content: renderer.render("message", ["message": "Your account, its sign-in methods and its sessions are gone. Apps you signed in to with it may keep what they stored themselves."]),
+            title: kernel.messages.text("account.deleted.title"),
+            content: renderer.render("message", ["message": kernel.messages.text("account.deleted.message")]),
             cookies: [BrowserCookie.cookie("", maxAge: 0)])
     }
 
     /// How the page names a request of `kind`.
-    static func requestName(_ kind: String) -> String {
+    static func requestName(_ kind: String, messages: Messages) -> String {
         switch kind {
-        case "sign_in": "Sign-in request"
-        case "password_reset": "Password change"
-        default: "Request"
+        case "sign_in": messages.text("account.request.sign_in")
+        case "password_reset": messages.text("account.request.password_reset")
+        default: messages.text("account.request.other")
         }
     }
 
     func endGrant(_ form: PageForm, _ request: Request, _ context: AuthRequestContext) async throws -> Response {
         guard let principal = try await login.browserPrincipal(request) else { return PageGate.redirect(to: "/login?return_to=%2Faccount") }
         guard login.carriesCSRF(form, of: principal) else {
-            return try await show(request, error: "This form is out of date. Try again.", status: .forbidden)
+            return try await show(request, error: kernel.messages.text("page.form_out_of_date"), status: .forbidden)
         }
         let client = context.parameters.get("client") ?? ""
-        let name = try await openID.clients.find(client)?.name ?? "The app"
+        let name = try await openID.clients.find(client)?.name ?? kernel.messages.text("account.grants.the_app")
         _ = try await openID.endGrant(of: principal.user.id, client: client)
-        return done("\(name) no longer signs you in; it asks again next time.", principal)
+        return done(kernel.messages.text("account.notice.grant_ended", ["name": name]), principal)
     }
 
     func end(_ form: PageForm, _ request: Request, _ context: AuthRequestContext) async throws -> Response {
         guard let principal = try await login.browserPrincipal(request) else { return PageGate.redirect(to: "/login?return_to=%2Faccount") }
         guard login.carriesCSRF(form, of: principal) else {
-            return try await show(request, error: "This form is out of date. Try again.", status: .forbidden)
+            return try await show(request, error: kernel.messages.text("page.form_out_of_date"), status: .forbidden)
         }
         guard let id = context.parameters.get("id").flatMap({ UUID(uuidString: $0) }),
             let target = try await kernel.sessions.sessions(of: principal.user.id).first(where: { $0.id == id })
-        else { return try await show(request, error: "That session has ended already.", status: .notFound) }
+        else { return try await show(request, error: kernel.messages.text("account.error.session_ended"), status: .notFound) }
         // Ending an API key's session is a credential change: a fresh sign-in (contract §12).
         if target.isAPIKey, !kernel.sessions.isFresh(principal) {
-            return try await show(request, error: "Sign in again to end an API key: your sign-in is too old for that.", status: .forbidden)
+            return try await show(request, error: kernel.messages.text("account.error.api_key_too_old"), status: .forbidden)
         }
         try await kernel.sessions.revoke(id, of: principal.user.id)
-        return done("Signed out there.", principal)
+        return done(kernel.messages.text("account.notice.signed_out_there"), principal)
     }
 }

@@ -59,7 +59,7 @@ struct DevicePage: Sendable {
             values["enter"] = true
         }
         return renderer.page(
-            title: values["confirm"] != nil ? "Approve this device?" : "Sign in a device", content: renderer.render("device", values), error: error,
+            title: kernel.messages.text(values["confirm"] != nil ? "device.title.confirm" : "device.title.enter"), content: renderer.render("device", values), error: error,
             status: status, signedIn: true, csrf: csrf)
     }
 
@@ -67,7 +67,7 @@ struct DevicePage: Sendable {
         let typed = form["user_code"].map { String($0.prefix(32)) }
         guard let principal = try await login.browserPrincipal(request) else { return Self.loginRedirect(typed) }
         guard login.carriesCSRF(form, of: principal) else {
-            return try await render(principal, userCode: nil, error: "This form is out of date. Try again.", status: .forbidden)
+            return try await render(principal, userCode: nil, error: kernel.messages.text("page.form_out_of_date"), status: .forbidden)
         }
         switch action {
         case "lookup":
@@ -75,7 +75,7 @@ struct DevicePage: Sendable {
                 devices.settings.lookupsPerIP, key: "device.lookup.ip:\(context.clientKey)", message: "Too many codes tried. Wait a few minutes.")
             guard let pending = try? await devices.pending(typed ?? "") else {
                 return try await render(
-                    principal, userCode: typed, error: "No device is waiting for this code. Check the code on the device, or start again there.",
+                    principal, userCode: typed, error: kernel.messages.text("device.error.no_device"),
                     status: .badRequest)
             }
             return PageGate.redirect(to: Self.path(pending.userCode))
@@ -95,21 +95,18 @@ struct DevicePage: Sendable {
             } catch let error as AuthError {
                 return try await render(
                     principal, userCode: nil,
-                    error: error.status == .notFound ? "This code has expired. Start again on the device." : "This code has been answered already.",
+                    error: kernel.messages.text(error.status == .notFound ? "device.error.expired" : "device.error.answered"),
                     status: error.status)
             }
             if approve {
                 let label = [pending.device.name, pending.device.platform].compactMap { $0 }.joined(separator: ", ")
                 await kernel.users.noticeMethodAdded(
-                    principal.user, method: "a device signed in with a code (\(label.isEmpty ? "unnamed" : label))",
+                    principal.user, method: SignInMethodNotices.catalogMethod("device.method_added", "device", label, otherwise: "device.unnamed"),
                     credential: .provided(kind: "device", reference: ""))
             }
-            let text =
-                approve
-                ? "You can go back to your device: it is signing in. We emailed you a notice."
-                : "The device will not be signed in. You can close this page."
+            let text = kernel.messages.text(approve ? "device.approved.message" : "device.denied.message")
             return renderer.page(
-                title: approve ? "Device approved" : "Device denied", content: renderer.render("message", ["message": text]), signedIn: true,
+                title: kernel.messages.text(approve ? "device.approved.title" : "device.denied.title"), content: renderer.render("message", ["message": text]), signedIn: true,
                 csrf: LoginRoutes.csrf(principal.session.id, key: login.csrfKey))
         }
     }

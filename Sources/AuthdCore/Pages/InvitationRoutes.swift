@@ -36,9 +36,7 @@ struct InvitationRoutes: Sendable {
     }
 
     func gone() -> Response {
-        login.message(
-            "This invitation link is not valid: it was used, revoked or has expired, or it was cut short. Ask whoever invited you for a new one.",
-            status: .notFound, title: "Invitation")
+        login.message(kernel.messages.text("invitation.gone"), status: .notFound, title: kernel.messages.text("invitation.gone_title"))
     }
 
     /// The invitation page in one of its states, in the pre-sign-in state `pre` (its CSRF token).
@@ -58,7 +56,7 @@ struct InvitationRoutes: Sendable {
             (pre.returnTo, pre.signInAfter, pre.freshFor) = (back, Int(kernel.clock.now().timeIntervalSince1970), nil)
         }
         return renderer.page(
-            title: "You are invited", content: renderer.render("invitation", values), error: error, status: status, csrf: pre.csrf,
+            title: kernel.messages.text("invitation.title"), content: renderer.render("invitation", values), error: error, status: status, csrf: pre.csrf,
             cookies: [try pre.cookie(box: login.box)])
     }
 

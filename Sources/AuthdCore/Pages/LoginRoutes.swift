@@ -87,15 +87,16 @@ struct LoginRoutes: Sendable {
     func posted(_ request: Request, _ context: AuthRequestContext, _ body: (PageForm) async throws -> Response) async throws -> Response {
         try await guarded(request, context) {
             guard gate.isSameOrigin(request) else {
-                return message("This form was not sent from this site's page. Open the page again and retry.", status: .forbidden)
+                return message(kernel.messages.text("page.foreign_form"), status: .forbidden)
             }
             let buffer = try await request.body.collect(upTo: PageForm.maxBytes)
             return try await body(PageForm(urlencoded: String(buffer: buffer)))
         }
     }
 
-    func message(_ text: String, status: HTTPResponse.Status, title: String = "Sign in") -> Response {
-        renderer.page(title: title, content: renderer.render("message", ["message": text]), status: status)
+    /// A page that says one thing; its title is "Sign in" unless `title` says otherwise.
+    func message(_ text: String, status: HTTPResponse.Status, title: String? = nil) -> Response {
+        renderer.page(title: title ?? kernel.messages.text("login.title"), content: renderer.render("message", ["message": text]), status: status)
     }
 
     // MARK: - Pages
@@ -139,7 +140,8 @@ struct LoginRoutes: Sendable {
             guard let step else { continue }
             // A provider with buttons on the address form shows the rest of its first step (sign-up,
             // resets) after the other ways in.
-            if own.isEmpty { steps.append((type(of: provider).methodName, step, "/login/\(id)/")) } else { later.append((type(of: provider).methodName, step, "/login/\(id)/")) }
+            let label = methodName(of: provider)
+            if own.isEmpty { steps.append((label, step, "/login/\(id)/")) } else { later.append((label, step, "/login/\(id)/")) }
         }
         // Enter in the form presses its first button: the one that reads the password field.
         buttons = buttons.filter(\.takesPassword) + buttons.filter { !$0.takesPassword }
@@ -147,18 +149,26 @@ struct LoginRoutes: Sendable {
         if let id = pre.client { app = try await clients.find(id) }
         let form = LoginForm(email: pre.email ?? "", buttons: buttons, appLogo: app?.logoURI, focusEmail: focusEmail)
         return renderer.page(
-            title: app.map { "Sign in to \($0.name)" } ?? "Sign in", content: renderer.loginContent(form, steps + later, csrf: pre.csrf), error: error,
+            title: app.map { kernel.messages.text("login.title_app", ["app": $0.name]) } ?? kernel.messages.text("login.title"), content: renderer.loginContent(form, steps + later, csrf: pre.csrf), error: error,
             status: status, csrf: pre.csrf, cookies: resealing ? [try pre.cookie(box: box)] : [], formTarget: pre.formTarget,
             imageSource: app?.logoURI.flatMap(PageGate.imageSource), notice: notice)
+    }
+
+    /// How the page names a provider's way in (its section's label): its catalog's
+    /// `PROVIDER.method_name` in the page's language, else its ``AuthProvider/methodName``.
+    func methodName(of provider: any PageSignIn) -> String {
+        let key = type(of: provider).id + ".method_name"
+        let text = kernel.messages.text(key)
+        return text == key ? type(of: provider).methodName : text
     }
 
     /// The pre-sign-in state a POST must carry, with its CSRF token; nil answers for it.
     func preSignIn(_ form: PageForm, _ request: Request) -> (PreSignIn?, Response?) {
         guard let pre = PreSignIn.unsealed(request, box: box, now: kernel.clock.now()) else {
-            return (nil, message("This sign-in has expired. Open the sign-in page again.", status: .badRequest))
+            return (nil, message(kernel.messages.text("login.error.expired"), status: .badRequest))
         }
         guard let csrf = form["csrf"], ConstantTime.equals(Array(csrf.utf8), Array(pre.csrf.utf8)) else {
-            return (nil, message("This form is out of date. Open the sign-in page again.", status: .forbidden))
+            return (nil, message(kernel.messages.text("login.error.out_of_date"), status: .forbidden))
         }
         return (pre, nil)
     }
@@ -170,7 +180,7 @@ struct LoginRoutes: Sendable {
         if let typed = form["email"]?.trimmingCharacters(in: .whitespaces), !typed.isEmpty, typed.utf8.count <= 320 { pre.email = typed }
         let id = context.parameters.get("provider") ?? "", action = context.parameters.get("action") ?? ""
         guard let provider = offered(pre).first(where: { type(of: $0).id == id }) else {
-            return message("There is no such way to sign in.", status: .notFound)
+            return message(kernel.messages.text("login.error.no_such_way"), status: .notFound)
         }
         var state = pre.provider == id ? pre.state : [:]
         let outcome: PageOutcome
@@ -207,7 +217,7 @@ struct LoginRoutes: Sendable {
         }
         let id = context.parameters.get("provider") ?? ""
         guard let provider = offered(pre).first(where: { type(of: $0).id == id }) else {
-            return message("There is no such way to sign in.", status: .notFound)
+            return message(kernel.messages.text("login.error.no_such_way"), status: .notFound)
         }
         // A link that starts something (`/login/ID/ACTION`) may say where the sign-in goes, as
         // `/login` does, and starts it afresh; a way back (`/login/ID/ACTION/STEP`) never changes it.
@@ -224,7 +234,7 @@ struct LoginRoutes: Sendable {
         // is another site's, and acts for nobody.
         if query["csrf"] != nil {
             guard let signedIn = browser, carriesCSRF(query, of: signedIn) else {
-                return message("This link is out of date. Open your account page again.", status: .forbidden, title: "Your account")
+                return message(kernel.messages.text("login.error.link_out_of_date"), status: .forbidden, title: kernel.messages.text("account.title"))
             }
         } else if context.parameters.get("step") == nil {
             browser = nil
@@ -240,8 +250,8 @@ struct LoginRoutes: Sendable {
                     ?? message(kernel.messages.sentence(error), status: error.status)
             }
             // Signed in already (linking a way in): the sign-in page is not where they were.
-            let content = renderer.render("message", ["message": kernel.messages.sentence(error), "link": "/account", "link_text": "Back to your account"])
-            return renderer.page(title: "Your account", content: content, status: error.status, cookies: (try? pre.cookie(box: box)).map { [$0] } ?? [])
+            let content = renderer.render("message", ["message": kernel.messages.sentence(error), "link": "/account", "link_text": kernel.messages.text("page.back_to_account")])
+            return renderer.page(title: kernel.messages.text("account.title"), content: content, status: error.status, cookies: (try? pre.cookie(box: box)).map { [$0] } ?? [])
         }
     }
 
@@ -258,7 +268,7 @@ struct LoginRoutes: Sendable {
         case .step(let step):
             (pre.provider, pre.state) = (id, state)
             return renderer.page(
-                title: "Sign in", content: renderer.render(step, csrf: pre.csrf, action: "/login/\(id)/"), error: step.error, status: step.status,
+                title: kernel.messages.text("login.title"), content: renderer.render(step, csrf: pre.csrf, action: "/login/\(id)/"), error: step.error, status: step.status,
                 csrf: pre.csrf, cookies: [try pre.cookie(box: box)], formTarget: pre.formTarget, notice: step.notice)
         case .signedIn(let user, let amr, let device, let multiFactor, let vouchedAt):
             return try await provider.whilePageSignsIn(state: state) {
@@ -307,7 +317,7 @@ struct LoginRoutes: Sendable {
         var response: Response
         if continuing, URLComponents(string: returnTo)?.path == "/oauth/authorize" {
             response = renderer.page(
-                title: "Signed in", content: renderer.render("message", ["message": "You are signed in.", "link": returnTo, "link_text": "Continue"]))
+                title: kernel.messages.text("login.signed_in.title"), content: renderer.render("message", ["message": kernel.messages.text("login.signed_in.message"), "link": returnTo, "link_text": kernel.messages.text("page.continue")]))
             response.headers[HTTPField.Name("Refresh")!] = "0; url=\(returnTo)"
         } else {
             response = PageGate.redirect(to: returnTo)
@@ -325,11 +335,10 @@ struct LoginRoutes: Sendable {
         return response
     }
 
-    /// Second factors a page can ask, with the label of their field. A passkey is asked by the
-    /// pages' script (its options in the page, its answer in the `credential` field).
+    /// Second factors a page can ask, with the catalog key of their field's label. A passkey is
+    /// asked by the pages' script (its options in the page, its answer in the `credential` field).
     static let pageFactors: [String: String] = [
-        "totp": "Code from your authenticator app", "recovery_code": "One of your recovery codes", "email_code": "Code we emailed to you",
-        "passkey": "",
+        "totp": "factor.label.totp", "recovery_code": "factor.label.recovery_code", "email_code": "factor.label.email_code", "passkey": "",
     ]
 
     func factorPage(_ pre: PreSignIn, error: String? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
@@ -347,15 +356,15 @@ struct LoginRoutes: Sendable {
                 passkeyOptions = String(decoding: w.bytes, as: UTF8.self)
                 continue
             }
-            factors.append(["field": factor.answerField, "label": label, "csrf": pre.csrf, "mailed": name == "email_code"])
+            factors.append(["field": factor.answerField, "label": kernel.messages.text(label), "csrf": pre.csrf, "mailed": name == "email_code"])
         }
         guard !factors.isEmpty || passkeyOptions != nil else {
-            return message("Your account's second factor cannot be answered on this page yet. Sign in with the app.", status: .forbidden)
+            return message(kernel.messages.text("factor.error.app_only"), status: .forbidden)
         }
         var values: [String: Any] = ["factors": factors, "csrf": pre.csrf]
         if let passkeyOptions { values["passkey_options"] = passkeyOptions }
         return renderer.page(
-            title: "Second step", content: renderer.render("factor", values), error: error, status: status, csrf: pre.csrf,
+            title: kernel.messages.text("factor.title"), content: renderer.render("factor", values), error: error, status: status, csrf: pre.csrf,
             cookies: [try pre.cookie(box: box)], formTarget: pre.formTarget)
     }
 
@@ -367,12 +376,12 @@ struct LoginRoutes: Sendable {
             let (challenge, user) = try await kernel.sessions.pendingChallenge(token)
             let offered = challenge.factors.compactMap { kernel.signInHooks.factor(named: $0) }.filter { Self.pageFactors[$0.name] != nil }
             let answered = offered.compactMap { factor in form[factor.answerField].flatMap { $0.isEmpty ? nil : (factor, $0) } }
-            guard answered.count == 1, let (factor, text) = answered.first else { return try await factorPage(pre, error: "Answer one of the questions.", status: .badRequest) }
+            guard answered.count == 1, let (factor, text) = answered.first else { return try await factorPage(pre, error: kernel.messages.text("factor.error.answer_one"), status: .badRequest) }
             // A passkey's answer is WebAuthn's JSON, as the API takes it; the others are text.
             var answer = JSONValue.string(text)
             if factor.answerField == "credential" {
                 guard text.utf8.count <= 16_384, let json = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) else {
-                    return try await factorPage(pre, error: "The browser sent no passkey. Try again.", status: .badRequest)
+                    return try await factorPage(pre, error: kernel.messages.text("factor.error.no_passkey"), status: .badRequest)
                 }
                 answer = json
             }
@@ -381,7 +390,7 @@ struct LoginRoutes: Sendable {
             guard try await factor.verify(answer, for: user, challenge: challenge) else {
                 await kernel.audit.record("second_factor_failed", provider: factor.name, user: user.id)
                 let left = reservation.remaining
-                return try await factorPage(pre, error: "That is not right. \(left) \(left == 1 ? "try" : "tries") left.", status: .unauthorized)
+                return try await factorPage(pre, error: kernel.messages.plural("factor.error.wrong", count: left), status: .unauthorized)
             }
             try await kernel.sessions.releaseAnswer(challenge, reservation)
             return try signedIn(try await kernel.sessions.completeChallenge(challenge, factor: factor.name, kind: .browser), pre: pre)
@@ -407,7 +416,7 @@ struct LoginRoutes: Sendable {
             return PageGate.redirect(to: "/login")
         }
         guard carriesCSRF(form, of: principal) else {
-            return message("This form is out of date. Open the page again.", status: .forbidden)
+            return message(kernel.messages.text("page.form_out_of_date_reopen"), status: .forbidden)
         }
         try await kernel.sessions.revoke(principal.session.id, of: principal.user.id)
         var response = PageGate.redirect(to: "/login")

@@ -20,14 +20,14 @@ struct NotMeRoutes: Sendable {
         try mailer.register(
             mailTemplate,
             MailTemplate(
-                subject: "We removed a way to sign in to your {{product_name}} account",
+                subject: "[[mail.credentials_removed.subject]]",
                 text: """
-                    At {{when}}, from the link in our notice, we removed {{removed}} from your {{product_name}} account and signed out every device.
+                    [[mail.credentials_removed.body]]
                     {{password}}
                     """,
                 html: """
                     <!doctype html><html><body style="font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;color:#222">
-                    <p>At {{when}}, from the link in our notice, we removed {{removed}} from your {{product_name}} account and signed out every device.</p>
+                    <p>[[mail.credentials_removed.body]]</p>
                     <p>{{password}}</p>
                     </body></html>
                     """))
@@ -44,23 +44,28 @@ struct NotMeRoutes: Sendable {
         return nil
     }
 
-    static let gone = "This link has been used or has expired. If something is wrong with your account, reset your password."
+    /// A timestamp of the token's (`2026-11-28T14:50:46Z`) as the page's language writes a moment
+    /// (English keeps it as it is).
+    func worded(_ timestamp: String) -> String {
+        guard let date = ISO8601DateFormatter().date(from: timestamp) else { return timestamp }
+        return kernel.messages.mailTime(date)
+    }
 
     func show(_ request: Request) async throws -> Response {
         let token = request.uri.queryParameters.get("token") ?? ""
         guard let pending = try await kernel.tokens.peek(purpose: SignInMethodNotices.notMePurpose, token: token) else {
-            return login.message(Self.gone, status: .notFound, title: "Not you?")
+            return login.message(kernel.messages.text("not_me.gone"), status: .notFound, title: kernel.messages.text("not_me.title"))
         }
         let values: [String: Any] = [
-            "method": Self.text(pending.payload["method"]) ?? "a way to sign in", "when": Self.text(pending.payload["when"]) ?? "", "token": token,
+            "method": Self.text(pending.payload["method"]) ?? kernel.messages.text("not_me.a_way_to_sign_in"), "when": Self.text(pending.payload["when"]).map(worded) ?? "", "token": token,
         ]
-        return renderer.page(title: "Not you?", content: renderer.render("not-me", values))
+        return renderer.page(title: kernel.messages.text("not_me.title"), content: renderer.render("not-me", values))
     }
 
     func confirm(_ form: PageForm) async throws -> Response {
         guard let redeemed = try await kernel.tokens.redeem(purpose: SignInMethodNotices.notMePurpose, token: form["token"] ?? ""),
             let userID = UUID(uuidString: redeemed.subject)
-        else { return login.message(Self.gone, status: .notFound, title: "Not you?") }
+        else { return login.message(kernel.messages.text("not_me.gone"), status: .notFound, title: kernel.messages.text("not_me.title")) }
         var named: [AddedCredential] = []
         if case .array(let items)? = redeemed.payload["remove"] {
             for case .object(let item) in items { if let credential = AddedCredential(payload: item) { named.append(credential) } }
@@ -86,17 +91,19 @@ struct NotMeRoutes: Sendable {
         kernel.logger.notice("a new way to sign in was removed from its notice's link", metadata: ["user.id": "\(userID.lowercased)"])
         await kernel.audit.record("credential_removed", user: userID, reason: "not_me")
         let hasPassword = user.identities.contains { $0.provider == "password" }
-        let removed = Self.text(redeemed.payload["method"]) ?? "a way to sign in"
+        let removed = Self.text(redeemed.payload["method"]) ?? kernel.messages.text("not_me.a_way_to_sign_in")
         if let email = user.email, user.emailVerified {
+            // The mail is in its recipient's language (the account's locale, else this request's),
+            // and so are the values it is given.
+            let language = kernel.messages.available(user.locale ?? Messages.language) ?? "en"
             try await kernel.mailer.send(
                 template: Self.mailTemplate, to: email,
                 values: [
-                    "removed": removed, "when": Timestamp.string(kernel.clock.now()),
-                    "password": hasPassword ? "Your account also has a password: if someone else may know it, reset it now." : "",
-                ], waitForDelivery: false)
+                    "removed": removed, "when": kernel.messages.mailTime(kernel.clock.now(), language: language),
+                    "password": hasPassword ? kernel.messages.text("mail.credentials_removed.password", language: language) : "",
+                ], language: language, waitForDelivery: false)
         }
-        let sentence = "We removed \(removed) and signed out every device."
-            + (hasPassword ? " Your account has a password: if someone else may know it, reset it now." : "")
-        return login.message(sentence, status: .ok, title: "Done")
+        let sentence = kernel.messages.text(hasPassword ? "not_me.done.removed_password" : "not_me.done.removed", ["removed": removed])
+        return login.message(sentence, status: .ok, title: kernel.messages.text("not_me.done.title"))
     }
 }

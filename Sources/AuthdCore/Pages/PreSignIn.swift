@@ -66,7 +66,7 @@ struct PreSignIn: Codable, Sendable, Equatable {
     func cookie(box: SecretBox) throws -> Cookie {
         let json = String(decoding: try JSONEncoder().encode(self), as: UTF8.self)
         let sealed = box.seal(json)
-        guard sealed.utf8.count <= Self.maxCookieBytes else { throw AuthError.invalidRequest("This sign-in holds too much; start again.") }
+        guard sealed.utf8.count <= Self.maxCookieBytes else { throw AuthError.invalidRequest("This sign-in holds too much; start again.").worded("login.error.too_much") }
         return Self.cookie(sealed, maxAge: Self.lifetime)
     }
 

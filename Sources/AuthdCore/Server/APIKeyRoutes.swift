@@ -34,7 +34,7 @@ struct APIKeyRoutes: Sendable {
             }
             try kernel.sessions.requireFresh(principal)
             let created = try await kernel.sessions.createAPIKey(for: principal, name: name, expiresIn: body.expiresIn)
-            await kernel.users.noticeMethodAdded(principal.user, method: "an API key (\(name))", credential: .session(created.session.id))
+            await kernel.users.noticeMethodAdded(principal.user, method: SignInMethodNotices.catalogMethod("mail.method.api_key", "name", name), credential: .session(created.session.id))
             var w = JSONWriter(capacity: 320)
             w.beginObject()
             w.key("id"); w.string(created.session.id.lowercased)

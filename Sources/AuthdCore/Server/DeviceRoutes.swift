@@ -53,7 +53,7 @@ struct DeviceRoutes: Sendable {
             let pending = try await devices.answer(code, approve: true, by: principal.user.id, session: principal.session.id)
             let label = [pending.device.name, pending.device.platform].compactMap { $0 }.joined(separator: ", ")
             await kernel.users.noticeMethodAdded(
-                principal.user, method: "a device signed in with a code (\(label.isEmpty ? "unnamed" : label))", credential: .provided(kind: "device", reference: ""))
+                principal.user, method: SignInMethodNotices.catalogMethod("device.method_added", "device", label, otherwise: "device.unnamed"), credential: .provided(kind: "device", reference: ""))
             return Response(status: .noContent)
         }
 

@@ -52,14 +52,18 @@ struct ApprovalFactor: SecondFactor {
     func request(challenge token: String, _ context: AuthRequestContext) async throws -> ApprovalProvider.Started {
         let (challenge, user) = try await kernel.sessions.pendingChallenge(token)
         guard challenge.factors.contains(name) else {
-            throw AuthError.invalidRequest("This sign-in does not offer approval from another device.", field: "challenge")
+            throw AuthError.invalidRequest("This sign-in does not offer approval from another device.", field: "challenge").worded("approval.error.not_offered")
         }
         let network = context.clientNetwork
-        try await kernel.rateLimiter.consume(
-            [
-                RateLimitCharge(settings.startsPerNetwork, key: "approval.start.network:\(network)"),
-                RateLimitCharge(settings.pendingRule, key: "approval.pending:id:\(user.id.lowercased)"),
-            ], message: "Too many approval requests for this account. Wait a while, or answer another way.")
+        do {
+            try await kernel.rateLimiter.consume(
+                [
+                    RateLimitCharge(settings.startsPerNetwork, key: "approval.start.network:\(network)"),
+                    RateLimitCharge(settings.pendingRule, key: "approval.pending:id:\(user.id.lowercased)"),
+                ], message: "Too many approval requests for this account. Wait a while, or answer another way.")
+        } catch {
+            throw error.code == "RATE_LIMIT_EXCEEDED" ? error.worded("approval.error.too_many_approvals") : error
+        }
         var blocked = user.secret(ApprovalBlocks.key, as: ApprovalBlocks.self)?.blocks(network, at: kernel.clock.now()) ?? false
         // The account's own limits, shared with starts by address or user name.
         if try await !ApprovalProvider.accountAllows("id:\(user.id.lowercased)", kernel: kernel, settings: settings) { blocked = true }

@@ -7,25 +7,25 @@ enum ApprovalMail {
 }
 
 extension ApprovalProvider {
-    /// The notice to the owner after a "not me".
+    /// The notice to the owner after a "not me", worded by the catalog's `approval.not_me.*` sentences.
     public static let mailTemplates = [
         MailTemplateDeclaration(
             ApprovalMail.notMe,
             "The notice that a sign-in request was refused as not the owner's (`{{device}}`, `{{network}}`, `{{when}}`, `{{block}}`).",
             MailTemplate(
-                subject: "A sign-in to your {{product_name}} account was refused",
+                subject: "[[approval.not_me.subject]]",
                 text: """
-                    Someone asked to sign in to your {{product_name}} account from {{device}} (network {{network}}) at {{when}}, and you answered on one of your devices that it was not you. Nobody was signed in.
+                    [[approval.not_me.asked]] [[approval.not_me.nobody]]
 
-                    Requests from that network are ignored for {{block}}, and your devices will not be alerted to sign-in requests for a day; you can still see them in the app.
+                    [[approval.not_me.blocked]]
 
-                    If someone keeps trying, they know your email address or user name, nothing more. If you also got codes you did not ask for, change your password.
+                    [[approval.not_me.advice]]
                     """,
                 html: """
                     <!doctype html><html><body style="font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;color:#222">
-                    <p>Someone asked to sign in to your {{product_name}} account from {{device}} (network {{network}}) at {{when}}, and you answered on one of your devices that it was not you. <strong>Nobody was signed in.</strong></p>
-                    <p>Requests from that network are ignored for {{block}}, and your devices will not be alerted to sign-in requests for a day; you can still see them in the app.</p>
-                    <p>If someone keeps trying, they know your email address or user name, nothing more. If you also got codes you did not ask for, change your password.</p>
+                    <p>[[approval.not_me.asked]] <strong>[[approval.not_me.nobody]]</strong></p>
+                    <p>[[approval.not_me.blocked]]</p>
+                    <p>[[approval.not_me.advice]]</p>
                     </body></html>
                     """))
     ]

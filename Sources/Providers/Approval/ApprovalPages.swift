@@ -15,7 +15,7 @@ extension ApprovalProvider: PageSignIn {
     public func loginStep() -> PageStep? { nil }
 
     /// "Approve from another device" on `/login`'s address form.
-    public func emailButtons() -> [PageEmailButton] { [PageEmailButton(label: "Approve from another device", action: "start")] }
+    public func emailButtons() -> [PageEmailButton] { [PageEmailButton(label: kernel.messages.text("approval.button"), action: "start")] }
 
     /// The device a browser's request names to the approving one.
     static let browser = (try? DeviceInfo(name: "A web browser", platform: "web")) ?? .none
@@ -27,7 +27,7 @@ extension ApprovalProvider: PageSignIn {
         case "start":
             guard let email = EmailAddress(form["email"] ?? "") else {
                 return .step(
-                    PageStep(template: "approval.start", values: ["email": .text(form["email"] ?? "")], error: AuthError.invalidEmail.message, status: .badRequest))
+                    PageStep(template: "approval.start", values: ["email": .text(form["email"] ?? "")], error: kernel.messages.sentence(AuthError.invalidEmail), status: .badRequest))
             }
             // Named by its browser and system where the User-Agent tells them: the approving page lists it.
             let device = (try? DeviceInfo(name: context.browser ?? Self.browser.name, platform: Self.browser.platform)) ?? Self.browser
@@ -46,7 +46,7 @@ extension ApprovalProvider: PageSignIn {
                 // Unnamed: the pages name the browser's session by its browser and system.
                 return .signedIn(user, amr: [Self.id], device: .none, multiFactor: approver.amr.contains("mfa"), vouchedAt: approver.authTime)
             } catch let error as AuthError where error.code == AuthError.pending.code {
-                return .step(waitStep(state, error: "Not approved yet. Type the number on your other device, then continue."))
+                return .step(waitStep(state, error: kernel.messages.text("approval.error.not_yet")))
             }
         default:
             throw AuthError.notFound()

@@ -137,13 +137,17 @@ public struct ApprovalProvider: AuthProvider {
     /// unknown, disabled or blocked account gets a decoy of the same shape, made by the same work.
     func start(_ identifier: Identifier, device: DeviceInfo, _ context: AuthRequestContext) async throws -> Started {
         let network = context.clientNetwork
-        try await kernel.rateLimiter.consume(
-            [
-                RateLimitCharge(settings.startsPerNetwork, key: "approval.start.network:\(network)"),
-                RateLimitCharge(settings.pendingRule, key: "approval.pending:\(identifier.key)"),
-                RateLimitCharge(settings.startsPerIdentifier, key: "approval.start:\(identifier.key)"),
-                RateLimitCharge(settings.startsPerIdentifierNetwork, key: "approval.start:\(identifier.key):\(network)"),
-            ], message: "Too many sign-in requests for this account. Wait a while, or sign in another way.")
+        do {
+            try await kernel.rateLimiter.consume(
+                [
+                    RateLimitCharge(settings.startsPerNetwork, key: "approval.start.network:\(network)"),
+                    RateLimitCharge(settings.pendingRule, key: "approval.pending:\(identifier.key)"),
+                    RateLimitCharge(settings.startsPerIdentifier, key: "approval.start:\(identifier.key)"),
+                    RateLimitCharge(settings.startsPerIdentifierNetwork, key: "approval.start:\(identifier.key):\(network)"),
+                ], message: "Too many sign-in requests for this account. Wait a while, or sign in another way.")
+        } catch {
+            throw error.code == "RATE_LIMIT_EXCEEDED" ? error.worded("approval.error.too_many_requests") : error
+        }
         let user: UserRecord?
         switch identifier {
         case .email(let email): user = try await kernel.users.user(email: email)
@@ -216,14 +220,30 @@ public struct ApprovalProvider: AuthProvider {
                 _ = try? await kernel.approvals.deny(id: other.id, userID: userID)
             }
             guard let email = user.email, user.emailVerified else { return }
+            // Its values in the language the mail is written in: the owner's, else the request's.
+            let messages = kernel.messages
+            let language = messages.available(user.locale) ?? Messages.language
             try await kernel.mailer.send(
                 template: ApprovalMail.notMe, to: email,
                 values: [
-                    "device": approval.deviceName ?? "a new device", "network": approval.network ?? "unknown",
-                    "when": Timestamp.string(approval.createdAt), "block": kernel.messages.lifetime(settings.notMeBlock),
-                ])
+                    "device": deviceName(approval.deviceName, messages: messages, language: language),
+                    "network": approval.network ?? messages.text("approval.not_me.unknown_network", language: language),
+                    "when": messages.mailTime(approval.createdAt, language: language),
+                    "block": messages.lifetime(settings.notMeBlock, language: language),
+                ], language: language)
         } catch {
             kernel.logger.error("could not record a \"not me\"", metadata: ["user.id": "\(userID.lowercased)", "error": "\(error)"])
+        }
+    }
+
+    /// The device a "not me" mail names: its own name, or the stand-ins a request gets without
+    /// one ("A new device", "A web browser") in the mail's language.
+    static func deviceName(_ stored: String?, messages: Messages, language: String?) -> String {
+        switch stored {
+        case nil: messages.text("approval.not_me.new_device", language: language)
+        case "A new device": messages.text("approval.not_me.device_new", language: language)
+        case browser.name: messages.text("approval.not_me.device_browser", language: language)
+        case let name?: name
         }
     }
 }

@@ -2,7 +2,8 @@ public import AuthKernel
 
 /// The email provider's mail.
 enum EmailMail {
-    /// `email.sign_in_code`: `{{code}}`, `{{lifetime}}`, `{{product_name}}`.
+    /// `email.sign_in_code`: `{{code}}`, `{{lifetime}}`, `{{product_name}}`; worded by the catalog's
+    /// `email.sign_in_code.subject`, `.lead` and `.tail`.
     static let signInCode = "email.sign_in_code"
 }
 
@@ -11,8 +12,6 @@ extension EmailProvider {
     public static let mailTemplates = [
         MailTemplateDeclaration(
             EmailMail.signInCode, "The code `send-code` mails (`{{code}}`, `{{lifetime}}`).",
-            .code(
-                subject: "Your {{product_name}} sign-in code: {{code}}", lead: "Your {{product_name}} sign-in code is",
-                tail: "It works once and expires in {{lifetime}}. If you did not try to sign in, you can ignore this email."))
+            .code(catalog: EmailMail.signInCode))
     ]
 }

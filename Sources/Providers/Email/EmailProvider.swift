@@ -12,7 +12,8 @@ public struct EmailProvider: AuthProvider {
     public static let id = "email"
     /// Its sentences: English and German.
     public static let messageCatalogs = [MessageCatalogDeclaration("en", PackageResources.en_po), MessageCatalogDeclaration("de", PackageResources.de_po)]
-    /// How the notice of a newly added sign-in method names it.
+    /// How the notice of a newly added sign-in method names it, in English; the catalog's
+    /// `email.method_name` words it in other languages.
     public static let methodName = "sign-in with a code mailed to this address"
     /// Code purpose in the store.
     static let purpose = "email_sign_in"

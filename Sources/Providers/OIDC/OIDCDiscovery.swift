@@ -77,6 +77,7 @@ actor OIDCDiscovery {
 
     static func unavailable(_ name: String) -> AuthError {
         AuthError.upstreamUnavailable(provider: name, message: "Signing in with \(name) is not possible right now. Try again later or another way.")
+            .worded("oidc.error.unavailable", ["name": name])
     }
 
     struct Refused: Error, CustomStringConvertible {

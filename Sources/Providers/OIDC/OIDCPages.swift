@@ -42,7 +42,7 @@ extension OIDCProvider: PageSignIn {
     {
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
         guard let first = parts.first, let upstream = settings.upstreams[String(first)], upstream.web else {
-            throw AuthError.notFound("No identity provider of that name.")
+            throw AuthError.notFound("No identity provider of that name.").worded("oidc.error.no_provider")
         }
         switch parts.count {
         case 1:
@@ -84,7 +84,10 @@ extension OIDCProvider: PageSignIn {
 
     func start(_ upstream: OIDCUpstream, link: Bool, state: inout [String: String], browser: Principal?) async throws -> PageOutcome {
         if link {
-            guard let browser else { throw AuthError(status: .unauthorized, code: "UNAUTHORIZED", message: "Sign in first, then link it from your account page.") }
+            guard let browser else {
+                throw AuthError(status: .unauthorized, code: "UNAUTHORIZED", message: "Sign in first, then link it from your account page.")
+                    .worded("oidc.error.sign_in_first")
+            }
             // Linking adds a way in: a sign-in as old as a stolen cookie's is not enough.
             try kernel.sessions.requireFresh(browser)
         }
@@ -113,7 +116,8 @@ extension OIDCProvider: PageSignIn {
         try await kernel.rateLimiter.consume(settings.attemptsPerIP, key: "oidc.ip:\(context.clientKey)")
         let now = kernel.clock.now()
         let expired = AuthError(
-            status: .badRequest, code: "INVALID_STATE", message: "This sign-in with \(upstream.label) was not started in this browser, or it took too long. Start again.")
+            status: .badRequest, code: "INVALID_STATE", message: "This sign-in with \(upstream.label) was not started in this browser, or it took too long. Start again."
+        ).worded("oidc.error.expired", ["label": upstream.label])
         guard pending["name"] == upstream.name, let flow = pending["state"], let verifier = pending["verifier"],
             let started = pending["started"].flatMap(TimeInterval.init), let returned = query["state"],
             ConstantTime.equals(Array(returned.utf8), Array(flow.utf8)), now.timeIntervalSince1970 < started + Self.flowLifetime
@@ -127,8 +131,10 @@ extension OIDCProvider: PageSignIn {
         }
         if let error = query["error"] {
             kernel.logger.info("identity provider did not sign in", metadata: ["oidc.provider": "\(upstream.name)", "error": "\(LogSafe.text(error, maxLength: 80))"])
-            let said = error == "access_denied" ? "The sign-in was cancelled at \(upstream.label)." : "\(upstream.label) did not sign you in."
+            let cancelled = error == "access_denied"
+            let said = cancelled ? "The sign-in was cancelled at \(upstream.label)." : "\(upstream.label) did not sign you in."
             throw AuthError(status: .unauthorized, code: "INVALID_ID_TOKEN", message: said + " Try again or another way.")
+                .worded(cancelled ? "oidc.error.cancelled" : "oidc.error.refused", ["label": upstream.label])
         }
         let endpoints = try await endpoints(upstream)
         // RFC 9207: an answer naming another issuer came from another identity provider (a mix-up attack).
@@ -137,11 +143,13 @@ extension OIDCProvider: PageSignIn {
             kernel.logger.warning("identity provider's answer names another issuer", metadata: ["oidc.provider": "\(upstream.name)"])
             await kernel.audit.record("sign_in_failed", provider: Self.id, reason: "ISSUER_MISMATCH")
             throw AuthError(status: .unauthorized, code: "INVALID_ID_TOKEN", message: "That answer did not come from \(upstream.label). Start again.")
+                .worded("oidc.error.other_issuer", ["label": upstream.label])
         }
         guard let code = query["code"], !code.isEmpty, code.utf8.count <= 2048 else {
-            throw AuthError.invalidRequest("\(upstream.label) sent no code. Start again.", field: "code")
+            throw AuthError.invalidRequest("\(upstream.label) sent no code. Start again.", field: "code").worded("oidc.error.no_code", ["label": upstream.label])
         }
         let failed = AuthError(status: .unauthorized, code: "INVALID_ID_TOKEN", message: "Signing in with \(upstream.label) did not work. Start again.")
+            .worded("oidc.error.failed", ["label": upstream.label])
         let identity: OIDCTokenVerifier.Identity
         do {
             let answer = try await OIDCTokenRequest(
@@ -161,6 +169,7 @@ extension OIDCProvider: PageSignIn {
                     kernel.logger.warning("identity provider's answer names another issuer", metadata: ["oidc.provider": "\(upstream.name)"])
                     await kernel.audit.record("sign_in_failed", provider: Self.id, reason: "ISSUER_MISMATCH")
                     throw AuthError(status: .unauthorized, code: "INVALID_ID_TOKEN", message: "That answer did not come from \(upstream.label). Start again.")
+                        .worded("oidc.error.other_issuer", ["label": upstream.label])
                 }
             }
         } catch let error as AuthError where error.status == .serviceUnavailable {
@@ -176,6 +185,7 @@ extension OIDCProvider: PageSignIn {
             // The link goes to the sign-in that asked for it, still this browser's.
             guard let browser, browser.session.id.lowercased == session else {
                 throw AuthError(status: .unauthorized, code: "UNAUTHORIZED", message: "Your sign-in changed meanwhile. Link it again from your account page.")
+                    .worded("oidc.error.session_changed")
             }
             _ = try await account(for: identity, upstream: upstream, principal: browser)
             return .redirect(to: "/account")

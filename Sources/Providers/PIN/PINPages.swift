@@ -25,7 +25,7 @@ extension PINProvider: PageSignIn {
         } catch let error as AuthError where error.status == .unauthorized || error.status == .tooManyRequests {
             await kernel.audit.record("sign_in_failed", provider: Self.id, account: Self.account(body), reason: error.code)
             try? await Task.sleep(until: started + Self.refusalFloor, clock: .continuous)
-            let sentence = error.retryAfter.map { "\(error.message) (Try again in \($0) s.)" } ?? "That user name and PIN do not match."
+            let sentence = error.retryAfter != nil ? kernel.messages.sentence(error) : kernel.messages.text("pin.login.no_match")
             return .step(PageStep(template: "pin.login", values: ["username": .text(username)], error: sentence, status: error.status))
         }
     }

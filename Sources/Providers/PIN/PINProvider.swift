@@ -17,7 +17,8 @@ public struct PINProvider: AuthProvider {
     public static let id = "pin"
     /// Its sentences: English and German.
     public static let messageCatalogs = [MessageCatalogDeclaration("en", PackageResources.en_po), MessageCatalogDeclaration("de", PackageResources.de_po)]
-    /// How the notice of a newly added sign-in method names it.
+    /// How the notice of a newly added sign-in method names it, in English; the catalog's
+    /// `pin.method_name` words it in other languages.
     public static let methodName = "a PIN"
 
     let kernel: Kernel
@@ -44,7 +45,8 @@ public struct PINProvider: AuthProvider {
             guard user.secrets[Self.id] != nil else { return nil }
             user.secrets[Self.id] = nil
             user.identities.removeAll { $0.provider == Self.id }
-            return "the PIN"
+            // A catalog key: the password provider words it in the owner's language.
+            return "pin.recovery.removed"
         }
     }
 
@@ -180,7 +182,7 @@ public struct PINProvider: AuthProvider {
     }
 
     static func lockedError(_ seconds: Int) -> AuthError {
-        .rateLimited(retryAfter: seconds, message: "PIN sign-in is locked after too many wrong PINs. Try again later.")
+        .rateLimited(retryAfter: seconds, message: "PIN sign-in is locked after too many wrong PINs. Try again later.").worded("pin.error.locked")
     }
 
     /// Sets or changes the PIN atomically; a wrong `current_pin` counts toward the lockout.

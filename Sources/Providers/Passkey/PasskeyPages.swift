@@ -24,7 +24,7 @@ extension PasskeyProvider: PageSignIn {
     public func pagePost(action: String, form: PageForm, state: inout [String: String], context: AuthRequestContext) async throws -> PageOutcome {
         switch action {
         case "begin":
-            var step = try ceremony(mode: "get", options: try await loginOptions(context), button: "Use my passkey")
+            var step = try ceremony(mode: "get", options: try await loginOptions(context), button: kernel.messages.text("passkey.ceremony.use"))
             // Without JavaScript the ceremony is a page of its own: it has a way back to the others.
             step.values["signing_in"] = true
             return .step(step)
@@ -39,7 +39,7 @@ extension PasskeyProvider: PageSignIn {
             } catch let error as WebAuthnError {
                 kernel.logger.info("passkey sign-in refused", metadata: ["reason": "\(error)"])
                 await kernel.audit.record("sign_in_failed", provider: Self.id, reason: "INVALID_CREDENTIALS")
-                return .step(PageStep(template: "passkey.start", error: "That passkey is not one this site knows. Try another way.", status: .unauthorized))
+                return .step(PageStep(template: "passkey.start", error: kernel.messages.text("passkey.error.unknown"), status: .unauthorized))
             }
         default:
             throw AuthError.notFound()
@@ -77,28 +77,30 @@ extension PasskeyProvider: PageSignIn {
     public func accountPost(action: String, form: PageForm, principal: Principal, context: AuthRequestContext) async throws -> PageStep? {
         switch action {
         case "begin":
-            return try ceremony(mode: "create", options: try await creationOptions(for: principal), button: "Create the passkey", naming: true)
+            return try ceremony(mode: "create", options: try await creationOptions(for: principal), button: kernel.messages.text("passkey.ceremony.create"), naming: true)
         case "finish":
             guard let json = form["credential"], json.utf8.count <= 65_536,
                 let credential = try? JSONDecoder().decode(RegistrationCredential.self, from: Data(json.utf8))
-            else { throw AuthError.invalidRequest("The browser sent no passkey. Try again.", field: "credential") }
+            else { throw AuthError.invalidRequest("The browser sent no passkey. Try again.", field: "credential").worded("passkey.error.no_credential") }
             let name = try Self.validName(form["name"].flatMap { $0.isEmpty ? nil : $0 })
             let record = try await register(credential, name: name, principal: principal)
-            return .backToAccount(notice: "Passkey “\(record.name)” added.")
+            return .backToAccount(notice: kernel.messages.text("passkey.notice.added", ["name": record.name]))
         case "rename":
-            guard let name = try Self.validName(form["name"]) else { throw AuthError.invalidRequest("Give the passkey a name.", field: "name") }
+            guard let name = try Self.validName(form["name"]) else { throw AuthError.invalidRequest("Give the passkey a name.", field: "name").worded("passkey.error.name_required") }
             try await rename(form["id"] ?? "", of: principal.user.id, to: name)
-            return .backToAccount(notice: "Passkey renamed to “\(name)”.")
+            return .backToAccount(notice: kernel.messages.text("passkey.notice.renamed", ["name": name]))
         case "remove":
             try kernel.sessions.requireFresh(principal)
             // The account's only way in stays until another is added: removing it would lock the person out.
             let others = principal.user.identities.filter { $0.provider != Self.id }
             if others.isEmpty, PasskeyRecord.all(principal.user).count == 1 {
-                throw AuthError.invalidState("This passkey is your only way to sign in: add another (an email address, a password) before removing it.")
+                throw AuthError.invalidState(
+                    "This passkey is your only way to sign in: add another (an email address, a password) before removing it."
+                ).worded("passkey.error.only_way_in")
             }
             let after = try await remove(form["id"] ?? "", from: principal.user.id, device: principal.session.deviceName)
-            if kernel.signInHooks.hasSecondFactor(after) { return .backToAccount(notice: "Passkey removed.") }
-            return .backToAccount(notice: "Passkey removed. Your account has no second factor now: signing in asks for one step only.")
+            if kernel.signInHooks.hasSecondFactor(after) { return .backToAccount(notice: kernel.messages.text("passkey.notice.removed")) }
+            return .backToAccount(notice: kernel.messages.text("passkey.notice.removed_last_factor"))
         default:
             throw AuthError.notFound()
         }

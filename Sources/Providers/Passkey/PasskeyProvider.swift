@@ -139,6 +139,7 @@ public struct PasskeyProvider: AuthProvider {
         } catch let error as WebAuthnError {
             kernel.logger.info("passkey registration refused", metadata: ["user.id": "\(principal.user.id.lowercased)", "reason": "\(error)"])
             throw AuthError.invalidRequest("The passkey did not verify: \(error.description).", field: "credential")
+                .worded("passkey.error.not_verified", ["reason": error.description])
         }
         let record = PasskeyRecord(
             id: Base64URL.encode(registration.credentialID), algorithm: registration.publicKey.algorithm.rawValue,
@@ -151,7 +152,10 @@ public struct PasskeyProvider: AuthProvider {
         try await kernel.users.change(principal.user.id) { user in
             var all = PasskeyRecord.all(user)
             guard !all.contains(where: { $0.id == record.id }) else { throw AuthError.identityInUse }
-            guard all.count < maxPerUser else { throw AuthError.invalidState("This account has \(maxPerUser) passkeys, the most it may have: remove one first.") }
+            guard all.count < maxPerUser else {
+                throw AuthError.invalidState("This account has \(maxPerUser) passkeys, the most it may have: remove one first.")
+                    .worded("passkey.error.too_many", ["max": String(maxPerUser)])
+            }
             all.append(record)
             try user.setSecret(PasskeyRecord.key, all)
             user.identities.append(identity)
@@ -230,7 +234,7 @@ public struct PasskeyProvider: AuthProvider {
             user.identities.removeAll { $0.provider == Self.id && $0.subject == subject }
             return user
         }
-        guard let updated else { throw AuthError.notFound("This account has no passkey with that id.") }
+        guard let updated else { throw AuthError.notFound("This account has no passkey with that id.").worded("passkey.error.no_such") }
         kernel.logger.info("passkey removed", metadata: ["user.id": "\(userID.lowercased)"])
         await kernel.audit.record("passkey_removed", provider: Self.id, user: userID, device: device, reason: reason)
         await kernel.events.credentialChanged(userID, credential: Self.id)
@@ -247,7 +251,7 @@ public struct PasskeyProvider: AuthProvider {
             try user.setSecret(PasskeyRecord.key, all)
             return true
         }
-        guard renamed else { throw AuthError.notFound("This account has no passkey with that id.") }
+        guard renamed else { throw AuthError.notFound("This account has no passkey with that id.").worded("passkey.error.no_such") }
     }
 
     static func validName(_ name: String?) throws -> String? {

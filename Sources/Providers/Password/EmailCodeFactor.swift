@@ -64,7 +64,7 @@ extension PasswordProvider {
         let body = try await request.decodeJSON(as: ChallengeBody.self, context: context)
         let (challenge, user) = try await kernel.sessions.pendingChallenge(body.challenge)
         guard challenge.factors.contains("email_code"), user.email != nil, user.emailVerified else {
-            throw AuthError.invalidState("This sign-in does not offer an emailed code.")
+            throw AuthError.invalidState("This sign-in does not offer an emailed code.").worded("password.error.no_email_code")
         }
         try await Self.mailCode(kernel, challenge: challenge, user: user)
         return Response(status: .noContent)
@@ -81,9 +81,13 @@ extension PasswordProvider {
     ///   later ask mails one).
     static func mailCode(_ kernel: Kernel, challenge: SignInChallenge, user: UserRecord) async throws {
         guard let email = user.email else { return }
-        try await kernel.rateLimiter.consume(
-            secondFactorMailsPerUser, key: "password.second_factor.mail:\(user.id.lowercased)",
-            message: "Too many sign-in codes were asked for this account. Wait before asking for another.")
+        do {
+            try await kernel.rateLimiter.consume(
+                secondFactorMailsPerUser, key: "password.second_factor.mail:\(user.id.lowercased)",
+                message: "Too many sign-in codes were asked for this account. Wait before asking for another.")
+        } catch {
+            throw error.status == .tooManyRequests ? error.worded("password.error.too_many_codes") : error
+        }
         let code = try await kernel.codes.issue(purpose: secondFactorPurpose, key: challenge.key, policy: secondFactorCodes)
         try await kernel.mailer.send(template: PasswordMail.secondFactor, to: email, code: code, lifetime: secondFactorCodes.ttl)
         kernel.logger.info("second-factor code mailed", metadata: ["user.id": "\(user.id.lowercased)"])

@@ -9,7 +9,9 @@ extension AuthError {
     }
     /// 403 `EMAIL_NOT_VERIFIED`: the account's email is not confirmed yet (the code is mailed again).
     public static let emailNotVerified = AuthError(
-        status: .forbidden, code: "EMAIL_NOT_VERIFIED", message: "Confirm your email address first: we sent a code to it.")
+        status: .forbidden, code: "EMAIL_NOT_VERIFIED", message: "Confirm your email address first: we sent a code to it."
+    ).worded("password.error.email_not_verified")
     /// 409 `ACCOUNT_EXISTS`: registering an email that has an account.
     public static let accountExists = AuthError(status: .conflict, code: "ACCOUNT_EXISTS", message: "An account with this email already exists.")
+        .worded("password.error.account_exists")
 }

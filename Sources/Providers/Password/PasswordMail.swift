@@ -9,7 +9,8 @@ enum PasswordMail {
     /// `password.second_factor_code`: the code asked after a right password (`{{code}}`, `{{lifetime}}`).
     static let secondFactor = "password.second_factor_code"
     /// `password.password_changed`: `{{how}}`, `{{when}}`, `{{device}}` and `{{removed}}` (what a reset took
-    /// away, as a sentence, or nothing).
+    /// away, as a sentence, or nothing), worded in the recipient's language (``PasswordProvider/notifyChanged``).
+    /// Each mail's sentences are the catalog's keys under its name (`password.password_reset.subject`, …).
     static let changed = "password.password_changed"
 
 }
@@ -19,34 +20,26 @@ extension PasswordProvider {
     public static let mailTemplates = [
         MailTemplateDeclaration(
             PasswordMail.verification, "The code that confirms a new account's address (`{{code}}`, `{{lifetime}}`).",
-            .code(
-                subject: "Confirm your email for {{product_name}}: {{code}}",
-                lead: "Your code to confirm this email address for {{product_name}} is",
-                tail: "It works once and expires in {{lifetime}}. If you did not create an account, you can ignore this email.")),
+            .code(catalog: PasswordMail.verification)),
         MailTemplateDeclaration(
             PasswordMail.reset, "The code that resets a password (`{{code}}`, `{{lifetime}}`).",
-            .code(
-                subject: "Your {{product_name}} password reset code: {{code}}", lead: "Your code to reset your {{product_name}} password is",
-                tail: "It works once and expires in {{lifetime}}. If you did not ask to reset your password, ignore this email: your password stays as it is.")),
+            .code(catalog: PasswordMail.reset)),
         MailTemplateDeclaration(
             PasswordMail.secondFactor, "The code asked after a right password, when the account requires it (`{{code}}`, `{{lifetime}}`).",
-            .code(
-                subject: "Your {{product_name}} code after your password: {{code}}",
-                lead: "Someone signed in to your {{product_name}} account with its password. If it is you, enter",
-                tail: "It expires in {{lifetime}}. If it is not you, change your password: someone knows it.")),
+            .code(catalog: PasswordMail.secondFactor)),
         MailTemplateDeclaration(
             PasswordMail.changed, "The notice that the password changed (`{{how}}`, `{{when}}`, `{{device}}`, `{{removed}}`).",
             MailTemplate(
-                subject: "Your {{product_name}} password was changed",
+                subject: "[[password.password_changed.subject]]",
                 text: """
-                    The password of your {{product_name}} account was changed ({{how}}) at {{when}}{{device}}, and every other session was signed out.{{removed}}
+                    [[password.password_changed.body]]{{removed}}
 
-                    If this was not you, reset your password now and check your account's sessions.
+                    [[password.password_changed.advice]]
                     """,
                 html: """
                     <!doctype html><html><body style="font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;color:#222">
-                    <p>The password of your {{product_name}} account was changed ({{how}}) at {{when}}{{device}}, and every other session was signed out.{{removed}}</p>
-                    <p><strong>If this was not you</strong>, reset your password now and check your account's sessions.</p>
+                    <p>[[password.password_changed.body]]{{removed}}</p>
+                    <p>[[password.password_changed.advice_html]]</p>
                     </body></html>
                     """)),
     ]

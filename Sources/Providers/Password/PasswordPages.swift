@@ -20,7 +20,7 @@ extension PasswordProvider: PageSignIn {
     public func loginStep() -> PageStep? { loginForm() }
 
     /// "Sign in with password" on `/login`'s address form, with the password field beside it.
-    public func emailButtons() -> [PageEmailButton] { [PageEmailButton(label: "Sign in with password", action: "login", takesPassword: true)] }
+    public func emailButtons() -> [PageEmailButton] { [PageEmailButton(label: kernel.messages.text("password.login.button"), action: "login", takesPassword: true)] }
 
     /// The first screen's part: `open` unfolds sign-up (its fields kept: `email`, `display_name`)
     /// or the resets, after an error there.
@@ -40,7 +40,7 @@ extension PasswordProvider: PageSignIn {
     /// `login`, `register` → `verify`, `reset-send` → `reset-verify`, `reset-device` → `reset-device-check`.
     /// Each does what its API endpoint does, with the same checks, limits and audit.
     public func pagePost(action: String, form: PageForm, state: inout [String: String], context: AuthRequestContext) async throws -> PageOutcome {
-        func sentence(_ error: AuthError) -> String { error.retryAfter.map { "\(error.message) (Try again in \($0) s.)" } ?? error.message }
+        func sentence(_ error: AuthError) -> String { kernel.messages.sentence(error) }
         let lifetime = PageValue.text(kernel.messages.lifetime(settings.codes.ttl))
         switch action {
         case "login":
@@ -76,12 +76,14 @@ extension PasswordProvider: PageSignIn {
             // "Send a new code" on the verify step: the API's resend, its limits and interval.
             guard let email = state["registering"] else { return .step(loginForm()) }
             if let refused = await resendRefusal(email, context) {
-                let wait = refused.retryAfter.map { " You can ask for another in \($0) s." } ?? ""
+                // Why, then when another may be asked for (not the general "(Try again in …)").
+                let why = refused.sentence.map { kernel.messages.text($0.key, $0.values) } ?? kernel.messages.sentence(refused)
+                let wait = refused.retryAfter.map { " " + kernel.messages.text("password.verify.ask_again_in", ["seconds": String($0)]) } ?? ""
                 return .step(PageStep(
-                    template: "password.verify", values: ["email": .text(email), "lifetime": lifetime], error: refused.message + wait, status: refused.status))
+                    template: "password.verify", values: ["email": .text(email), "lifetime": lifetime], error: why + wait, status: refused.status))
             }
             await resendVerificationIfPending(email)
-            return .step(PageStep(template: "password.verify", values: ["email": .text(email), "lifetime": lifetime], notice: "We sent a new code to \(email)."))
+            return .step(PageStep(template: "password.verify", values: ["email": .text(email), "lifetime": lifetime], notice: kernel.messages.text("password.verify.resent", ["email": email])))
 
         case "verify":
             guard let email = state["registering"], let secret = state["secret"] else { return .step(loginForm()) }
@@ -143,12 +145,12 @@ extension PasswordProvider: PageSignIn {
                     return .step(loginForm(email: email, error: sentence(error), status: error.status))
                 }
                 state = [:]
-                return .step(loginForm(email: email, notice: "Your password is changed. Sign in with it."))
+                return .step(loginForm(email: email, notice: kernel.messages.text("password.reset_wait.changed")))
             case "pending":
-                return .step(waitStep(state, error: "Not approved yet. Type the number on your other device, then try again."))
+                return .step(waitStep(state, error: kernel.messages.text("password.reset_wait.pending")))
             default:
                 state = [:]
-                return .step(loginForm(email: email, error: "The request was denied or has expired. Your password is unchanged.", status: .conflict))
+                return .step(loginForm(email: email, error: kernel.messages.text("password.reset_wait.ended"), status: .conflict))
             }
 
         default:
@@ -161,13 +163,16 @@ extension PasswordProvider: PageSignIn {
     func resendRefusal(_ email: String, _ context: AuthRequestContext) async -> AuthError? {
         do {
             try await kernel.rateLimiter.consume(settings.resendsPerIP, key: "password.resend.ip:\(context.clientKey)")
-            if settings.codes.resendInterval > 0 {
-                try await kernel.rateLimiter.consume(resendRule, key: resendKey(email), message: "A code was sent a moment ago: check your inbox.")
-            }
-            return nil
         } catch {
-            return error
+            return error.status == .tooManyRequests ? error.worded("password.verify.resend_limited") : error
         }
+        guard settings.codes.resendInterval > 0 else { return nil }
+        do {
+            try await kernel.rateLimiter.consume(resendRule, key: resendKey(email), message: "A code was sent a moment ago: check your inbox.")
+        } catch {
+            return error.status == .tooManyRequests ? error.worded("password.verify.sent_recently") : error
+        }
+        return nil
     }
 
     func waitStep(_ state: [String: String], error: String? = nil) -> PageStep {

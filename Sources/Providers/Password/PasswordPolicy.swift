@@ -20,15 +20,15 @@ public struct PasswordPolicy: Sendable {
     public func check(_ password: String, email: String?) throws(AuthError) -> String {
         // Far past any length that could pass, before NFKC spends time on up to 64 KiB.
         if password.unicodeScalars.count > PasswordSettings.maxLength * 4 {
-            throw Self.weak("too_long", "Use at most \(PasswordSettings.maxLength) characters.")
+            throw Self.weak("too_long", "Use at most \(PasswordSettings.maxLength) characters.", ["max": String(PasswordSettings.maxLength)])
         }
         let normalized = Self.normalize(password)
         let length = normalized.unicodeScalars.count
         if length < minLength {
-            throw Self.weak("too_short", "Use at least \(minLength) characters.")
+            throw Self.weak("too_short", "Use at least \(minLength) characters.", ["min": String(minLength)])
         }
         if length > PasswordSettings.maxLength {
-            throw Self.weak("too_long", "Use at most \(PasswordSettings.maxLength) characters.")
+            throw Self.weak("too_long", "Use at most \(PasswordSettings.maxLength) characters.", ["max": String(PasswordSettings.maxLength)])
         }
         let folded = normalized.lowercased()
         if let email, folded == email.lowercased() || folded == email.split(separator: "@").first?.lowercased() {
@@ -40,7 +40,8 @@ public struct PasswordPolicy: Sendable {
         return normalized
     }
 
-    static func weak(_ reason: String, _ message: String) -> AuthError {
-        AuthError.weakPassword(reason: reason, message: message)
+    /// The rule's error, worded on pages by the catalog's `password.rule.REASON`.
+    static func weak(_ reason: String, _ message: String, _ values: [String: String] = [:]) -> AuthError {
+        AuthError.weakPassword(reason: reason, message: message).worded("password.rule." + reason, values)
     }
 }

@@ -11,7 +11,8 @@ public struct PasswordProvider: AuthProvider {
     public static let id = "password"
     /// Its sentences: English and German.
     public static let messageCatalogs = [MessageCatalogDeclaration("en", PackageResources.en_po), MessageCatalogDeclaration("de", PackageResources.de_po)]
-    /// How the notice of a newly added sign-in method names it.
+    /// How the notice of a newly added sign-in method names it, in English; the catalog's
+    /// `password.method_name` words it in other languages.
     public static let methodName = "a password"
     static let verifyPurpose = "password_register"
     static let resetPurpose = "password_reset"
@@ -578,7 +579,7 @@ public struct PasswordProvider: AuthProvider {
     static let maxPresentedPasswordBytes = 1024
 
     static func locked(_ seconds: Int) -> AuthError {
-        .rateLimited(retryAfter: seconds, message: "Password sign-in is locked for a while after too many wrong passwords.")
+        .rateLimited(retryAfter: seconds, message: "Password sign-in is locked for a while after too many wrong passwords.").worded("password.error.locked")
     }
 
     // MARK: Change
@@ -595,7 +596,7 @@ public struct PasswordProvider: AuthProvider {
     func changePassword(of principal: Principal, current: String?, new newPassword: String) async throws {
         let user = principal.user
         guard let email = user.email else {
-            throw AuthError.invalidState("Add an email address to the account before setting a password.")
+            throw AuthError.invalidState("Add an email address to the account before setting a password.").worded("password.error.no_email")
         }
         let checked = try policy.check(newPassword, email: email)
         let now = kernel.clock.now()
@@ -604,7 +605,7 @@ public struct PasswordProvider: AuthProvider {
         if existing == nil { try kernel.sessions.requireFresh(principal) }
         if let credential = existing {
             guard let current else {
-                throw AuthError.invalidRequest("The field `current_password` is required.", field: "current_password")
+                throw AuthError.invalidRequest("The field `current_password` is required.", field: "current_password").worded("password.error.current_password_required")
             }
             guard current.utf8.count <= Self.maxPresentedPasswordBytes else { throw AuthError.invalidCredentials }
             if let remaining = credential.lockRemaining(now: now) { throw Self.locked(remaining) }
@@ -619,7 +620,7 @@ public struct PasswordProvider: AuthProvider {
         let hash = try await hasher.hash(checked)
         try await setPassword(hash: hash, for: user.id, email: email, displayName: nil)
         try await kernel.sessions.revokeAll(of: user.id, except: principal.session.id)
-        await notifyChanged(email: email, how: "password change", device: principal.session.deviceName, removed: [])
+        await notifyChanged(email: email, how: "change", device: principal.session.deviceName, removed: [])
         kernel.logger.info("password changed; other sessions ended", metadata: ["user.id": "\(user.id.lowercased)"])
         await kernel.audit.record("password_changed", provider: Self.id, user: user.id, device: principal.session.deviceName)
         await kernel.events.credentialChanged(user.id, credential: Self.id)
@@ -643,20 +644,29 @@ public struct PasswordProvider: AuthProvider {
         )
     }
 
+    /// Mails the owner that the password changed, in their language: `how` names the way
+    /// (`change`, `email_reset`, `device_reset`: the catalog's `password.password_changed.how.*`),
+    /// `removed` what a reset took away (catalog keys, such as a recovery hook's `pin.recovery.removed`,
+    /// or phrases as they are).
     func notifyChanged(email: String, how: String, device: String?, removed: [String], passkeys: [String] = []) async {
-        var removedText = removed.isEmpty ? "" : " Also removed, as after every reset: \(removed.joined(separator: ", "))."
+        // The mail's fragments are in the language the mail is written in: the owner's, not the asker's.
+        let owner = try? await kernel.users.user(email: email)
+        let language = owner?.locale.flatMap { kernel.messages.available($0) } ?? kernel.messages.available(Messages.language) ?? "en"
+        func text(_ key: String, _ values: [String: String] = [:]) -> String { kernel.messages.text(key, values, language: language) }
+        var removedText = removed.isEmpty ? "" : " " + text("password.password_changed.removed", ["removed": removed.map { text($0) }.joined(separator: ", ")])
         // A reset does not remove passkeys (contract §10): the owner hears which still sign in.
         if !passkeys.isEmpty {
-            let names = passkeys.map { "\"\(LogSafe.text($0, maxLength: 64))\"" }.joined(separator: ", ")
-            removedText += " These passkeys still sign in to the account: \(names); remove any you do not recognise."
+            let names = passkeys.map { text("password.password_changed.passkey_name", ["name": LogSafe.text($0, maxLength: 64)]) }.joined(separator: ", ")
+            removedText += " " + text("password.password_changed.passkeys", ["passkeys": names])
         }
         do {
             try await kernel.mailer.send(
                 template: PasswordMail.changed, to: email,
                 values: [
-                    "when": Timestamp.string(kernel.clock.now()), "how": how, "device": device.map { " from \"\($0)\"" } ?? "",
-                    "removed": removedText,
-                ]
+                    "when": kernel.messages.mailTime(kernel.clock.now(), language: language), "how": text("password.password_changed.how." + how),
+                    "device": device.map { " " + text("password.password_changed.device", ["device": $0]) } ?? "", "removed": removedText,
+                ],
+                language: language
             )
         } catch {
             kernel.logger.error("could not mail the password-changed notice", metadata: ["error": "\(error)"])
@@ -728,7 +738,7 @@ public struct PasswordProvider: AuthProvider {
             response.headers[.cacheControl] = "no-store"
             return response
         }
-        try await finishReset(user, email: email, password: password, how: "reset by emailed code")
+        try await finishReset(user, email: email, password: password, how: "email_reset")
         return try Message(message: "Password changed", expiresIn: nil).response(from: request, context: context)
     }
 
@@ -754,7 +764,7 @@ public struct PasswordProvider: AuthProvider {
         let password = try policy.check(body.newPassword, email: pending.email)
         let userID = try await ResetToken.redeem(body.resetToken, tokens: kernel.tokens)
         guard let user = try await kernel.users.user(id: userID), user.email == pending.email else { throw ResetToken.invalid }
-        try await finishReset(user, email: pending.email, password: password, how: "reset by emailed code")
+        try await finishReset(user, email: pending.email, password: password, how: "email_reset")
         guard body.signIn == true, let current = try await kernel.users.user(id: userID) else {
             return try Message(message: "Password changed", expiresIn: nil).response(from: request, context: context)
         }
@@ -793,7 +803,7 @@ public struct PasswordProvider: AuthProvider {
                 for identity in others where identity.provider != Self.id { user.secrets[identity.provider] = nil }
                 user.identities.removeAll { $0.subject != email }
                 user.username = nil
-                if !others.isEmpty || user.secrets != before.secrets { removed.append("every other sign-in method of the account") }
+                if !others.isEmpty || user.secrets != before.secrets { removed.append("password.password_changed.other_methods") }
             }
             try user.setSecret(Self.id, PasswordCredential(hash: hash, now: now))
             let identity = Identity(provider: Self.id, subject: email)
@@ -841,7 +851,7 @@ public struct PasswordProvider: AuthProvider {
 
     func deviceResetStatus(id: String) async throws -> DeviceResetStatus {
         guard let approval = try await kernel.approvals.approval(id: id), approval.kind == Self.approvalKind else {
-            throw AuthError.notFound("No such reset request.")
+            throw AuthError.notFound("No such reset request.").worded("password.error.no_reset_request")
         }
         return DeviceResetStatus(
             status: approval.status(at: kernel.clock.now()).rawValue, expiresAt: Timestamp.string(approval.currentExpiry)
@@ -856,9 +866,9 @@ public struct PasswordProvider: AuthProvider {
         let approval = try await kernel.approvals.complete(id: id, kind: Self.approvalKind)
         guard let userID = approval.userID, let user = try await kernel.users.user(id: userID), let email = user.email,
             case .string(let hash) = approval.payload["password_hash"]
-        else { throw AuthError.invalidState("The account of this request no longer exists.") }
+        else { throw AuthError.invalidState("The account of this request no longer exists.").worded("password.error.account_gone") }
         let (removed, passkeys) = try await recover(userID, hash: hash, email: email, provesInbox: false)
-        await notifyChanged(email: email, how: "reset approved from another device", device: approval.deviceName, removed: removed, passkeys: passkeys)
+        await notifyChanged(email: email, how: "device_reset", device: approval.deviceName, removed: removed, passkeys: passkeys)
         kernel.logger.info("password reset approved by another device; every session ended", metadata: ["user.id": "\(userID.lowercased)"])
         await kernel.audit.record("reset_completed", provider: Self.id, user: userID, device: approval.deviceName, reason: "device")
         await kernel.events.credentialChanged(userID, credential: Self.id)

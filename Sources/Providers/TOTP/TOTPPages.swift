@@ -43,15 +43,15 @@ extension TOTPProvider: PageSignIn {
                 let user = try await kernel.users.user(id: principal.user.id)
                 guard let user, let totp = user.secret(TOTPEnrollment.key, as: TOTPEnrollment.self), !totp.confirmed,
                     let sealed = box.open(totp.sealedSecret), let secret = Base64URL.decode(sealed)
-                else { throw AuthError.invalidState("That code was wrong too many times. Start again.") }
+                else { throw AuthError.invalidState("That code was wrong too many times. Start again.").worded("totp.error.start_again") }
                 let encoded = Base32.encode(secret)
                 var step = enrolStep(Enrolment(secret: encoded, otpauthURI: otpauthURI(secret: encoded, user: user)))
-                (step.error, step.status) = ("That code is not the app's. Check the key and the phone's clock, then try the next code.", .unauthorized)
+                (step.error, step.status) = (kernel.messages.text("totp.error.wrong_code"), .unauthorized)
                 return step
             }
         case "off":
             try await disable(principal)
-            return .backToAccount(notice: "Authenticator app turned off, with its recovery codes: a sign-in no longer asks for its code.")
+            return .backToAccount(notice: kernel.messages.text("totp.notice.off"))
         default:
             throw AuthError.notFound()
         }
@@ -66,7 +66,7 @@ extension TOTPProvider: PageSignIn {
         let qr = try? QRCode(enrolment.otpauthURI)
         return PageStep(template: "totp.enroll", values: [
             "grouped": .text(grouped), "otpauth_uri": .text(enrolment.otpauthURI),
-            "has_qr": .flag(qr != nil), "qr_svg": .text(qr?.svg(title: "QR code of the key for your authenticator app") ?? ""),
+            "has_qr": .flag(qr != nil), "qr_svg": .text(qr?.svg(title: kernel.messages.text("totp.enroll.qr_title")) ?? ""),
         ])
     }
 }

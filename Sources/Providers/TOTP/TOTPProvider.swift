@@ -92,7 +92,7 @@ public struct TOTPProvider: AuthProvider {
             sessionID: principal.session.id.lowercased, attempts: 0)
         try await kernel.users.change(principal.user.id) { user in
             if user.secret(TOTPEnrollment.key, as: TOTPEnrollment.self)?.confirmed == true {
-                throw AuthError.invalidState("TOTP is already on for this account: delete it first to enrol another app.")
+                throw AuthError.invalidState("TOTP is already on for this account: delete it first to enrol another app.").worded("totp.error.already_on")
             }
             try user.setSecret(TOTPEnrollment.key, pending)
         }
@@ -152,7 +152,7 @@ public struct TOTPProvider: AuthProvider {
             for key in [TOTPEnrollment.key, RecoveryCodes.key, FactorLock.key] { user.secrets[key] = nil }
             return true
         }
-        guard removed else { throw AuthError.notFound("TOTP is not on for this account.") }
+        guard removed else { throw AuthError.notFound("TOTP is not on for this account.").worded("totp.error.not_on") }
         kernel.logger.info("TOTP turned off", metadata: ["user.id": "\(principal.user.id.lowercased)"])
         await kernel.audit.record("totp_disabled", provider: Self.id, user: principal.user.id, device: principal.session.deviceName)
         await kernel.events.credentialChanged(principal.user.id, credential: Self.id)
@@ -215,10 +215,12 @@ public struct TOTPProvider: AuthProvider {
         case .wrong: return false
         case .locked(let seconds):
             throw AuthError.rateLimited(retryAfter: seconds, message: "Second-factor codes are locked after too many wrong ones. Try again later.")
+                .worded("totp.error.locked")
         case .lockStarted(let seconds):
             kernel.logger.notice("second factor locked", metadata: ["user.id": "\(userID.lowercased)", "seconds": "\(seconds)"])
             await kernel.audit.record("lockout", provider: Self.id, user: userID)
             throw AuthError.rateLimited(retryAfter: seconds, message: "Second-factor codes are locked after too many wrong ones. Try again later.")
+                .worded("totp.error.locked")
         }
     }
 

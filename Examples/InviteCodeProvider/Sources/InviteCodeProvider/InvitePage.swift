@@ -4,6 +4,8 @@ public import AuthKernel
 extension InviteCodeProvider: PageSignIn {
     /// `invite.code`, the file in `Pages/`.
     public static let pageTemplates = [PageTemplateDeclaration("invite.code", PackageResources.code_mustache)]
+    /// Its sentences, in English and German (`Locales/`).
+    public static let messageCatalogs = [MessageCatalogDeclaration("en", PackageResources.en_po), MessageCatalogDeclaration("de", PackageResources.de_po)]
 
     /// The code form.
     public func loginStep() -> PageStep? { PageStep(template: "invite.code") }
@@ -15,7 +17,8 @@ extension InviteCodeProvider: PageSignIn {
             let user = try await redeemedUser(code: form["code"] ?? "", displayName: form["display_name"], device: .none, context)
             return .signedIn(user, amr: [Self.id], device: .none)
         } catch AuthError.invalidInvite {
-            return .step(PageStep(template: "invite.code", values: ["display_name": .text(form["display_name"] ?? "")], error: AuthError.invalidInvite.message, status: .unauthorized))
+            let sentence = kernel.messages.sentence(AuthError.invalidInvite)
+            return .step(PageStep(template: "invite.code", values: ["display_name": .text(form["display_name"] ?? "")], error: sentence, status: .unauthorized))
         }
     }
 }

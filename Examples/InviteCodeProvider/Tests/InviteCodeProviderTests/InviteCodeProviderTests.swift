@@ -119,4 +119,18 @@ struct InviteCodeProviderTests {
         #expect(try h.audit(event: "sign_in").count == 1)
         #expect(try h.audit(event: "sign_in_failed").count == 1)
     }
+
+    /// The same page in German: the form's words and the wrong code's sentence from the provider's
+    /// catalog, the page's own from the server's.
+    @Test func theInviteFormInGerman() async throws {
+        let config = #"{"issuer":"https://localhost","providers":["invite"],"invite":{"codes":["ada-7d2f-93ac-41b8"]}}"#
+        let h = try await TestHarness.make(providers: [InviteCodeProvider.self], config: config)
+        try await h.test { client async throws in
+            let german = HarnessBrowser(client, origin: h.kernel.issuer, language: "de")
+            let page = try await german.open("/login")
+            #expect(page.text.contains(#"<html lang="de">"#) && page.text.contains("Einladungscode") && !page.text.contains("Invite code"))
+            let wrong = try await german.submit("/login/invite/redeem", ["code": "not-a-real-invite"])
+            #expect(wrong.status == .unauthorized && wrong.text.contains("Dieser Einladungscode ist ungültig."))
+        }
+    }
 }

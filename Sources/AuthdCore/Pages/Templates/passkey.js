@@ -10,6 +10,11 @@
   if (!box && !start) return;
   var form = document.getElementById("passkey-form");
   var status = document.getElementById("passkey-status");
+  // The page's sentences, in its language, carried by the status line (English where it has none).
+  function say(which, fallback, name) {
+    var text = (status && status.getAttribute("data-" + which)) || fallback;
+    status.textContent = text.replace("{name}", name || "");
+  }
   function bytes(text) {
     var b64 = text.replace(/-/g, "+").replace(/_/g, "/");
     while (b64.length % 4) b64 += "=";
@@ -48,7 +53,7 @@
     start.addEventListener("submit", function (event) {
       if (!window.PublicKeyCredential || !window.fetch || !window.DOMParser) return;
       event.preventDefault();
-      status.textContent = "Waiting for your passkey…";
+      say("waiting", "Waiting for your passkey…");
       var button = start.querySelector("button");
       button.disabled = true;
       var step;
@@ -72,7 +77,7 @@
         }, function (error) {
           button.disabled = false;
           if (error && error.name === "NoOptions") { start.submit(); return; }
-          status.textContent = "The passkey was not used (" + (error && error.name) + "). Try again, or sign in another way below.";
+          say("failed", "The passkey was not used ({name}). Try again, or sign in another way below.", error && error.name);
         });
     });
   }
@@ -80,13 +85,13 @@
   form.addEventListener("submit", function (event) {
     if (form.elements.credential.value) return;
     event.preventDefault();
-    if (!window.PublicKeyCredential) { status.textContent = "This browser cannot use passkeys."; return; }
-    status.textContent = "Waiting for your passkey…";
+    if (!window.PublicKeyCredential) { say("unsupported", "This browser cannot use passkeys."); return; }
+    say("waiting", "Waiting for your passkey…");
     ceremony(box).then(function (answer) {
       form.elements.credential.value = JSON.stringify(answer);
       form.submit();
     }, function (error) {
-      status.textContent = "The passkey was not used (" + error.name + "). Try again, or choose another way.";
+      say("failed", "The passkey was not used ({name}). Try again, or choose another way.", error.name);
     });
   });
 })();
