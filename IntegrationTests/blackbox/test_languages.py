@@ -203,3 +203,33 @@ def test_the_id_token_and_userinfo_carry_the_locale_under_profile_only():
             claims = jwt.decode(token["id_token"], keys, algorithms=["RS256"]).claims
             assert claims.get("locale") == expected, claims
             assert rp.get(meta["userinfo_endpoint"]).json().get("locale") == expected
+
+
+def test_the_account_page_sets_the_persons_language():
+    with running_server(CONFIG) as server:
+        token = tokens(server, "hanna@example.com", "")
+        browser = Browserish()
+        browser.headers["Accept-Language"] = "fr"
+        sign_in_on_the_page(browser, server, server.url + "/login", "hanna@example.com")
+        page = browser.get(server.url + "/account").text
+        assert lang_of(page) == "en" and '<select id="account-language" name="locale"' in page
+        assert re.search(r'<option value="de" lang="de"[^>]*>Deutsch</option>', page) and re.search(r'<option value="" selected>', page)
+        csrf = re.search(r'name="csrf" value="([^"]+)"', page).group(1)
+        origin = {"Origin": server.url}
+
+        posted = browser.post(server.url + "/account/language", data={"csrf": csrf, "locale": "de"}, headers=origin, allow_redirects=False)
+        assert posted.status_code == 303 and posted.headers["Location"] == "/account"
+        done = browser.get(server.url + "/account")
+        assert done.status_code == 200 and lang_of(done.text) == "de", "French is not had: the person's German"
+        assert re.search(r'<option value="de" lang="de" selected>Deutsch</option>', done.text)
+        assert "Deutsch" in re.search(r'id="page-notice"[^>]*>(.*?)<', done.text, re.S).group(1)
+        assert me(server, token).json()["locale"] == "de"
+
+        for bad in ("fr", "de-XX-<b>", "x" * 100):
+            refused = browser.post(server.url + "/account/language", data={"csrf": csrf, "locale": bad}, headers=origin)
+            assert refused.status_code == 400, bad
+        assert browser.post(server.url + "/account/language", data={"csrf": "wrong", "locale": "en"}, headers=origin).status_code == 403
+        assert me(server, token).json()["locale"] == "de"
+
+        cleared = browser.post(server.url + "/account/language", data={"csrf": csrf, "locale": ""}, headers=origin)
+        assert cleared.status_code == 200 and lang_of(cleared.text) == "en" and me(server, token).json()["locale"] is None

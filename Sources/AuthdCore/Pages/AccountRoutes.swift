@@ -29,6 +29,9 @@ struct AccountRoutes: Sendable {
         router.post("account/profile") { request, context in
             try await routes.login.posted(request, context) { form in try await routes.profile(form, request) }
         }
+        router.post("account/language") { request, context in
+            try await routes.login.posted(request, context) { form in try await routes.language(form, request) }
+        }
         router.post("account/delete") { request, context in
             try await routes.login.posted(request, context) { form in try await routes.delete(form, request) }
         }
@@ -116,6 +119,8 @@ struct AccountRoutes: Sendable {
                 "who": who, "sessions": rows, "grants": grants, "has_grants": !grants.isEmpty, "sections": sections,
                 "approvals": approvals, "has_approvals": !approvals.isEmpty, "display_name": principal.user.displayName ?? "",
                 "confirm": Self.confirmation(principal.user, messages: kernel.messages), "csrf": csrf,
+                "languages": Self.languageChoices(kernel.messages, chosen: kernel.messages.available(principal.user.locale)),
+                "no_language": principal.user.locale == nil,
             ]),
             error: error, status: status, signedIn: true, csrf: csrf, cookies: notice == nil ? [] : [NoticeCookie.spent], notice: notice)
     }
@@ -190,6 +195,32 @@ struct AccountRoutes: Sendable {
         } catch let error as AuthError {
             return try await show(request, error: kernel.messages.sentence(error), status: error.status)
         }
+    }
+
+    /// The languages there are, each named in itself ("Deutsch"), the person's own marked.
+    static func languageChoices(_ messages: Messages, chosen: String?) -> [[String: Any]] {
+        messages.languages.map { tag in
+            let name = Locale(identifier: tag).localizedString(forIdentifier: tag) ?? tag
+            return ["tag": tag, "name": name.prefix(1).uppercased() + name.dropFirst(), "selected": tag == chosen]
+        }
+    }
+
+    /// The person's language (`locale`), chosen from those there are; the empty choice clears it.
+    func language(_ form: PageForm, _ request: Request) async throws -> Response {
+        guard let principal = try await login.browserPrincipal(request) else { return PageGate.redirect(to: "/login?return_to=%2Faccount") }
+        guard login.carriesCSRF(form, of: principal) else {
+            return try await show(request, error: kernel.messages.text("page.form_out_of_date"), status: .forbidden)
+        }
+        let chosen = form["locale"] ?? ""
+        guard chosen.isEmpty || kernel.messages.languages.contains(chosen) else {
+            return try await show(request, error: kernel.messages.text("account.language.unknown"), status: .badRequest)
+        }
+        let user = try await kernel.users.update(principal.user.id) { $0.locale = chosen.isEmpty ? nil : chosen }
+        await kernel.events.emit("user.updated", AccountEvents.data(user))
+        let name = Self.languageChoices(kernel.messages, chosen: nil).first { $0["tag"] as? String == chosen }?["name"] as? String
+        // The notice is in the language just chosen where the browser names none authd has.
+        RequestLanguage.current?.fallBack(to: user.locale)
+        return done(name.map { kernel.messages.text("account.notice.language_set", ["language": $0]) } ?? kernel.messages.text("account.notice.language_removed"), principal)
     }
 
     /// "Delete my account": the typed confirmation and a fresh sign-in (contract §12), then what
