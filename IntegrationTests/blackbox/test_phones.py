@@ -1,5 +1,6 @@
-"""Every page authd serves, on a phone (contract §18, "Phones"): headless Chromium with a page 320 px
-wide (set with DevTools: a headless window is never narrower than 500 px) walks the pages as people
+"""Every page authd serves, on a phone and in German (contract §18, "Phones" and "Languages"): headless
+Chromium asking for German, with a page 320 px wide (set with DevTools: a headless window is never
+narrower than 500 px), walks the pages as people
 reach them, filled with long values (60-character addresses, a long display
 name, long app names and redirect URIs, a long service-key name, a long webhook URL, a long device
 name, a passkey's credential id) and checks each page:
@@ -15,6 +16,9 @@ name, a passkey's credential id) and checks each page:
   or lines of text ("All users", "Back to your account", a user's name in a table): WCAG exempts
   those inline targets, and they are not measured.
 - Pages with `<details>` are checked a second time with every one opened.
+- **German, whole**: `<html lang="de">`, and no line of the page (its title, its text with every
+  `<details>` open) holds a word of English sentences (what the test typed aside).
+- **axe** finds nothing serious or critical.
 
 Every failure is collected and reported together at the end, page by page. Screenshots of every
 page, full length, at 320 px (light), and of some in dark mode and at 1280 px, go to
@@ -52,8 +56,9 @@ from axe_selenium_python import Axe
 
 from chromium import chromium
 from conftest import running_server
+from test_languages import catalog
 from test_oidc_web_flow import GitHubStandIn
-from test_page_methods import add_authenticator, fill, free_port, on_account, sign_in_with_email
+from test_page_methods import add_authenticator, fill, free_port, sign_in_with_email
 from test_pages import click
 from test_third_review import CHALLENGE
 
@@ -90,6 +95,21 @@ LANGUAGE = "de"
 # untranslated (what the test itself typed is taken out first).
 ENGLISH = {"the", "your", "you", "and", "with", "this", "that", "from", "sign", "please", "enter", "have", "has", "been", "when",
            "which", "there", "signed", "into", "are", "its", "can", "cannot", "for", "nothing", "yet", "here", "now"}
+GERMAN = {}
+for _path in ("Sources/AuthKernel/Languages/Catalogs/de.po", "Sources/AuthdCore/Locales/de.po", "Sources/AuthdCore/Locales/console-de.po",
+              "Sources/Providers/OIDC/Locales/de.po"):
+    GERMAN.update({key: german for key, (_, german) in catalog(_path).items()})
+
+
+def german(key):
+    """A sentence as the German pages and mail show it (its placeholders cut off where they begin)."""
+    return GERMAN[key].split("{{")[0].strip()
+
+
+def on_account(driver):
+    return driver.current_url.endswith("/account") and german("account.title") in driver.page_source
+
+
 TYPED = [DISPLAY_NAME, APP_NAME, KIOSK_NAME, DEVICE_NAME, LABEL, PASSWORD, "Konstantinopolitanischer Taschenrechner (phone)"]
 
 # What a page measures: the document's widths, the innermost elements or text past the screen's
@@ -219,9 +239,12 @@ class Phone:
 
 def english_left(driver):
     """The lines of the page (its visible text, opened <details> too, and its title) that hold an English word."""
+    # What a page marks translate="no" (an audit row's recorded reason, a configuration key) is data, not a sentence.
     text = driver.execute_script(
         "document.querySelectorAll('details').forEach(e => e.open = true);"
+        "const data = [...document.querySelectorAll('[translate=no]')]; data.forEach(e => { e.dataset.shown = e.style.display; e.style.display = 'none'; });"
         "const t = document.title + '\\n' + document.body.innerText;"
+        "data.forEach(e => e.style.display = e.dataset.shown || '');"
         "document.querySelectorAll('details').forEach(e => e.open = false); return t")
     for typed in TYPED:
         text = text.replace(typed, " ")
@@ -267,7 +290,7 @@ def authorize_url(server, client, **extra):
 
 def new_sign_in_link(server, email, after=0):
     """The /not-me link of the newest "new way to sign in" mail to `email`."""
-    mail = server.mailed(email, about="new way to sign in", after=after)
+    mail = server.mailed(email, about=german("kernel.mail.sign_in_method_added.subject"), after=after)
     return re.search(r"(http://\S+/not-me\?token=[^\s<>\"')]+)", mail["text"]).group(1)
 
 
@@ -359,7 +382,7 @@ def test_no_page_scrolls_sideways_at_320_px_and_every_touch_target_is_44_px(phon
             check("account-totp-codes")
             browser.get(issuer + "/account")
             click(browser, "a[href^='/login/oidc/github?link=1']")
-            WebDriverWait(browser, 10).until(lambda d: on_account(d) and "Linked" in d.page_source)
+            WebDriverWait(browser, 10).until(lambda d: on_account(d) and german("oidc.account.linked").split(":")[0] in d.page_source)
 
             # An app asks: consent; the app asks to sign out: the logout page.
             browser.get(authorize_url(server, app))
@@ -444,7 +467,7 @@ def test_no_page_scrolls_sideways_at_320_px_and_every_touch_target_is_44_px(phon
 
             deadline = time.monotonic() + 30
             browser.get(issuer + "/admin/webhooks")
-            while "Retry now" not in browser.page_source and time.monotonic() < deadline:
+            while german("console.webhooks.retry_now") not in browser.page_source and time.monotonic() < deadline:
                 time.sleep(0.2)
                 browser.get(issuer + "/admin/webhooks")
             check("console-webhooks", dark=True, wide=True)
@@ -513,7 +536,7 @@ def test_no_page_scrolls_sideways_at_320_px_and_every_touch_target_is_44_px(phon
             before = len(server.outbox())
             click(browser, "form[action='/invitation/send'] button")
             check("invitation-code", dark=True)
-            fill(browser, "invitation-code", server.mailed_code(INVITEE, about="invitation", after=before))
+            fill(browser, "invitation-code", server.mailed_code(INVITEE, about=german("kernel.mail.invitation_code.subject"), after=before))
             click(browser, "form[action='/invitation/verify'] button")
             assert on_account(browser), browser.current_url
             click(browser, "footer form[action='/logout'] button")
@@ -528,11 +551,11 @@ def test_no_page_scrolls_sideways_at_320_px_and_every_touch_target_is_44_px(phon
 
             # The small server's operator signed in a while ago: the pages that ask for a new sign-in.
             browser.get(small.url + "/device?user_code=" + device_code)
-            assert "sign in again" in browser.page_source.lower()
+            assert german("device.sign_in_again") in browser.page_source
             check("device-stale")
             browser.get(small.url + "/admin/users/" + stale["user"]["id"])
             click(browser, "form[action$='/disable'] button")
-            assert "Sign in again" in browser.find_element(By.TAG_NAME, "h1").text
+            assert german("console.reauth.title") in browser.find_element(By.TAG_NAME, "h1").text
             check("console-reauth", dark=True)
     finally:
         github.server.shutdown()
