@@ -27,9 +27,9 @@ CONFIG = {**PAGES, "providers": ["email", "password"], "email": {"resend_interva
 
 
 def catalog(path):
-    """A PO file's entries: key -> (English, translation)."""
+    """A PO file's entries (a path in the repository, or an absolute one): key -> (English, translation)."""
     entries, key, field, current = {}, None, None, {}
-    for line in open(os.path.join(ROOT, path), encoding="utf-8").read().split("\n") + [""]:
+    for line in open(path if os.path.isabs(path) else os.path.join(ROOT, path), encoding="utf-8").read().split("\n") + [""]:
         line = line.strip()
         if not line:
             if "msgctxt" in current:
@@ -233,3 +233,41 @@ def test_the_account_page_sets_the_persons_language():
 
         cleared = browser.post(server.url + "/account/language", data={"csrf": csrf, "locale": ""}, headers=origin)
         assert cleared.status_code == 200 and lang_of(cleared.text) == "en" and me(server, token).json()["locale"] is None
+
+
+def test_authd_catalog_prints_every_sentence_as_a_po_file_an_operator_translates():
+    def run(*args):
+        return subprocess.run([BINARY, "catalog", *args], capture_output=True, text=True, timeout=120)
+
+    with tempfile.TemporaryDirectory() as folder:
+        german = run("--language", "de")
+        assert german.returncode == 0, german.stderr
+        path = os.path.join(folder, "de.po")
+        open(path, "w").write(german.stdout)
+        entries = catalog(path)
+        shipped = catalog("Sources/AuthdCore/Locales/de.po")
+        assert set(shipped) <= set(entries) and all(entries[k] == shipped[k] for k in shipped)
+        assert {k.split(".")[0] for k in entries} >= {"kernel", "console", "login", "account", "email", "password", "passkey", "totp", "approval", "oidc", "pin"}
+        french = run("--language", "fr")
+        assert french.returncode == 0 and 'msgstr "Bonjour"' not in french.stdout
+        assert all(t == "" for _, t in catalog_text(french.stdout, folder).values()), "nothing French is shipped"
+        for bad in ("en_US", "x", "<b>"):
+            refused = run("--language", bad)
+            assert refused.returncode != 0 and "BCP 47" in refused.stderr
+        # The French file, one sentence translated, is a catalog authd reads.
+        text = french.stdout.replace('msgid "Sign in"\nmsgstr ""', 'msgid "Sign in"\nmsgstr "Se connecter"', 1)
+        os.makedirs(os.path.join(folder, "data", "locales"))
+        open(os.path.join(folder, "data", "locales", "fr.po"), "w").write(text)
+        open(os.path.join(folder, "data", "authd.json"), "w").write(json.dumps({"mail": {"transport": "outbox"}, "providers": ["email"]}))
+        server = Server(os.path.join(folder, "data"))
+        try:
+            page = requests.get(server.url + "/login", headers={"Accept-Language": "fr"}).text
+            assert lang_of(page) == "fr"
+        finally:
+            server.stop()
+
+
+def catalog_text(text, folder):
+    path = os.path.join(folder, "text.po")
+    open(path, "w").write(text)
+    return catalog(path)
