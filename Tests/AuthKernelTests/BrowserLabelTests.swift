@@ -24,4 +24,15 @@ struct BrowserLabelTests {
         // Only the first 512 bytes are read: a name past them is not looked for.
         #expect(BrowserLabel.label(String(repeating: "x", count: 600) + " Firefox/1 Windows") == nil)
     }
+
+    @Test func aLabelItMadeIsWordedInThePagesLanguageAndANameSomeoneChoseIsNot() {
+        let messages = Messages(folder: nil)
+        RequestLanguage.$current.withValue(RequestLanguage(fixed: "de")) {
+            #expect(BrowserLabel.worded("Firefox on Windows", messages: messages) == "Firefox unter Windows")
+            #expect(BrowserLabel.worded("A browser on Linux", messages: messages) == "Ein Browser unter Linux")
+            #expect(BrowserLabel.worded("Grandma's iPad on Windows", messages: messages) == "Grandma's iPad on Windows")
+            #expect(BrowserLabel.worded("Firefox on the kitchen shelf", messages: messages) == "Firefox on the kitchen shelf")
+        }
+        #expect(BrowserLabel.worded("Safari on iPhone", messages: messages) == "Safari on iPhone")
+    }
 }

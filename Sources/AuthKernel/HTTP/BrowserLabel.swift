@@ -1,3 +1,5 @@
+import Foundation
+
 /// A browser and its system named from a `User-Agent` header, as a person recognises them on their
 /// account page: "Firefox on Windows", "Safari on iPhone". Only the common names are told apart;
 /// anything else is nil, never the raw header (it is the sender's to write).
@@ -15,6 +17,19 @@ package enum BrowserLabel {
         case (nil, let s?): return "A browser on \(s)"
         default: return nil
         }
+    }
+
+    static let browsers: Set = ["Edge", "Opera", "Samsung Internet", "Firefox", "Chromium", "Chrome", "Safari", "curl"]
+    static let systems: Set = ["iPhone", "iPad", "Android", "Windows", "ChromeOS", "macOS", "Linux"]
+
+    /// A label this type made (kept in English with a session when it signed in) in the page's
+    /// language: "Chromium unter Linux". Any other text is a name someone chose, shown as it is.
+    package static func worded(_ label: String, messages: Messages) -> String {
+        let parts = label.components(separatedBy: " on ")
+        guard parts.count == 2, systems.contains(parts[1]) else { return label }
+        if parts[0] == "A browser" { return messages.text("kernel.browser.a_browser_on", ["system": parts[1]]) }
+        guard browsers.contains(parts[0]) else { return label }
+        return messages.text("kernel.browser.on", ["browser": parts[0], "system": parts[1]])
     }
 
     static func browser(_ ua: String) -> String? {

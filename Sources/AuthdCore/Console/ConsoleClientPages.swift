@@ -41,12 +41,17 @@ extension ConsoleRoutes {
         (text ?? "").split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 
+    /// The catalog key of an app's kind: public or confidential, first-party or not.
+    static func kindKey(isPublic: Bool, firstParty: Bool) -> String {
+        "console.clients.kind." + (isPublic ? "public" : "confidential") + (firstParty ? "_first_party" : "")
+    }
+
     func showClients(
         _ op: Operator, created: (id: String, secret: String?)? = nil, error: String? = nil, status: HTTPResponse.Status = .ok, draft: ConsoleDraft? = nil
     ) async throws -> Response {
         let clients = try await openIDClients.list().sorted { $0.name.lowercased() < $1.name.lowercased() }
         var values: [String: Any] = [
-            "clients": clients.map { ["id": $0.id, "name": $0.name, "kind": ($0.isPublic ? "public" : "confidential") + ($0.firstParty ? ", first-party" : ""),
+            "clients": clients.map { ["id": $0.id, "name": $0.name, "kind": kernel.messages.text(Self.kindKey(isPublic: $0.isPublic, firstParty: $0.firstParty)),
                                       "redirects": $0.redirectURIs.joined(separator: " ")] },
             "has_clients": !clients.isEmpty,
         ]
@@ -57,17 +62,19 @@ extension ConsoleRoutes {
             values["created_id"] = created.id
             values["created_secret"] = created.secret ?? ""
         }
-        return console("Apps", "admin-clients", values, op, error: error, status: status)
+        return console(kernel.messages.text("console.clients.title"), "admin-clients", values, op, error: error, status: status)
     }
 
     func showClient(
         _ op: Operator, id: String, secret: String? = nil, error: String? = nil, status: HTTPResponse.Status = .ok, draft: ConsoleDraft? = nil, notice: String? = nil
     ) async throws -> Response {
-        guard let client = try await openIDClients.find(id) else { return console("Apps", "message", ["message": "There is no such app."], op, status: .notFound) }
+        guard let client = try await openIDClients.find(id) else {
+            return console(kernel.messages.text("console.clients.title"), "message", ["message": kernel.messages.text("console.client.not_found")], op, status: .notFound)
+        }
         var values: [String: Any] = [
             "id": client.id, "name": client.name, "public": client.isPublic, "redirect_uris": client.redirectURIs.joined(separator: "\n"),
             "post_logout_redirect_uris": client.postLogoutRedirectURIs.joined(separator: "\n"), "claims": client.claims.joined(separator: ", "),
-            "alg": client.idTokenAlg, "first_party": client.firstParty, "created": Timestamp.string(client.createdAt),
+            "alg": client.idTokenAlg, "first_party": client.firstParty, "created": when(client.createdAt),
             "allowed_groups": client.allowedGroups.joined(separator: ", "), "pkce_optional": client.pkceOptional, "allow_pin": client.allowPin,
             "unverified_email": client.unverifiedEmail, "kind_first_party": client.firstParty, "logo_uri": client.logoURI ?? "",
             "issuer": kernel.issuer, "discovery": kernel.issuer + "/.well-known/openid-configuration",
@@ -131,7 +138,7 @@ extension ConsoleRoutes {
                         draft: ConsoleDraft.of(form, action: "/admin/clients/\(id)/edit", user: op.principal.user.id, now: kernel.clock.now()))
                 }
                 await kernel.audit.record("admin_console", account: op.email, reason: "update client \(id)")
-                return redirect(to: "/admin/clients/\(id)", notice: "Saved the app's settings.", for: op)
+                return redirect(to: "/admin/clients/\(id)", notice: kernel.messages.text("console.client.saved"), for: op)
             case "rotate":
                 guard let (_, secret) = try await openIDClients.rotateSecret(id, grace: 0) else { break }
                 await kernel.audit.record("admin_console", account: op.email, reason: "rotate client secret \(id)")
@@ -143,7 +150,7 @@ extension ConsoleRoutes {
             default:
                 break
             }
-            return console("Apps", "message", ["message": "There is no such app or change."], op, status: .notFound)
+            return console(kernel.messages.text("console.clients.title"), "message", ["message": kernel.messages.text("console.client.no_such_change")], op, status: .notFound)
         } catch let error as AuthError {
             return try await showClient(op, id: id, error: kernel.messages.sentence(error), status: error.status)
         }
@@ -152,11 +159,11 @@ extension ConsoleRoutes {
     func showKeys(_ op: Operator, created: (name: String, secret: String)? = nil, error: String? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
         let keys = try await serviceKeys.list()
         var values: [String: Any] = [
-            "keys": keys.map { ["name": $0.name, "prefix": ServiceKeys.prefix + $0.prefix + "…", "created": Timestamp.string($0.createdAt)] },
+            "keys": keys.map { ["name": $0.name, "prefix": ServiceKeys.prefix + $0.prefix + "…", "created": when($0.createdAt)] },
             "has_keys": !keys.isEmpty,
         ]
         if let created { (values["created_name"], values["created_secret"]) = (created.name, created.secret) }
-        return console("Service keys", "admin-keys", values, op, error: error, status: status)
+        return console(kernel.messages.text("console.keys.title"), "admin-keys", values, op, error: error, status: status)
     }
 
     func createKey(_ op: Operator, _ form: PageForm) async throws -> Response {

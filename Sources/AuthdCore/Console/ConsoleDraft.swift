@@ -86,7 +86,8 @@ struct ConsoleDraft: Codable, Sendable, Equatable {
         return draft
     }
 
-    static let notice = "You signed in again. The form below is as you left it: check it, then send it again."
+    /// The catalog key of the notice above a refilled form ("You signed in again. The form below is as you left it…").
+    static let noticeKey = "console.draft.kept"
 
     /// Fills a page's template values with the draft's fields.
     func apply(to values: inout [String: Any]) {

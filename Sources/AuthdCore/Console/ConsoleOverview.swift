@@ -29,14 +29,29 @@ struct ConsoleOverview: Sendable {
         var backlog: [String: (waiting: Int, failing: Int)] = [:]
         for job in jobs { backlog[job.kind, default: (0, 0)].waiting += 1; if job.attempts > 0 { backlog[job.kind, default: (0, 0)].failing += 1 } }
         let kinds = Set(backlog.keys).union(["mail", "webhook"]).sorted()
+        let messages = kernel.messages
+        func number(_ n: Int) -> String { messages.number(n) }
         return Facts(values: [
-            "users": counts.users, "sessions": counts.sessions,
-            "signins": providers.reduce(0) { $0 + $1.value.succeeded }, "failures": providers.reduce(0) { $0 + $1.value.failed },
-            "chart": SignInChart.svg(providers.map { ($0.key, $0.value.succeeded, $0.value.failed) }),
-            "providers": providers.map { ["name": $0.key, "ok": $0.value.succeeded, "failed": $0.value.failed] }, "has_providers": !providers.isEmpty,
-            "jobs": kinds.map { ["kind": $0, "waiting": backlog[$0]?.waiting ?? 0, "failing": backlog[$0]?.failing ?? 0] },
-            "audited": auditPath != nil, "signup": AdminOperations.signupLine(kernel.config.signup),
+            "users": number(counts.users), "sessions": number(counts.sessions),
+            "signins": number(providers.reduce(0) { $0 + $1.value.succeeded }), "failures": number(providers.reduce(0) { $0 + $1.value.failed }),
+            "chart": SignInChart.svg(providers.map { ($0.key, $0.value.succeeded, $0.value.failed) }, messages: messages),
+            "providers": providers.map { ["name": $0.key, "ok": number($0.value.succeeded), "failed": number($0.value.failed)] }, "has_providers": !providers.isEmpty,
+            "jobs": kinds.map { kind in
+                ["kind": ["mail": "console.overview.job.mail", "webhook": "console.overview.job.webhook"][kind].map { messages.text($0) } ?? kind,
+                 "waiting": number(backlog[kind]?.waiting ?? 0), "failing": number(backlog[kind]?.failing ?? 0)]
+            },
+            "audited": auditPath != nil, "signup": Self.signupLine(kernel.config.signup, messages: messages),
         ])
+    }
+
+    /// `signup.mode` in words, in the task's language (as `check` says it in English).
+    static func signupLine(_ signup: AuthConfig.SignupSettings, messages: Messages) -> String {
+        let mode = switch signup.mode {
+        case .open: messages.text("console.overview.signup.open")
+        case .invite: messages.text("console.overview.signup.invite")
+        case .domains: messages.text("console.overview.signup.domains", ["domains": signup.domains.joined(separator: ", ")])
+        }
+        return signup.anonymous ? messages.text("console.overview.signup.anonymous", ["mode": mode]) : mode
     }
 
     /// Counts `sign_in` and `sign_in_failed` events at or after `since` in the audit files.

@@ -23,14 +23,15 @@ extension ConsoleRoutes {
     func showWebhooks(_ op: Operator, error: String? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
         let pending = try await kernel.jobs.pending().filter { $0.kind == WebhookDispatcher.jobKind }
         func text(_ job: JobRecord, _ key: String) -> String { if case .string(let s)? = job.payload[key] { s } else { "" } }
-        return console("Webhooks", "admin-webhooks", [
+        return console(kernel.messages.text("console.webhooks.title"), "admin-webhooks", [
             "endpoints": webhookSettings.endpoints.map { ["url": ConfigSecrets.redactedURL($0.url), "events": $0.events.sorted().joined(separator: ", ")] },
             "has_endpoints": !webhookSettings.endpoints.isEmpty,
-            "pending": pending.map { ["job": $0.id.lowercased, "message": text($0, "id"), "url": ConfigSecrets.redactedURL(text($0, "url")), "attempts": $0.attempts,
-                                      "next": Timestamp.string($0.runAfter)] },
+            "pending": pending.map { ["job": $0.id.lowercased, "message": text($0, "id"), "url": ConfigSecrets.redactedURL(text($0, "url")), "attempts": kernel.messages.number($0.attempts),
+                                      "next": when($0.runAfter)] },
             "has_pending": !pending.isEmpty,
-            "recent": (recentDeliveries?.list ?? []).map { ["message": $0.messageID, "url": ConfigSecrets.redactedURL($0.url), "attempt": $0.attempt, "outcome": $0.outcome,
-                                                             "at": Timestamp.string($0.at), "ok": $0.outcome == "delivered"] },
+            "recent": (recentDeliveries?.list ?? []).map { ["message": $0.messageID, "url": ConfigSecrets.redactedURL($0.url), "attempt": kernel.messages.number($0.attempt),
+                                                             "outcome": $0.outcome == "delivered" ? kernel.messages.text("console.webhooks.delivered") : $0.outcome,
+                                                             "at": when($0.at), "ok": $0.outcome == "delivered"] },
             "has_recent": !(recentDeliveries?.list.isEmpty ?? true),
         ], op, error: error, status: status)
     }
@@ -38,7 +39,7 @@ extension ConsoleRoutes {
     /// Runs a waiting delivery now (on any instance's store: its next try is brought forward first).
     func retry(_ op: Operator, job id: String) async throws -> Response {
         guard let uuid = UUID(uuidString: id), let job = try await kernel.jobs.pending().first(where: { $0.id == uuid && $0.kind == WebhookDispatcher.jobKind })
-        else { return try await showWebhooks(op, error: "That delivery is not waiting any more (delivered, or given up).", status: .notFound) }
+        else { return try await showWebhooks(op, error: kernel.messages.text("console.webhooks.gone"), status: .notFound) }
         let now = kernel.clock.now()
         try await store.write([.job(uuid)]) { state in
             guard var current = state.jobs[uuid] else { return }
@@ -78,12 +79,12 @@ extension ConsoleRoutes {
         var values: [String: Any] = [
             "user": user, "since_day": String(since.prefix(10)), "until_day": String(until.prefix(10)),
             "events": events.map { ["name": $0, "selected": $0 == event] }, "any_event": event.isEmpty,
-            "entries": shown.map { Self.auditRow($0, person: $0.userID.flatMap { people[$0] ?? nil }) },
-            "has_entries": !shown.isEmpty, "count": matching.count, "page": page + 1,
+            "entries": shown.map { Self.auditRow($0, person: $0.userID.flatMap { people[$0] ?? nil }, messages: kernel.messages) },
+            "has_entries": !shown.isEmpty, "count": kernel.messages.number(matching.count), "page": kernel.messages.number(page + 1),
         ]
         if page > 0 { values["newer"] = link(page - 1) }
         if matching.count > (page + 1) * Self.auditPageSize { values["older"] = link(page + 1) }
-        return console("Audit log", "admin-audit", values, op)
+        return console(kernel.messages.text("console.audit.title"), "admin-audit", values, op)
     }
 
     /// A date the audit filter takes: `YYYY-MM-DD` (a date picker's) or `YYYY-MM-DDTHH:MM[:SS]`;
@@ -95,13 +96,13 @@ extension ConsoleRoutes {
 
     /// One audit row: the person it is about by email, linked to their page; their id (and that the
     /// account is gone) only when there is no such account any more; who did it when someone else did.
-    static func auditRow(_ e: AuditReader.Entry, person: UserRecord?) -> [String: Any] {
+    static func auditRow(_ e: AuditReader.Entry, person: UserRecord?, messages: Messages = shippedMessages) -> [String: Any] {
         var row: [String: Any] = ["time": e.time, "event": e.event, "provider": e.provider ?? "", "ip": e.ip ?? "", "reason": e.reason ?? ""]
         if let person {
             row["person_link"] = "/admin/users/" + person.id.lowercased
             row["person"] = person.email ?? person.username ?? person.id.lowercased
         } else if let id = e.userID {
-            row["person"] = id + " (account deleted)"
+            row["person"] = messages.text("console.audit.deleted", ["id": id])
         } else {
             row["person"] = e.account ?? ""
         }
@@ -114,8 +115,10 @@ extension ConsoleRoutes {
 
     func showConfig(_ op: Operator) async throws -> Response {
         let config = kernel.config
-        return console("Configuration", "admin-config", [
-            "warnings": AdminOperations.configurationWarnings(config), "text": AdminOperations.effectiveConfiguration(config),
+        return console(kernel.messages.text("console.config.title"), "admin-config", [
+            // Without `check`'s English heading line: the page's own sentence says what the lines are.
+            "warnings": AdminOperations.configurationWarnings(config),
+            "text": AdminOperations.effectiveConfiguration(config).split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).dropFirst().joined(),
         ], op)
     }
 }

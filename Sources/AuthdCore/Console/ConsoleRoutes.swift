@@ -107,7 +107,7 @@ struct ConsoleRoutes: Sendable {
         let csrf = LoginRoutes.csrf(principal.session.id, key: login.csrfKey)
         guard try await operators.isOperator(principal.user.id) else {
             kernel.logger.notice("console refused a user without the operator role", metadata: ["user.id": "\(principal.user.id.lowercased)"])
-            return .answer(message("This account is not an operator of the console. An operator can make it one: authd admins grant EMAIL.", status: .forbidden, csrf: csrf))
+            return .answer(message(kernel.messages.text("console.not_operator"), status: .forbidden, csrf: csrf))
         }
         guard !Self.strongMethods.isDisjoint(with: principal.session.amr) else { return .answer(factorPage(principal, csrf: csrf)) }
         let email = principal.user.email ?? principal.user.id.lowercased
@@ -124,14 +124,14 @@ struct ConsoleRoutes: Sendable {
             case .answer(let response): return response
             }
             guard login.carriesCSRF(form, of: op.principal) else {
-                return message("This form is out of date. Open the page again and retry.", status: .forbidden, csrf: op.csrf)
+                return message(kernel.messages.text("console.form_out_of_date"), status: .forbidden, csrf: op.csrf)
             }
             guard kernel.sessions.isFresh(op.principal) else {
                 // The form is kept across the sign-in, and the sign-in comes back to its page.
                 let draft = ConsoleDraft.of(form, action: request.uri.path, user: op.principal.user.id, now: kernel.clock.now())
                 let cookie = draft.cookie(box: login.box)
                 var response = renderer.page(
-                    title: "Sign in again",
+                    title: kernel.messages.text("console.reauth.title"),
                     content: renderer.render("admin-reauth", ["csrf": op.csrf, "return_to": draft.page, "kept": cookie != nil && !draft.fields.isEmpty, "too_long": cookie == nil]),
                     status: .forbidden, signedIn: true, csrf: op.csrf, wide: true)
                 if let cookie { response.setCookie(cookie) }
@@ -157,27 +157,36 @@ struct ConsoleRoutes: Sendable {
             provider.accountStep(for: principal).map { ["html": renderer.render($0, csrf: csrf, action: "/account/\(type(of: provider).id)/")] }
         }
         return renderer.page(
-            title: "Add a passkey or an authenticator app",
+            title: kernel.messages.text("console.factor.title"),
             content: renderer.render("admin-factor", ["sections": sections, "has_sections": !sections.isEmpty, "csrf": csrf]), signedIn: true,
             csrf: csrf, wide: true)
     }
 
     func message(_ text: String, status: HTTPResponse.Status, csrf: String = "") -> Response {
-        renderer.page(title: "Console", content: renderer.render("message", ["message": text]), status: status, signedIn: !csrf.isEmpty, csrf: csrf, wide: true)
+        renderer.page(title: kernel.messages.text("console.title"), content: renderer.render("message", ["message": text]), status: status, signedIn: !csrf.isEmpty, csrf: csrf, wide: true)
     }
 
-    /// The console's navigation: each page's link, the one shown marked.
+    /// The console's navigation: each page's link (its label a catalog key), the one shown marked.
     static let sections: [(path: String, label: String, page: String, record: String?)] = [
-        ("/admin", "Overview", "admin-overview", nil), ("/admin/users", "Users", "admin-users", "admin-user"),
-        ("/admin/clients", "Apps", "admin-clients", "admin-client"), ("/admin/keys", "Service keys", "admin-keys", nil),
-        ("/admin/webhooks", "Webhooks", "admin-webhooks", nil), ("/admin/audit", "Audit log", "admin-audit", nil), ("/admin/config", "Configuration", "admin-config", nil),
+        ("/admin", "console.nav.overview", "admin-overview", nil), ("/admin/users", "console.nav.users", "admin-users", "admin-user"),
+        ("/admin/clients", "console.nav.apps", "admin-clients", "admin-client"), ("/admin/keys", "console.nav.keys", "admin-keys", nil),
+        ("/admin/webhooks", "console.nav.webhooks", "admin-webhooks", nil), ("/admin/audit", "console.nav.audit", "admin-audit", nil),
+        ("/admin/config", "console.nav.config", "admin-config", nil),
     ]
 
-    /// The navigation's links: `aria-current="page"` on the page's own link, `"true"` on its
-    /// section's when the page is one record of it (a user, an app).
-    static func navigation(current template: String) -> [[String: Any]] {
+    /// The server's shipped catalogs alone (no operator's `DATA/locales/`), for what is drawn
+    /// without a kernel at hand: the tests' chart and rows.
+    static let shippedMessages: Messages = {
+        let messages = Messages(folder: nil)
+        try? messages.register(ServerCatalogs.declarations, owner: "authd", prefix: nil)
+        return messages
+    }()
+
+    /// The navigation's links, in the task's language: `aria-current="page"` on the page's own
+    /// link, `"true"` on its section's when the page is one record of it (a user, an app).
+    static func navigation(current template: String, messages: Messages = shippedMessages) -> [[String: Any]] {
         sections.map { section in
-            var item: [String: Any] = ["href": section.path, "label": section.label]
+            var item: [String: Any] = ["href": section.path, "label": messages.text(section.label)]
             if section.page == template { item["current"] = "page" } else if section.record == template { item["current"] = "true" }
             return item
         }
@@ -191,10 +200,10 @@ struct ConsoleRoutes: Sendable {
         var notice = ""
         if let draft = op.draft, error == nil {
             draft.apply(to: &values)
-            let what = draft.fields.isEmpty ? "You signed in again: make the change again." : ConsoleDraft.notice
+            let what = kernel.messages.text(draft.fields.isEmpty ? "console.draft.empty" : ConsoleDraft.noticeKey)
             notice = "<p class=\"notice\" role=\"status\" id=\"draft-notice\">\(what)</p>\n"
         }
-        let content = renderer.render("admin-nav", ["operator": op.email, "items": Self.navigation(current: template)]) + notice + renderer.render(template, values)
+        let content = renderer.render("admin-nav", ["operator": op.email, "items": Self.navigation(current: template, messages: kernel.messages)]) + notice + renderer.render(template, values)
         return renderer.page(title: title, content: content, error: error, status: status, signedIn: true, csrf: op.csrf, wide: true)
     }
 
@@ -202,7 +211,7 @@ struct ConsoleRoutes: Sendable {
 
     func showOverview(_ op: Operator) async throws -> Response {
         let facts = try await overview.facts()
-        return console("Console", "admin-overview", facts.values, op)
+        return console(kernel.messages.text("console.title"), "admin-overview", facts.values, op)
     }
 
     func showUsers(
@@ -215,8 +224,9 @@ struct ConsoleRoutes: Sendable {
         let page = try await kernel.users.page(matching: query, after: after, limit: Self.pageSize + 1)
         let shown = page.prefix(Self.pageSize)
         let rows: [[String: Any]] = shown.map { user in
-            ["id": user.id.lowercased, "name": user.email ?? user.username ?? "(anonymous)", "created": Timestamp.string(user.createdAt),
-             "status": user.disabledAt == nil ? "active" : "disabled", "providers": user.authProviders.joined(separator: ", ")]
+            ["id": user.id.lowercased, "name": user.email ?? user.username ?? kernel.messages.text("console.users.anonymous"), "created": when(user.createdAt),
+             "status": kernel.messages.text(user.disabledAt == nil ? "console.users.active" : "console.users.disabled"),
+             "providers": user.authProviders.joined(separator: ", ")]
         }
         var values: [String: Any] = ["query": query, "has_query": !query.isEmpty, "users": rows, "has_users": !rows.isEmpty]
         if page.count > Self.pageSize, let last = shown.last {
@@ -224,49 +234,124 @@ struct ConsoleRoutes: Sendable {
         }
         if let invited { values["invited"] = ["email": invited.email, "url": invited.url] }
         let pending = try await kernel.invitations.list()
-        values["invitations"] = pending.map { ["email": $0.email, "groups": $0.groups.joined(separator: ", "), "expires": Timestamp.string($0.expiresAt)] }
+        values["invitations"] = pending.map { ["email": $0.email, "groups": $0.groups.joined(separator: ", "), "expires": when($0.expiresAt)] }
         values["has_invitations"] = !pending.isEmpty
         // A refused form, refilled (the error says why).
         if let draft {
             draft.apply(to: &values)
         }
-        return console("Users", "admin-users", values, op, error: error, status: status)
+        return console(kernel.messages.text("console.nav.users"), "admin-users", values, op, error: error, status: status)
     }
 
     func showUser(
         _ op: Operator, id: String?, error: String? = nil, status: HTTPResponse.Status = .ok, metadataDraft: String? = nil, notice: String? = nil
     ) async throws -> Response {
         guard let id = id.flatMap(UUID.init(uuidString:)), let user = try await kernel.users.user(id: id) else {
-            return console("Users", "message", ["message": "There is no such user (deleted?)."], op, status: .notFound)
+            return console(kernel.messages.text("console.nav.users"), "message", ["message": kernel.messages.text("console.user.not_found")], op, status: .notFound)
         }
         let sessions = try await kernel.sessions.sessions(of: user.id).sorted { $0.createdAt > $1.createdAt }
         let rows: [[String: Any]] = sessions.map { s in
-            ["name": s.deviceName ?? (s.isBrowser ? "A browser" : "An app"), "kind": s.isAPIKey ? "API key" : s.kind?.rawValue ?? "app",
-             "amr": s.amr.joined(separator: ", "), "created": Timestamp.string(s.createdAt), "used": Timestamp.string(s.lastUsedAt)]
+            ["name": s.deviceName ?? kernel.messages.text(s.isBrowser ? "console.user.browser" : "console.user.an_app"),
+             "kind": sessionKind(s.isAPIKey ? "api_key" : s.kind?.rawValue ?? "app"),
+             "amr": s.amr.joined(separator: ", "), "created": when(s.createdAt), "used": when(s.lastUsedAt)]
         }
         let confirm = user.email ?? user.id.lowercased
         var values: [String: Any] = [
             "id": user.id.lowercased, "email": user.email ?? "", "verified": user.emailVerified, "username": user.username ?? "",
-            "display_name": user.displayName ?? "", "created": Timestamp.string(user.createdAt), "disabled": user.disabledAt != nil,
+            "display_name": user.displayName ?? "", "created": when(user.createdAt), "disabled": user.disabledAt != nil,
             "identities": user.identities.map { ["provider": $0.provider, "subject": $0.subject] },
             "credentials": user.secrets.keys.sorted().joined(separator: ", "), "sessions": rows, "has_sessions": !rows.isEmpty,
             "app_metadata": metadataDraft ?? Self.json(.object(user.appMetadata)), "user_metadata": Self.json(.object(user.userMetadata)),
-            "confirm": confirm, "resets": kernel.resets.all.map { ["kind": $0.name] }, "groups": user.groups.joined(separator: ", "),
+            "confirm": confirm, "resets": kernel.resets.all.map { ["kind": $0.name, "label": resetButton($0.name)] }, "groups": user.groups.joined(separator: ", "),
         ]
         var removable: [[String: Any]] = kernel.signInHooks.factors.filter { !$0.enrollments(for: user).isEmpty }.map { factor in
             let names = factor.enrollments(for: user).compactMap(\.name)
             let left = factor.enrollments(for: user).compactMap(\.remaining).first
-            let detail = !names.isEmpty ? names.joined(separator: ", ") : left.map { "\($0) left" } ?? ""
-            return ["name": factor.name, "title": UserAdministration.title(factor.name), "label": UserAdministration.described(factor.name), "detail": detail]
+            let detail = !names.isEmpty ? names.joined(separator: ", ") : left.map { kernel.messages.plural("console.user.left", count: $0) } ?? ""
+            return ["name": factor.name, "title": credentialTitle(factor.name), "label": credentialRemoval(factor.name), "detail": detail]
         }
         if user.secrets[UserAdministration.passwordCredential] != nil {
-            removable.append(["name": UserAdministration.passwordCredential, "title": UserAdministration.title(UserAdministration.passwordCredential), "label": UserAdministration.described(UserAdministration.passwordCredential), "detail": ""])
+            let name = UserAdministration.passwordCredential
+            removable.append(["name": name, "title": credentialTitle(name), "label": credentialRemoval(name), "detail": ""])
         }
         values["removable"] = removable
         values["has_removable"] = !removable.isEmpty
         // Only when there is one: an empty value would still show the notice's box.
         if let notice { values["notice"] = notice }
-        return console(user.email ?? user.username ?? "A user", "admin-user", values, op, error: error, status: status)
+        return console(user.email ?? user.username ?? kernel.messages.text("console.user.title"), "admin-user", values, op, error: error, status: status)
+    }
+
+    /// The catalog keys of a way to sign in the console names: its heading, how a sentence names
+    /// it, its "Remove" button, and the error when the account has none.
+    static let credentialKeys: [String: (title: String, described: String, remove: String, missing: String)] = [
+        "passkey": ("console.credential.passkey.title", "console.credential.passkey.described", "console.credential.passkey.remove", "console.credential.passkey.missing"),
+        "totp": ("console.credential.totp.title", "console.credential.totp.described", "console.credential.totp.remove", "console.credential.totp.missing"),
+        "recovery_code": (
+            "console.credential.recovery_code.title", "console.credential.recovery_code.described", "console.credential.recovery_code.remove",
+            "console.credential.recovery_code.missing"
+        ),
+        UserAdministration.passwordCredential: (
+            "console.credential.password.title", "console.credential.password.described", "console.credential.password.remove", "console.credential.password.missing"
+        ),
+    ]
+
+    /// The heading the console gives a way to sign in, in the task's language.
+    func credentialTitle(_ name: String) -> String {
+        Self.credentialKeys[name].map { kernel.messages.text($0.title) } ?? name
+    }
+
+    /// How a sentence names a way to sign in ("every passkey"), in the task's language.
+    func credentialDescribed(_ name: String) -> String {
+        Self.credentialKeys[name].map { kernel.messages.text($0.described) } ?? kernel.messages.text("console.credential.other", ["name": name])
+    }
+
+    /// The button that removes a way to sign in ("Remove every passkey").
+    func credentialRemoval(_ name: String) -> String {
+        Self.credentialKeys[name].map { kernel.messages.text($0.remove) } ?? kernel.messages.text("console.user.remove", ["label": credentialDescribed(name)])
+    }
+
+    /// The error when the account has no such way to sign in.
+    func credentialMissing(_ name: String) -> String {
+        Self.credentialKeys[name].map { kernel.messages.text($0.missing) } ?? kernel.messages.text("console.user.nothing_to_remove", ["what": name])
+    }
+
+    /// The password provider's reset ("the password"): the console words it itself; another
+    /// provider's reset is named as the provider registered it.
+    static let passwordReset = "the " + UserAdministration.passwordCredential
+
+    /// A reset's button ("Mail a reset of the password").
+    func resetButton(_ name: String) -> String {
+        name == Self.passwordReset ? kernel.messages.text("console.reset.password.button") : kernel.messages.text("console.user.reset", ["label": name])
+    }
+
+    /// The error when the account has nothing of this kind to reset.
+    func resetMissing(_ name: String) -> String {
+        name == Self.passwordReset
+            ? kernel.messages.text("console.reset.password.missing")
+            : kernel.messages.text("console.user.nothing_to_reset", ["what": name.replacingOccurrences(of: "the ", with: "")])
+    }
+
+    /// The notice once a reset is mailed to `email`.
+    func resetMailed(_ name: String, to email: String?) -> String {
+        let to = email ?? kernel.messages.text("console.user.the_account")
+        return name == Self.passwordReset
+            ? kernel.messages.text("console.reset.password.mailed", ["email": to]) : kernel.messages.text("console.user.reset_mailed", ["what": name, "email": to])
+    }
+
+    /// The catalog keys of the session kinds the console names; another is shown as it is.
+    static let sessionKindKeys = [
+        "api_key": "console.user.kind.api_key", "app": "console.user.kind.app", "browser": "console.user.kind.browser", "client": "console.user.kind.client",
+    ]
+
+    /// A session's kind in the task's language.
+    func sessionKind(_ kind: String) -> String {
+        Self.sessionKindKeys[kind].map { kernel.messages.text($0) } ?? kind
+    }
+
+    /// A time for a console template, in the task's language: `words` ("3 minutes ago", for a time
+    /// past), `exact` ("28 Nov 2026, 11:05 UTC", for one ahead) and `iso`.
+    func when(_ date: Date) -> Any {
+        PageValue.time(date, now: kernel.clock.now(), messages: kernel.messages).mustache
     }
 
     static func json(_ value: JSONValue) -> String {
@@ -278,7 +363,7 @@ struct ConsoleRoutes: Sendable {
 
     func changeUser(_ op: Operator, id: String?, action: String, form: PageForm) async throws -> Response {
         guard let id = id.flatMap(UUID.init(uuidString:)), let user = try await kernel.users.user(id: id) else {
-            return console("Users", "message", ["message": "There is no such user (deleted?)."], op, status: .notFound)
+            return console(kernel.messages.text("console.nav.users"), "message", ["message": kernel.messages.text("console.user.not_found")], op, status: .notFound)
         }
         let back = PageGate.redirect(to: "/admin/users/\(user.id.lowercased)")
         do {
@@ -286,7 +371,7 @@ struct ConsoleRoutes: Sendable {
             case "profile":
                 let text = form["app_metadata"] ?? "{}"
                 guard let parsed = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)), case .object = parsed else {
-                    return try await showUser(op, id: user.id.lowercased, error: "app_metadata must be a JSON object, e.g. {\"plan\": \"pro\"}. Nothing was saved.", status: .badRequest, metadataDraft: text)
+                    return try await showUser(op, id: user.id.lowercased, error: kernel.messages.text("console.user.bad_metadata"), status: .badRequest, metadataDraft: text)
                 }
                 let name = form["display_name"].map { $0.isEmpty ? nil : $0 }
                 _ = try await administration.update(user, .init(appMetadata: parsed, displayName: .some(name ?? nil)), by: op.actor)
@@ -303,30 +388,32 @@ struct ConsoleRoutes: Sendable {
             case "remove":
                 let name = form["credential"] ?? ""
                 guard try await administration.removeCredential(name, from: user, by: op.actor) else {
-                    return try await showUser(op, id: user.id.lowercased, error: "This account has no \(UserAdministration.described(name).replacingOccurrences(of: "every ", with: "")) to remove.", status: .conflict)
+                    return try await showUser(op, id: user.id.lowercased, error: credentialMissing(name), status: .conflict)
                 }
-                let mailed = user.email.map { " \($0) was told by mail." } ?? ""
-                return try await showUser(op, id: user.id.lowercased, notice: "Removed \(UserAdministration.described(name)).\(mailed)")
+                let what = credentialDescribed(name)
+                let notice = user.email.map { kernel.messages.text("console.user.removed_mailed", ["what": what, "email": $0]) }
+                    ?? kernel.messages.text("console.user.removed", ["what": what])
+                return try await showUser(op, id: user.id.lowercased, notice: notice)
             case "reset":
                 guard let sender = kernel.resets.all.first(where: { $0.name == form["kind"] }) else {
-                    return try await showUser(op, id: user.id.lowercased, error: "There is no such reset.", status: .badRequest)
+                    return try await showUser(op, id: user.id.lowercased, error: kernel.messages.text("console.user.no_such_reset"), status: .badRequest)
                 }
                 guard try await sender.send(user) else {
-                    return try await showUser(op, id: user.id.lowercased, error: "This account has no \(sender.name.replacingOccurrences(of: "the ", with: "")) to reset.", status: .conflict)
+                    return try await showUser(op, id: user.id.lowercased, error: resetMissing(sender.name), status: .conflict)
                 }
                 await kernel.audit.record("admin_console", user: user.id, account: op.email, reason: "send reset: \(sender.name)")
-                return try await showUser(op, id: user.id.lowercased, notice: "A reset of \(sender.name) was mailed to \(user.email ?? "the account").")
+                return try await showUser(op, id: user.id.lowercased, notice: resetMailed(sender.name, to: user.email))
             case "delete":
                 guard form["confirm"] == (user.email ?? user.id.lowercased) else {
-                    return try await showUser(op, id: user.id.lowercased, error: "Type the account's email (or id) exactly to delete it. Nothing was deleted.", status: .badRequest)
+                    return try await showUser(op, id: user.id.lowercased, error: kernel.messages.text("console.user.confirm_delete"), status: .badRequest)
                 }
                 guard user.id != op.principal.user.id else {
-                    return try await showUser(op, id: user.id.lowercased, error: "You cannot delete your own account here.", status: .badRequest)
+                    return try await showUser(op, id: user.id.lowercased, error: kernel.messages.text("console.user.own_account"), status: .badRequest)
                 }
                 try await administration.delete(user, by: op.actor)
                 return PageGate.redirect(to: "/admin/users")
             default:
-                return console("Users", "message", ["message": "There is no such change."], op, status: .notFound)
+                return console(kernel.messages.text("console.nav.users"), "message", ["message": kernel.messages.text("console.user.no_such_change")], op, status: .notFound)
             }
         } catch let error as AuthError {
             return try await showUser(op, id: user.id.lowercased, error: kernel.messages.sentence(error), status: error.status, metadataDraft: form["app_metadata"])
@@ -358,8 +445,8 @@ struct ConsoleRoutes: Sendable {
             let user = try await administration.create(
                 email: form["email"] ?? "", displayName: (form["display_name"] ?? "").isEmpty ? nil : form["display_name"], groups: Self.list(form["groups"]),
                 emailVerified: form["email_verified"] == "on", in: store, by: op.actor)
-            let how = user.emailVerified ? "with its email verified" : "its email not verified yet (a mailed code verifies it)"
-            return redirect(to: "/admin/users/\(user.id.lowercased)", notice: "Created the account \(user.email ?? ""), \(how).", for: op)
+            let notice = kernel.messages.text(user.emailVerified ? "console.users.created_verified" : "console.users.created_unverified", ["email": user.email ?? ""])
+            return redirect(to: "/admin/users/\(user.id.lowercased)", notice: notice, for: op)
         } catch let error as AuthError {
             var draft = ConsoleDraft.of(form, action: "/admin/users/new", user: op.principal.user.id, now: kernel.clock.now())
             draft.fields["email"] = form["email"] ?? ""
@@ -373,14 +460,14 @@ struct ConsoleRoutes: Sendable {
 
     func showSetup(_ token: String) async throws -> Response {
         guard let invite = try await kernel.tokens.peek(purpose: Operators.invitePurpose, token: token) else {
-            return message("This invite link is not valid: it was used, it expired (after 24 hours), or it was cut short. Ask for a new one: authd admins invite EMAIL.", status: .notFound)
+            return message(kernel.messages.text("console.setup.invalid"), status: .notFound)
         }
-        return renderer.page(title: "Become an operator", content: renderer.render("admin-setup", ["email": invite.subject, "token": token]), wide: true)
+        return renderer.page(title: kernel.messages.text("console.setup.title"), content: renderer.render("admin-setup", ["email": invite.subject, "token": token]), wide: true)
     }
 
     func setup(_ form: PageForm) async throws -> Response {
         guard let invite = try await kernel.tokens.redeem(purpose: Operators.invitePurpose, token: form["token"] ?? "") else {
-            return message("This invite link is not valid: it was used, it expired (after 24 hours), or it was cut short. Ask for a new one: authd admins invite EMAIL.", status: .notFound)
+            return message(kernel.messages.text("console.setup.invalid"), status: .notFound)
         }
         // The link proves the address as a mailed code would: the account is that email's, verified.
         let user = try await kernel.users.signIn(

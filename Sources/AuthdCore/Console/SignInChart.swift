@@ -14,19 +14,20 @@ enum SignInChart {
     /// The longest bar: room right of it for its count and word.
     static let plot = width - 130
 
-    /// `rows`: provider, sign-ins, failures, in the order drawn.
-    static func svg(_ rows: [(provider: String, succeeded: Int, failed: Int)]) -> String {
+    /// `rows`: provider, sign-ins, failures, in the order drawn; the words in the task's language.
+    static func svg(_ rows: [(provider: String, succeeded: Int, failed: Int)], messages: Messages = ConsoleRoutes.shippedMessages) -> String {
         guard !rows.isEmpty else { return "" }
         let largest = max(1, rows.map { max($0.succeeded, $0.failed) }.max() ?? 1)
         let rowHeight = labelHeight + 2 * barHeight + 4 + rowGap
         let height = legendHeight + rows.count * rowHeight
+        func words(_ key: String) -> String { XMLText.escaped(messages.text(key)) }
         var out = """
             <svg class="chart" role="img" aria-labelledby="chart-title" viewBox="0 0 \(width) \(height)" width="100%" preserveAspectRatio="xMinYMin meet" xmlns="http://www.w3.org/2000/svg">
-            <title id="chart-title">Sign-ins and failed sign-ins in the last 24 hours, by provider</title>
+            <title id="chart-title">\(words("console.chart.title"))</title>
             <defs><pattern id="chart-hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect class="chart-failed" width="6" height="6"></rect><rect class="chart-hatch" width="2" height="6"></rect></pattern></defs>
             <g class="chart-legend">
-            <rect class="chart-ok" x="0" y="6" width="18" height="18"></rect><text class="chart-label" x="26" y="21">Sign-ins</text>
-            <rect class="chart-failed-bar" x="140" y="6" width="18" height="18" fill="url(#chart-hatch)"></rect><text class="chart-label" x="166" y="21">Failed sign-ins</text>
+            <rect class="chart-ok" x="0" y="6" width="18" height="18"></rect><text class="chart-label" x="26" y="21">\(words("console.chart.signins"))</text>
+            <rect class="chart-failed-bar" x="140" y="6" width="18" height="18" fill="url(#chart-hatch)"></rect><text class="chart-label" x="166" y="21">\(words("console.chart.failed_signins"))</text>
             </g>
 
             """
@@ -36,9 +37,9 @@ enum SignInChart {
             let ok = row.succeeded * plot / largest, failed = row.failed * plot / largest
             out += "<text class=\"chart-label chart-provider\" x=\"0\" y=\"\(y + labelHeight - 5)\">\(XMLText.escaped(row.provider))</text>\n"
             out += "<rect class=\"chart-ok\" x=\"0\" y=\"\(barY)\" width=\"\(max(ok, row.succeeded > 0 ? 2 : 0))\" height=\"\(barHeight)\"></rect>\n"
-            out += "<text class=\"chart-value\" x=\"\(ok + 6)\" y=\"\(barY + barHeight - 4)\">\(row.succeeded) signed in</text>\n"
+            out += "<text class=\"chart-value\" x=\"\(ok + 6)\" y=\"\(barY + barHeight - 4)\">\(XMLText.escaped(messages.plural("console.chart.signed_in", count: row.succeeded)))</text>\n"
             out += "<rect class=\"chart-failed-bar\" x=\"0\" y=\"\(barY + barHeight + 4)\" width=\"\(max(failed, row.failed > 0 ? 2 : 0))\" height=\"\(barHeight)\" fill=\"url(#chart-hatch)\"></rect>\n"
-            out += "<text class=\"chart-value\" x=\"\(failed + 6)\" y=\"\(barY + 2 * barHeight)\">\(row.failed) failed</text>\n"
+            out += "<text class=\"chart-value\" x=\"\(failed + 6)\" y=\"\(barY + 2 * barHeight)\">\(XMLText.escaped(messages.plural("console.chart.failed", count: row.failed)))</text>\n"
         }
         return out + "</svg>"
     }

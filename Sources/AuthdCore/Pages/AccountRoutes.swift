@@ -107,7 +107,8 @@ struct AccountRoutes: Sendable {
         var grants: [[String: Any]] = []
         for grant in try await openID.consents.grants(of: principal.user.id) {
             let name = try await openID.clients.find(grant.clientID)?.name ?? grant.clientID
-            grants.append(["client_id": grant.clientID, "name": name, "scopes": grant.scopes.joined(separator: ", "), "created": grant.createdAt, "csrf": csrf])
+            grants.append(["client_id": grant.clientID, "name": name, "scopes": grant.scopes.joined(separator: ", "), "created": (try? Date(grant.createdAt, strategy: .iso8601)).map { Self.exact($0, messages: kernel.messages) } ?? grant.createdAt, "csrf": csrf,
+            ])
         }
         let sections: [[String: Any]] = login.providers.compactMap { provider in
             provider.accountStep(for: principal).map { ["html": renderer.render($0, csrf: csrf, action: "/account/\(type(of: provider).id)/")] }
@@ -170,11 +171,18 @@ struct AccountRoutes: Sendable {
     /// A session as a person recognises it: the app it signed in to, else the device's name, else
     /// its browser and system ("Firefox on Windows"); the detail says what the name leaves out.
     static func named(_ session: SessionRecord, app: String?, messages: Messages) -> (name: String, detail: String?) {
-        let label = session.deviceName ?? session.platform
+        let platform = session.platform.map { BrowserLabel.worded($0, messages: messages) }
+        let label = session.deviceName ?? platform
         if let app { return (app, label) }
-        if let name = session.deviceName { return (name, session.platform) }
-        if let platform = session.platform { return (platform, nil) }
+        if let name = session.deviceName { return (name, platform) }
+        if let platform { return (platform, nil) }
         return (messages.text(session.isAPIKey ? "account.session.an_api_key" : session.isBrowser ? "account.session.a_browser" : "account.session.an_app"), nil)
+    }
+
+    /// A time as the page's language writes it exactly ("28 Nov 2026, 11:05 UTC").
+    static func exact(_ date: Date, messages: Messages) -> String {
+        guard case .list(let rows) = PageValue.time(date, now: date, messages: messages), case .text(let exact)? = rows.first?["exact"] else { return "" }
+        return exact
     }
 
     /// What "Delete my account" asks to be typed: the email, else the user name, else DELETE (in
