@@ -257,9 +257,4 @@ public final class Messages: Sendable {
             return out
         }
     }
-
-    /// Every key with its English text, for checks: by language, the keys that language has.
-    package func keys(language: String) -> [String: String] {
-        catalogs.withLock { catalogs in (catalogs[language]?.entries ?? [:]).mapValues { $0.english } }
-    }
 }
