@@ -166,7 +166,7 @@ public actor APIKeyTokenProvider {
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.httpBody = try JSONSerialization.data(withJSONObject: ["api_key": apiKey])
         let data: Data, response: URLResponse
-        do { (data, response) = try await session.data(for: request) } catch { throw AuthClientError.network(error.localizedDescription) }
+        do { (data, response) = try await session.data(for: request) } catch { throw AuthClient.transportError(error) }
         guard let http = response as? HTTPURLResponse else { throw AuthClientError.network("not an HTTP response") }
         guard http.statusCode == 200 else {
             throw AuthClientError.from(status: http.statusCode, body: data, retryAfterHeader: http.value(forHTTPHeaderField: "Retry-After"))

@@ -56,10 +56,17 @@ public final class AuthClient: Sendable {
         do {
             (data, response) = try await session.data(for: request)
         } catch {
-            throw AuthClientError.network(error.localizedDescription)
+            throw Self.transportError(error)
         }
         guard let http = response as? HTTPURLResponse else { throw AuthClientError.network("not an HTTP response") }
         return (data, http)
+    }
+
+    /// A transport failure as the client's error; a request cut short because its task was cancelled
+    /// is the task's `CancellationError`, as any other cancelled wait is.
+    static func transportError(_ error: any Error) -> any Error {
+        if Task.isCancelled || error is CancellationError || (error as? URLError)?.code == .cancelled { return CancellationError() }
+        return AuthClientError.network(error.localizedDescription)
     }
 
     func decode<T: Decodable>(_ type: T.Type, _ result: (Data, HTTPURLResponse)) throws -> T {

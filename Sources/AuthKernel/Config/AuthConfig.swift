@@ -219,6 +219,12 @@ package struct AuthConfig: Sendable {
         package var url: String
         /// Connections per instance.
         package var poolSize: Int = 10
+        /// Seconds a request waits for a pooled connection before it answers 503 (`acquire_timeout`).
+        package var acquireTimeout: Double = 5
+        /// Records each instance keeps in memory: users, sessions, codes (`cache_size`).
+        package var cacheSize: Int = 50_000
+        /// Seconds a cached record may answer a read after it was loaded (`cache_max_age`).
+        package var cacheMaxAge: Double = 5
         /// As libpq's `sslmode`: `disable`, `prefer` (TLS when the server offers it, unverified), `require`
         /// (TLS, unverified) or `verify-full` (TLS, the certificate and host name verified).
         package var tls: String = "prefer"
@@ -379,6 +385,9 @@ package struct AuthConfig: Sendable {
             }
             var settings = PostgresSettings(url: url)
             settings.poolSize = try pg.int("pool_size", default: settings.poolSize, in: 1...1000)
+            settings.acquireTimeout = Double(try pg.int("acquire_timeout", default: Int(settings.acquireTimeout), in: 1...300))
+            settings.cacheSize = try pg.int("cache_size", default: settings.cacheSize, in: 0...10_000_000)
+            settings.cacheMaxAge = Double(try pg.int("cache_max_age", default: Int(settings.cacheMaxAge), in: 0...3600))
             settings.tls = try pg.string("tls", default: settings.tls)
             guard ["disable", "prefer", "require", "verify-full"].contains(settings.tls) else {
                 throw ConfigError("storage.postgres.tls must be disable, prefer, require or verify-full, not \"\(settings.tls)\"")

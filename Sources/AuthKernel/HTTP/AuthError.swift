@@ -61,7 +61,7 @@ public struct AuthError: Error, HTTPResponseError, Sendable, Equatable {
         value.code == pattern.code
     }
 
-    /// Seconds to wait, for 429s.
+    /// Seconds to wait, for 429s and the store's 503.
     public var retryAfter: Int? {
         if case .number(let n) = details?["retry_after"] { return Int(n) }
         return nil
@@ -183,10 +183,12 @@ extension AuthError {
     }
     /// 500 `INTERNAL`.
     package static let `internal` = AuthError(status: .internalServerError, code: "INTERNAL", message: "Something went wrong on the server.")
-    /// 503 `UNAVAILABLE` with `details.reason` `store`: the store cannot be read or written now.
+    /// 503 `UNAVAILABLE` with `details.reason` `store`: the store cannot be read or written now. It
+    /// carries `Retry-After: 1` (and `details.retry_after`): a database that went away is probed every
+    /// quarter second, and a busy pool frees up in moments.
     public static let unavailable = AuthError(
         status: .serviceUnavailable, code: "UNAVAILABLE", message: "The server cannot save changes right now. Try again later.",
-        details: ["reason": .string("store")])
+        details: ["reason": .string("store"), "retry_after": .number(1)])
 
     /// 503 `UNAVAILABLE` with `details.reason` `upstream` and the `provider` whose outside service
     /// (an identity provider, Apple's keys) cannot be reached now (contract §17).

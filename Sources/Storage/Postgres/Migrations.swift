@@ -98,15 +98,154 @@ enum Migrations {
             );
             CREATE INDEX decoy_accounts_touched ON decoy_accounts (touched);
             """),
+        (3, "versions, unlogged counters, one-round-trip writes", """
+            -- Each record's version, moved on by every write: a write that read a row without a lock
+            -- (from an instance's cache or one query) commits only if the row is still at that version.
+            ALTER TABLE users ADD COLUMN version bigint NOT NULL DEFAULT 1;
+            ALTER TABLE sessions ADD COLUMN version bigint NOT NULL DEFAULT 1;
+            ALTER TABLE verification_codes ADD COLUMN version bigint NOT NULL DEFAULT 1;
+            ALTER TABLE approvals ADD COLUMN version bigint NOT NULL DEFAULT 1;
+            ALTER TABLE jobs ADD COLUMN version bigint NOT NULL DEFAULT 1;
+            -- Rate-limit counters cost nothing to lose: a crash or a failover resets them.
+            ALTER TABLE rate_limits SET UNLOGGED;
+            -- A write in one round trip: `checks` holds [kind, id, version] of every row the write read
+            -- without a lock (a changed one aborts with 40001 and the caller runs the write again under
+            -- row locks); `changes` the whole records to put or the ids to delete, with the columns
+            -- derived from them; `notices` go to the other instances when the transaction commits.
+            -- Returns the version of each change's row (null for a delete), in order.
+            CREATE FUNCTION authd_apply(checks jsonb, changes jsonb, notices text[]) RETURNS jsonb
+            LANGUAGE plpgsql AS $$
+            DECLARE
+                item jsonb;
+                held bigint;
+                written bigint;
+                versions jsonb := '[]';
+                notice text;
+            BEGIN
+                FOR item IN SELECT value FROM jsonb_array_elements(checks) ORDER BY value->>0, value->>1 LOOP
+                    held := NULL;
+                    CASE item->>0
+                    WHEN 'u' THEN SELECT version INTO held FROM users WHERE id = (item->>1)::uuid FOR UPDATE;
+                    WHEN 's' THEN SELECT version INTO held FROM sessions WHERE id = (item->>1)::uuid FOR UPDATE;
+                    WHEN 'c' THEN SELECT version INTO held FROM verification_codes WHERE id = item->>1 FOR UPDATE;
+                    WHEN 'a' THEN SELECT version INTO held FROM approvals WHERE id = item->>1 FOR UPDATE;
+                    ELSE SELECT version INTO held FROM jobs WHERE id = (item->>1)::uuid FOR UPDATE;
+                    END CASE;
+                    IF held IS DISTINCT FROM (item->>2)::bigint THEN
+                        RAISE EXCEPTION 'authd: the row % % changed since it was read', item->>0, item->>1 USING ERRCODE = '40001';
+                    END IF;
+                END LOOP;
+                FOR item IN SELECT value FROM jsonb_array_elements(changes) LOOP
+                    written := NULL;
+                    CASE item->>0
+                    WHEN 'u' THEN
+                        INSERT INTO users AS t (id, email, username_key, created_at, record)
+                        VALUES ((item->>1)::uuid, item->>3, item->>4, to_timestamp((item->>5)::float8), item->2)
+                        ON CONFLICT (id) DO UPDATE SET email = excluded.email, username_key = excluded.username_key,
+                            record = excluded.record, version = t.version + 1
+                        RETURNING version INTO written;
+                        -- Identities: drop the ones the user no longer has, add the new ones (another
+                        -- user's is a unique violation, the contract's 409).
+                        DELETE FROM user_auth_providers WHERE user_id = (item->>1)::uuid
+                            AND (provider, provider_user_id) NOT IN (SELECT x->>0, x->>1 FROM jsonb_array_elements(item->6) x);
+                        INSERT INTO user_auth_providers (provider, provider_user_id, user_id)
+                            SELECT x->>0, x->>1, (item->>1)::uuid FROM jsonb_array_elements(item->6) x
+                            WHERE NOT EXISTS (SELECT 1 FROM user_auth_providers p
+                                WHERE p.provider = x->>0 AND p.provider_user_id = x->>1 AND p.user_id = (item->>1)::uuid);
+                    WHEN 'U' THEN
+                        -- The codes sent to its email go with it; sessions, tokens, identities and approvals cascade.
+                        DELETE FROM verification_codes WHERE key = (SELECT email FROM users WHERE id = (item->>1)::uuid);
+                        DELETE FROM users WHERE id = (item->>1)::uuid;
+                    WHEN 's' THEN
+                        INSERT INTO sessions AS t (id, user_id, created_at, expires_at, record)
+                        VALUES ((item->>1)::uuid, (item->>3)::uuid, to_timestamp((item->>4)::float8), to_timestamp((item->>5)::float8), item->2)
+                        ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at, record = excluded.record, version = t.version + 1
+                        RETURNING version INTO written;
+                        -- The token family: current hashes (rotated_at null) and recently rotated ones.
+                        DELETE FROM user_tokens WHERE family = (item->>1)::uuid
+                            AND token_hash NOT IN (SELECT x->>0 FROM jsonb_array_elements(item->6) x);
+                        INSERT INTO user_tokens (token_hash, family, user_id, rotated_at)
+                            SELECT x->>0, (item->>1)::uuid, (item->>3)::uuid, to_timestamp((x->>1)::float8) FROM jsonb_array_elements(item->6) x
+                            ON CONFLICT (token_hash) DO UPDATE SET rotated_at = excluded.rotated_at;
+                    WHEN 'S' THEN
+                        DELETE FROM sessions WHERE id = (item->>1)::uuid;
+                    WHEN 'c' THEN
+                        INSERT INTO verification_codes AS t (id, purpose, key, expires_at, record)
+                        VALUES (item->>1, item->>3, item->>4, to_timestamp((item->>5)::float8), item->2)
+                        ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at, record = excluded.record, version = t.version + 1
+                        RETURNING version INTO written;
+                    WHEN 'C' THEN
+                        DELETE FROM verification_codes WHERE id = item->>1;
+                    WHEN 'a' THEN
+                        INSERT INTO approvals AS t (id, user_id, expires_at, record)
+                        VALUES (item->>1, (item->>3)::uuid, to_timestamp((item->>4)::float8), item->2)
+                        ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at, record = excluded.record, version = t.version + 1
+                        RETURNING version INTO written;
+                    WHEN 'A' THEN
+                        DELETE FROM approvals WHERE id = item->>1;
+                    WHEN 'j' THEN
+                        INSERT INTO jobs AS t (id, run_after, record)
+                        VALUES ((item->>1)::uuid, to_timestamp((item->>3)::float8), item->2)
+                        ON CONFLICT (id) DO UPDATE SET run_after = excluded.run_after, record = excluded.record, version = t.version + 1
+                        RETURNING version INTO written;
+                    ELSE
+                        DELETE FROM jobs WHERE id = (item->>1)::uuid;
+                    END CASE;
+                    versions := versions || jsonb_build_array(written);
+                END LOOP;
+                FOREACH notice IN ARRAY notices LOOP
+                    PERFORM pg_notify('authd_events', notice);
+                END LOOP;
+                RETURN versions;
+            END
+            $$;
+            -- A rate-limit check in one round trip (GCRA): null when the event is allowed (its theoretical
+            -- arrival time moved on), else the instant the next one fits. The row lock of the upsert
+            -- serialises concurrent checks of one key across the instances.
+            CREATE FUNCTION authd_take(k text, at float8, step float8, tolerance float8) RETURNS float8
+            LANGUAGE plpgsql AS $$
+            DECLARE
+                held float8;
+            BEGIN
+                INSERT INTO rate_limits AS r (key, tat) VALUES (k, at + step)
+                ON CONFLICT (key) DO UPDATE SET tat = greatest(r.tat, at) + step
+                WHERE greatest(r.tat, at) - tolerance <= at
+                RETURNING tat INTO held;
+                IF FOUND THEN
+                    RETURN NULL;
+                END IF;
+                SELECT tat INTO held FROM rate_limits WHERE key = k;
+                RETURN greatest(held, at) - tolerance;
+            END
+            $$;
+            """),
     ]
 
     /// A script's statements, one by one (the extended query protocol takes one at a time): comments
-    /// dropped, split at semicolons (the migrations have none inside strings).
+    /// dropped, split at semicolons outside `$$` function bodies (the migrations have none inside strings).
     static func statements(_ sql: String) -> [String] {
         let code = sql.split(separator: "\n", omittingEmptySubsequences: false).map { line in
             line.range(of: "--").map { String(line[..<$0.lowerBound]) } ?? String(line)
         }.joined(separator: "\n")
-        return code.split(separator: ";").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }
+        var statements: [String] = [], current = "", inBody = false
+        var rest = Substring(code)
+        while let c = rest.first {
+            if rest.hasPrefix("$$") {
+                inBody.toggle()
+                current += "$$"
+                rest = rest.dropFirst(2)
+                continue
+            }
+            rest = rest.dropFirst()
+            if c == ";" && !inBody {
+                statements.append(current)
+                current = ""
+            } else {
+                current.append(c)
+            }
+        }
+        statements.append(current)
+        return statements.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }
     }
 
     /// The version the database is at: 0 when authd never migrated it.

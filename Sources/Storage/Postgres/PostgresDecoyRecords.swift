@@ -17,7 +17,7 @@ package struct PostgresDecoyRecords: DecoyRecordStore {
         // and any text (a NUL included, which PostgreSQL text refuses) makes a key.
         let key = Hex.encode(SHA256.hash(key))
         do {
-            let outcome: Result<R, any Error> = try await store.client.withTransaction(logger: logger) { connection in
+            let outcome: Result<R, any Error> = try await store.withConnection { connection in try await connection.transaction(logger: logger) { connection in
                 // The row exists before it is locked, so two first tries of one key serialise too.
                 try await connection.query(
                     "INSERT INTO decoy_accounts (key, record, touched) VALUES (\(key), 'null'::jsonb, \(now)) ON CONFLICT (key) DO NOTHING",
@@ -36,16 +36,14 @@ package struct PostgresDecoyRecords: DecoyRecordStore {
                         "UPDATE decoy_accounts SET record = \(record)::jsonb, touched = \(now) WHERE key = \(key)", logger: logger)
                 }
                 return outcome
-            }
+            } }
             return try outcome.get()
-        } catch let error as PostgresTransactionError {
-            throw store.unavailable(error)
         } catch let error as PSQLError {
             throw store.unavailable(error)
         }
     }
 
     package func purge(untouchedSince date: Date) async throws {
-        try await store.client.query("DELETE FROM decoy_accounts WHERE touched < \(date)", logger: store.logger)
+        try await store.withConnection { _ = try await $0.query("DELETE FROM decoy_accounts WHERE touched < \(date)", logger: store.logger) }
     }
 }

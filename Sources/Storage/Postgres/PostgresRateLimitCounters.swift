@@ -5,8 +5,9 @@ import PostgresNIO
 
 /// Rate-limit counters in the `rate_limits` table, so a limit holds across every instance.
 ///
-/// One statement per check: the conditional upsert moves the key's TAT only when the event is
-/// allowed, and the row lock it takes serialises concurrent checks of one key.
+/// One round trip per check (`authd_take`): the conditional upsert moves the key's TAT only when the
+/// event is allowed, and the row lock it takes serialises concurrent checks of one key. The table is
+/// `UNLOGGED`: a database crash or a failover resets the counters, which costs nothing lasting.
 package struct PostgresRateLimitCounters: RateLimitCounters {
     let store: PostgresStore
 
@@ -22,18 +23,13 @@ package struct PostgresRateLimitCounters: RateLimitCounters {
     }
 
     private func take(_ key: String, now: Double, interval: Double, tolerance: Double) async throws -> Int? {
-        let allowed = try await store.client.query(
-            """
-            INSERT INTO rate_limits AS r (key, tat) VALUES (\(key), \(now) + \(interval))
-            ON CONFLICT (key) DO UPDATE SET tat = greatest(r.tat, \(now)) + \(interval)
-            WHERE greatest(r.tat, \(now)) - \(tolerance) <= \(now)
-            RETURNING tat
-            """, logger: store.logger)
-        for try await _ in allowed.decode(Double.self) { return nil }
-        // Refused: say how long until the next event fits (the TAT only moves forward).
-        let rows = try await store.client.query("SELECT tat FROM rate_limits WHERE key = \(key)", logger: store.logger)
-        for try await tat in rows.decode(Double.self) { return Self.wait(until: max(tat, now) - tolerance, now: now) }
-        return 1
+        try await store.withConnection { connection -> Int? in
+            let rows = try await connection.query(
+                "SELECT authd_take(\(key), \(now), \(interval), \(tolerance))", logger: store.logger)
+            // Refused: how long until the next event fits (the TAT only moves forward).
+            for try await next in rows.decode(Double?.self) { return next.map { Self.wait(until: $0, now: now) } }
+            return 1
+        }
     }
 
     package func takeAll(_ takes: [CounterTake], now: Double) async throws -> Int? {
@@ -41,7 +37,7 @@ package struct PostgresRateLimitCounters: RateLimitCounters {
         let keys = Array(Set(takes.map(\.key))).sorted()
         let logger = store.logger
         do {
-            return try await store.client.withTransaction(logger: logger) { connection -> Int? in
+            return try await store.withConnection { connection in try await connection.transaction(logger: logger) { connection -> Int? in
                 // Rows exist before they are locked, and are locked in key order: two multi-takes
                 // sharing keys serialise instead of deadlocking.
                 for key in keys {
@@ -61,7 +57,7 @@ package struct PostgresRateLimitCounters: RateLimitCounters {
                     }
                     return nil
                 }
-            }
+            } }
         } catch {
             throw store.unavailable(error)
         }
@@ -69,7 +65,7 @@ package struct PostgresRateLimitCounters: RateLimitCounters {
 
     package func remove(key: String) async throws {
         let key = Self.storable(key)
-        try await store.client.query("DELETE FROM rate_limits WHERE key = \(key)", logger: store.logger)
+        try await store.withConnection { _ = try await $0.query("DELETE FROM rate_limits WHERE key = \(key)", logger: store.logger) }
     }
 
     /// PostgreSQL text cannot hold NUL: such a key (made of what a client sent) is kept by its hash.
@@ -78,10 +74,10 @@ package struct PostgresRateLimitCounters: RateLimitCounters {
     }
 
     package func removeAll() async throws {
-        try await store.client.query("DELETE FROM rate_limits", logger: store.logger)
+        try await store.withConnection { _ = try await $0.query("DELETE FROM rate_limits", logger: store.logger) }
     }
 
     package func purge(before now: Double) async throws {
-        try await store.client.query("DELETE FROM rate_limits WHERE tat < \(now)", logger: store.logger)
+        try await store.withConnection { _ = try await $0.query("DELETE FROM rate_limits WHERE tat < \(now)", logger: store.logger) }
     }
 }
