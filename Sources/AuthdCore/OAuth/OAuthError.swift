@@ -44,7 +44,7 @@ struct OAuthError: Error, HTTPResponseError, Sendable {
                 // RFC 6749 has no code for "too many": invalid_request with Retry-After (`slow_down` is the
                 // device flow's, answered by its own routes).
                 return OAuthError("invalid_request", error.message, status: .tooManyRequests, retryAfter: retry)
-            case .serviceUnavailable: return OAuthError("temporarily_unavailable", error.message, status: .serviceUnavailable)
+            case .serviceUnavailable: return OAuthError("temporarily_unavailable", error.message, status: .serviceUnavailable, retryAfter: error.retryAfter)
             case .forbidden: return OAuthError("access_denied", error.message, status: .forbidden)
             case .unauthorized: return OAuthError("invalid_client", error.message, status: .unauthorized)
             case .contentTooLarge: return OAuthError("invalid_request", error.message, status: .contentTooLarge)
@@ -52,7 +52,7 @@ struct OAuthError: Error, HTTPResponseError, Sendable {
             default: return OAuthError("invalid_request", error.message, status: error.status.code < 500 ? .badRequest : .internalServerError)
             }
         case is StoreError:
-            return OAuthError("temporarily_unavailable", "The server cannot save changes right now. Try again later.", status: .serviceUnavailable)
+            return OAuthError("temporarily_unavailable", AuthError.unavailable.message, status: .serviceUnavailable, retryAfter: AuthError.unavailable.retryAfter)
         case is NIOTooManyBytesError:
             return OAuthError("invalid_request", "The body is over 64 KiB.", status: .contentTooLarge)
         case let error as HTTPError where error.status == .contentTooLarge:

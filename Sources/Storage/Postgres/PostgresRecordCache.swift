@@ -131,8 +131,8 @@ final class PostgresRecordCache: Sendable {
         guard !rows.isEmpty, capacity > 0 else { return }
         let t = now()
         state.withLock { s in
-            guard s.clearedAt < epoch else { return }
-            for row in rows where (s.invalidated[row.key] ?? 0) < epoch {
+            guard s.clearedAt <= epoch else { return }
+            for row in rows where (s.invalidated[row.key] ?? 0) <= epoch {
                 // Never replace a newer version (a write of this instance that finished first).
                 if let held = Self.peek(s, row.key), held.row.version > row.version { continue }
                 Self.insert(&s, Entry(row: row, loadedAt: t), capacity: capacity)

@@ -1,0 +1,174 @@
+import AuthdCore
+import AuthKernel
+import AuthKernelTesting
+import AuthStorage
+import Foundation
+import HTTPTypes
+import Logging
+import PostgresNIO
+import PostgresStore
+import Synchronization
+import Testing
+
+/// Contract §19 against a real server: reads from memory with revocation carried by LISTEN/NOTIFY,
+/// the hot writes in one round trip each (counted on the store's counting connection), bounded waits.
+extension PostgresBackendTests {
+    /// An instance and its store, as `authd serve` sets them up.
+    func instanceAndStore(_ settings: AuthConfig.PostgresSettings, logs: LogCapture? = nil) async throws -> (TestHarness, PostgresStore) {
+        let store = try await PostgresStore.open(settings, logger: logs?.logger() ?? logger)
+        let keys = try await PostgresServerKeys.open(store: store, kek: kek, logger: logger)
+        let h = try await TestHarness.make(
+            config: Self.config, clock: ManualClock(), store: store, rateLimitCounters: PostgresRateLimitCounters(store: store), keys: keys,
+            cluster: PostgresClusterEvents(store: store), decoyRecords: PostgresDecoyRecords(store: store))
+        return (h, store)
+    }
+
+    /// Asks `ask` until it is true: at most 400 times, 25 ms apart (a bound that only catches a hang).
+    static func eventually(_ ask: () async throws -> Bool) async throws -> Bool {
+        for _ in 0..<400 {
+            if try await ask() { return true }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        return false
+    }
+
+    @Test("/me is answered from memory; a change or a revocation on one instance reaches the other by notification, and the writer sees it at once")
+    func readsFromMemoryAndNotificationsCarryChanges() async throws {
+        var settings = try await StoreBackend.freshDatabase()
+        // Entries would answer for a minute: only a notification can explain a refusal within seconds.
+        settings.cacheMaxAge = 60
+        let (a, storeA) = try await instanceAndStore(settings), (b, storeB) = try await instanceAndStore(settings)
+        let runA = Task { try await a.server.run() }, runB = Task { try await b.server.run() }
+        defer {
+            runA.cancel()
+            runB.cancel()
+        }
+        let ada = try await a.signIn("ada", email: "ada@example.com")
+        let uid = try #require(UUID(uuidString: ada.user.id))
+        try await a.test { one in
+            try await b.test { two in
+                func me(_ client: HarnessClient) async throws -> HarnessResponse {
+                    try await client.send(.get, "/api/v1/auth/me", bearer: ada.accessToken)
+                }
+                // Once each listener's heartbeat is back, a second /me costs no round trip.
+                for (client, store) in [(one, storeA), (two, storeB)] {
+                    let fromMemory = try await Self.eventually { () async throws -> Bool in
+                        #expect(try await me(client).status == .ok)
+                        let before = store.roundTrips.count
+                        #expect(try await me(client).status == .ok)
+                        return store.roundTrips.count == before
+                    }
+                    #expect(fromMemory, "/me kept going to the database")
+                }
+                // A change on one instance: the writer answers with it at once, the other once notified.
+                _ = try await a.kernel.users.update(uid) { $0.displayName = "Ada L." }
+                #expect(try await me(one).json["display_name"] as? String == "Ada L.")
+                #expect(try await Self.eventually { try await me(two).json["display_name"] as? String == "Ada L." })
+                // A revocation likewise.
+                let sid = try #require(await a.kernel.sessions.sessions(of: uid).first?.id)
+                try await a.kernel.sessions.revoke(sid, of: uid)
+                #expect(try await me(one).status == .unauthorized)
+                #expect(try await Self.eventually { try await me(two).status == .unauthorized }, "the other instance kept answering a revoked session")
+            }
+        }
+        await a.server.close()
+        await b.server.close()
+    }
+
+    @Test("A refresh's rotation, a code's check-and-consume and a rate-limit check each take one round trip")
+    func hotWritesTakeOneRoundTrip() async throws {
+        let settings = try await StoreBackend.freshDatabase()
+        let (h, store) = try await instanceAndStore(settings)
+        let ada = try await h.signIn("ada", email: "ada@example.com")
+        func cost(_ work: () async throws -> Void) async throws -> Int {
+            let before = store.roundTrips.count
+            try await work()
+            return store.roundTrips.count - before
+        }
+        #expect(try await cost { try await h.kernel.rateLimiter.consume(RateLimitRule(limit: 5, window: 60), key: "ip:192.0.2.1") } == 1)
+        // A refresh: the lookup by the token's hash, the refresh rate limit, then the rotation, which
+        // checks the version it read and writes the session in one call.
+        var token = ada.refreshToken
+        for _ in 0..<3 {
+            var next = token
+            #expect(try await cost { next = try await h.kernel.sessions.refresh(token).refreshToken } == 3)
+            token = next
+        }
+        // The rotation alone, as the store sees it.
+        let uid = try #require(UUID(uuidString: ada.user.id))
+        let sid = try #require(await h.kernel.sessions.sessions(of: uid).first?.id)
+        #expect(try await cost {
+            try await store.write([.session(sid), .user(uid)]) { state in
+                var session = try #require(state.session(id: sid))
+                session.lastUsedAt = session.lastUsedAt.addingTimeInterval(1)
+                state.put(session)
+            }
+        } == 1)
+        // A code's check-and-consume: one call that checks the version and deletes it; a wrong code
+        // counts its try in one call too.
+        let policy = CodePolicy(ttl: 600, resendInterval: 0, maxAttempts: 5, maxFailures: 5, failureWindow: 600)
+        let code = try await h.kernel.codes.issue(purpose: "t", key: "ada@example.com", policy: policy)
+        let wrong = code == "000000" ? "111111" : "000000"
+        #expect(try await cost { _ = try? await h.kernel.codes.verify(purpose: "t", key: "ada@example.com", code: wrong, policy: policy) } == 1)
+        #expect(try await cost { try await h.kernel.codes.verify(purpose: "t", key: "ada@example.com", code: code, policy: policy) } == 1)
+        await #expect(throws: AuthError.self) { try await h.kernel.codes.verify(purpose: "t", key: "ada@example.com", code: code, policy: policy) }
+        await h.server.close()
+    }
+
+    @Test("A stale cached row is caught by its version: the write runs again under row locks and loses nothing")
+    func aStaleRowIsCaughtByItsVersion() async throws {
+        let settings = try await StoreBackend.freshDatabase()
+        let (a, storeA) = try await instanceAndStore(settings), (b, _) = try await instanceAndStore(settings)
+        let policy = CodePolicy(ttl: 600, resendInterval: 0, maxAttempts: 10, maxFailures: 10, failureWindow: 600)
+        // A holds the code as it issued it; B counts a wrong try behind A's back (no notification for codes).
+        let code = try await a.kernel.codes.issue(purpose: "t", key: "k", policy: policy)
+        let wrong = code == "000000" ? "111111" : "000000"
+        await #expect(throws: AuthError.self) { try await b.kernel.codes.verify(purpose: "t", key: "k", code: wrong, policy: policy) }
+        // A's next wrong try starts from its stale copy; the version check sends it to the locked path.
+        let before = storeA.roundTrips.count
+        do {
+            try await a.kernel.codes.verify(purpose: "t", key: "k", code: wrong, policy: policy)
+        } catch let error as AuthError {
+            #expect(error.details?["attempts_remaining"] == .number(8), "a try was lost: \(error)")
+        }
+        #expect(storeA.roundTrips.count - before == 5, "the stale call, then BEGIN, the locked load, the call, COMMIT")
+        await a.server.close()
+        await b.server.close()
+    }
+
+    @Test("A request that waits for a connection past acquire_timeout answers 503 store with Retry-After, and the pool serves again after", .timeLimit(.minutes(1)))
+    func waitsForAConnectionAreBounded() async throws {
+        var settings = try await StoreBackend.freshDatabase()
+        settings.poolSize = 1
+        settings.acquireTimeout = 0.3
+        let logs = LogCapture()
+        let (h, store) = try await instanceAndStore(settings, logs: logs)
+        // Something holds the only connection for a long while.
+        let held = Atomic<Bool>(false)
+        let holder = Task {
+            try await store.client.withConnection { _ in
+                held.store(true, ordering: .sequentiallyConsistent)
+                try await Task.sleep(for: .seconds(600))
+            }
+        }
+        #expect(try await Self.eventually { held.load(ordering: .sequentiallyConsistent) })
+        try await h.test { client in
+            let oauth = try await client.send(.post, "/oauth/device_authorization", json: ["client_id": "tv"])
+            #expect(oauth.status == .serviceUnavailable && oauth.json["error"] as? String == "temporarily_unavailable")
+            #expect(oauth.headers[.retryAfter] == "1")
+            let answer = try await client.send(.post, "/api/v1/auth/refresh", json: ["refresh_token": "an-unknown-refresh-token"])
+            #expect(answer.status == .serviceUnavailable)
+            #expect(answer.headers[.retryAfter] == "1")
+            let error = try #require(answer.json["error"] as? [String: Any])
+            #expect(error["code"] as? String == "UNAVAILABLE")
+            #expect((error["details"] as? [String: Any])?["reason"] as? String == "store")
+            #expect(logs.contains("no database connection within the acquire timeout"))
+            // Once the connection is free, the same request is answered.
+            holder.cancel()
+            _ = await holder.result
+            let again = try await client.send(.post, "/api/v1/auth/refresh", json: ["refresh_token": "an-unknown-refresh-token"])
+            #expect(again.status == .unauthorized)
+        }
+        await h.server.close()
+    }
+}
