@@ -293,7 +293,7 @@ struct PostgresBackendTests {
         await a.server.close()
     }
 
-    @Test("An import into PostgreSQL reports the records stored as it goes, in one transaction")
+    @Test("An import into PostgreSQL copies the records in one transaction and reports them as it goes")
     func importReportsProgress() async throws {
         let a = try await TestHarness.make(config: Self.config, configure: { $0.addFullServerParts() })
         let users = a.folder + "/users.jsonl"
@@ -304,6 +304,8 @@ struct PostgresBackendTests {
         await a.server.close()
 
         let importer = try await instance(try await StoreBackend.freshDatabase())
+        let store = try #require(importer.server.store as? PostgresStore)
+        let (trips, copies, transactions) = (store.roundTrips.count, store.roundTrips.copies, store.roundTrips.transactions)
         let reports = Mutex<[AdminProgress]>([])
         let output = await (try AdminOperations(server: importer.server, dataFolder: importer.folder))
             .run(.importBundle(from: a.folder + "/bulk.json")) { report in reports.withLock { $0.append(report) } }
@@ -311,6 +313,11 @@ struct PostgresBackendTests {
         let stored = reports.withLock { $0 }.filter { $0.phase == "storing" }
         #expect(stored.map(\.done) == [0, 1_000, 2_000, 2_500])
         #expect(stored.allSatisfy { $0.total == 2_500 } && stored.last?.fraction == 1)
+        // By COPY, a thousand records at a time, in one transaction; not one statement per record.
+        let copied = store.roundTrips.copies - copies
+        #expect(copied >= 3)
+        #expect(store.roundTrips.transactions - transactions == 1)
+        #expect(store.roundTrips.count - trips <= copied + 4, "beside the copies: BEGIN, COMMIT, and counts before and after")
         #expect(try await importer.server.store.counts().users == 2_500)
         await importer.server.close()
     }

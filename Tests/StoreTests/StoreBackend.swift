@@ -37,6 +37,9 @@ enum StoreBackend: String, CustomStringConvertible, Sendable {
         url.path = "/\(name)"
         var settings = AuthConfig.PostgresSettings(url: try #require(url.string))
         settings.tls = "disable"
+        // Waits for a connection are bounded for a server (5 s); these tests pile dozens of racing
+        // writes on one row of a shared, busy machine, and test exactness, not the bound.
+        settings.acquireTimeout = 60
         let migrating = try PostgresStore.connect(settings, logger: logger)
         _ = try await migrating.migrate()
         await migrating.close()

@@ -21,6 +21,7 @@ struct CountedConnection {
     /// Runs `body` between `BEGIN` and `COMMIT` (or `ROLLBACK` when it throws): two round trips more.
     func transaction<R>(logger: Logger, _ body: (CountedConnection) async throws -> R) async throws -> R {
         _ = try await query("BEGIN", logger: logger)
+        counter.addTransaction()
         let result: R
         do {
             result = try await body(self)
@@ -36,6 +37,8 @@ struct CountedConnection {
 /// Round trips to the database made by one store.
 package final class RoundTripCounter: Sendable {
     private let value = Atomic<Int>(0)
+    private let copyCount = Atomic<Int>(0)
+    private let transactionCount = Atomic<Int>(0)
     /// `authd_store_round_trips_total`, so the bench can give round trips per request.
     static let metric = Counter(label: "authd_store_round_trips_total")
 
@@ -43,10 +46,16 @@ package final class RoundTripCounter: Sendable {
     package init() {}
     /// Round trips so far.
     package var count: Int { value.load(ordering: .relaxed) }
+    /// `COPY … FROM STDIN` statements so far (an import's).
+    package var copies: Int { copyCount.load(ordering: .relaxed) }
+    /// Transactions begun so far with `BEGIN`.
+    package var transactions: Int { transactionCount.load(ordering: .relaxed) }
     func add() {
         value.add(1, ordering: .relaxed)
         Self.metric.increment()
     }
+    func addCopy() { copyCount.add(1, ordering: .relaxed) }
+    func addTransaction() { transactionCount.add(1, ordering: .relaxed) }
 }
 
 /// Why a connection could not be had: the database is away, or every pooled connection stayed busy

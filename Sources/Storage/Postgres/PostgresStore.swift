@@ -272,7 +272,8 @@ package final class PostgresStore: AuthStore {
         error.serverInfo?[.sqlState].map { retried.contains($0) } ?? false
     }
 
-    /// One transaction for every batch, each thousand records one `authd_apply`; the count reported as each is stored.
+    /// One transaction for every batch: puts by `COPY`, anything else a thousand records to an
+    /// `authd_apply`; the count reported as each thousand is stored. Meant for an empty store (`authd import`).
     package func load(streaming produce: @Sendable (_ store: @Sendable ([StoreChange]) async throws -> Void) async throws -> Void, stored: @Sendable @escaping (Int) -> Void) async throws {
         let count = LoadCount()
         let logger = self.logger
@@ -284,6 +285,16 @@ package final class PostgresStore: AuthStore {
                         var state = StoreState()
                         for change in batch { state.replay(change) }
                         let changes = state.takeChanges(wholeRecords: true)
+                        // An import's snapshot is puts alone: copied. Anything else keeps its order through `authd_apply`.
+                        if PostgresCopy.canCopy(changes) {
+                            for start in stride(from: 0, to: changes.count, by: 1000) {
+                                let part = Array(changes[start..<min(start + 1000, changes.count)])
+                                try await PostgresCopy.copy(part, on: connection, logger: logger)
+                                let before = count.add(0), done = count.add(part.count)
+                                if done / 1000 != before / 1000 { stored(done) }
+                            }
+                            return
+                        }
                         for start in stride(from: 0, to: changes.count, by: 1000) {
                             var apply = PostgresRecords.Apply()
                             for row in changes[start..<min(start + 1000, changes.count)] { try apply.add(row) }
