@@ -347,6 +347,7 @@ let package = Package(
                 "AuthKernel",
                 "AuthStorage",
                 "FileStore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

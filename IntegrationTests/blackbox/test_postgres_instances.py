@@ -667,3 +667,49 @@ def test_a_person_removed_from_an_apps_group_on_one_instance_is_refused_at_the_n
         assert requests.get(b.url + "/oauth/userinfo", headers={"Authorization": "Bearer " + refreshed.json()["access_token"]}).status_code == 401
         outside = browser.get(b.url + "/oauth/authorize?" + query, headers=host, allow_redirects=False)
         assert outside.status_code == 403 and "have access to Photos" in outside.text
+
+
+def imported_into_postgres(work, users):
+    """A data folder of `users` users with a session each, exported and imported into a new database,
+    checked to hold them all, written by one transaction: (peak memory of `authd import` in MB, the
+    statements the database ran, from pg_stat_statements)."""
+    bench = os.environ.get("AUTHD_BENCH_BINARY", os.path.join(os.path.dirname(BINARY), "authd-bench"))
+    data, bundle, target = (os.path.join(work, f"{name}-{users}") for name in ("data", "bundle", "db"))
+    subprocess.run([bench, "store-fill", "--folder", data, "--users", str(users), "--sessions-per-user", "1"], check=True, capture_output=True)
+    subprocess.run([BINARY, "export", "--to", bundle, "--data", data], check=True, capture_output=True)
+    url = fresh_database()
+    os.makedirs(target, mode=0o700)
+    with open(os.path.join(target, "authd.json"), "w") as f:
+        json.dump({**BASE_CONFIG, "storage": {"backend": "postgres", "postgres": {"url": url, "tls": "disable"}}}, f)
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("AUTHD_")}, "AUTHD_KEY_ENCRYPTION_KEY": secrets.token_hex(32)}
+    subprocess.run([BINARY, "migrate", "--data", target], check=True, capture_output=True, env=env)
+    subprocess.run(["psql", url, "-qc", "CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()"],
+                   check=True, capture_output=True)
+    proc = subprocess.Popen([BINARY, "import", "--from", bundle, "--data", target], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    _, status, usage = os.wait4(proc.pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, proc.stderr.read().decode()[-2000:]
+    statements = subprocess.run(
+        ["psql", url, "-Atc", "SELECT calls, regexp_replace(query, '\\s+', ' ', 'g') FROM pg_stat_statements "
+                              "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())"],
+        check=True, capture_output=True, text=True).stdout.splitlines()
+    # Every row written by one transaction: they all carry its id (xmin).
+    counted = subprocess.run(["psql", url, "-Atc", "SELECT (SELECT count(*) FROM users), (SELECT count(*) FROM sessions), "
+                                                   "(SELECT count(DISTINCT x) FROM (SELECT xmin::text AS x FROM users UNION SELECT xmin::text FROM sessions) t)"],
+                             check=True, capture_output=True, text=True).stdout.strip()
+    assert counted == f"{users}|{users}|1", counted
+    return usage.ru_maxrss / 1024, [(int(line.split("|", 1)[0]), line.split("|", 1)[1]) for line in statements if "|" in line]
+
+
+def test_an_import_into_postgres_is_copied_in_one_transaction_with_flat_memory():
+    with tempfile.TemporaryDirectory() as work:
+        small, _ = imported_into_postgres(work, 5000)
+        large, statements = imported_into_postgres(work, 20000)
+
+    def calls(prefix):
+        return sum(n for n, query in statements if query.lstrip().upper().startswith(prefix))
+
+    # The records by COPY, at most a thousand at a time per table; none by a statement of its own.
+    assert 20 <= calls('COPY "USERS"') <= 30 and 20 <= calls('COPY "SESSIONS"') <= 30, statements
+    assert calls("INSERT INTO USERS") == 0 and calls("INSERT INTO SESSIONS") == 0 and calls("SELECT AUTHD_APPLY") == 0, statements
+    # Four times the records, about the same memory: the import streams (a store held whole grows ~3 KB a user).
+    assert large - small < 25, f"import peak {small:.0f} MB at 5k, {large:.0f} MB at 20k"

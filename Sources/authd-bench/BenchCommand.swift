@@ -13,7 +13,7 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "authd-bench",
         abstract: "Measure the machine's crypto rates and the store (used by bench/run).",
-        subcommands: [CryptoBench.self, StoreBench.self, StoreOpenBench.self, StoreWritesBench.self, StoreFillBench.self]
+        subcommands: [CryptoBench.self, StoreBench.self, StoreOpenBench.self, StoreWritesBench.self, StoreFillBench.self, NotifyBench.self]
     )
 }
 
