@@ -17,6 +17,8 @@ package struct DeviceAuthorizations: Sendable {
     /// The `device` section.
     package let settings: AuthConfig.DeviceSettings
     let pacing = PollPacing()
+    /// Where shared instances pace a code's polls (the counters, which a database crash may reset).
+    let rateLimiter: RateLimiter
     /// Whether a user may sign in to the app a device code names: a registered OpenID client's
     /// groups (contract §17); any other `client_id` is free-form and names no rule.
     package typealias ClientAccess = @Sendable (_ clientID: String, _ user: UserRecord) async throws -> Bool
@@ -29,9 +31,10 @@ package struct DeviceAuthorizations: Sendable {
     /// Creates the service.
     package init(
         store: any AuthStore, sessions: SessionService, clock: any AuthClock, logger: Logger, audit: AuditLog?, settings: AuthConfig.DeviceSettings,
-        clientAccess: @escaping ClientAccess = { _, _ in true }
+        rateLimiter: RateLimiter, clientAccess: @escaping ClientAccess = { _, _ in true }
     ) {
         self.clientAccess = clientAccess
+        self.rateLimiter = rateLimiter
         self.store = store
         self.sessions = sessions
         self.clock = clock
@@ -175,28 +178,6 @@ package struct DeviceAuthorizations: Sendable {
         return pending
     }
 
-    /// RFC 8628's pace for a shared store: the last poll and the grown interval in the record, so a
-    /// device cannot poll each instance in turn.
-    private func pacePersisted(_ code: String, digest: String, now: Date, interval: TimeInterval) async throws -> Poll {
-        try await store.write([.code(purpose: Self.purpose, key: code)], durability: .eventual) { state -> Poll in
-            guard var record = state.code(purpose: Self.purpose, key: code), record.digest == digest, var payload = record.payload,
-                case .string("pending") = payload["status"]
-            else { return .authorizationPending }  // answered meanwhile: the next poll says how
-            var wait = interval
-            if case .number(let n) = payload["interval"] { wait = n }
-            var early = false
-            if case .number(let last) = payload["last_poll"], now.timeIntervalSince1970 - last < wait {
-                // Each slow_down adds 5 seconds to the interval the device must keep.
-                payload["interval"] = .number(wait + 5)
-                early = true
-            }
-            payload["last_poll"] = .number(now.timeIntervalSince1970)
-            record.payload = payload
-            state.put(record)
-            return early ? .slowDown : .authorizationPending
-        }
-    }
-
     /// A poll of `/oauth/token` with `device_code` (and `client_id` when the request named one).
     package func poll(deviceCode: String, clientID: String?) async throws -> Poll {
         let parts = deviceCode.split(separator: ".", maxSplits: 1)
@@ -217,11 +198,12 @@ package struct DeviceAuthorizations: Sendable {
         switch found.payload?["status"] {
         case .string("pending"):
             // One process holds every poll of a file store: its memory paces them. Instances sharing
-            // a database may each get polls of one code, so there the pace is kept in the record.
+            // a database may each get polls of one code, so there the pace is kept with the shared
+            // rate-limit counters (one round trip; a database crash resets it, which costs nothing).
             guard store.isShared else {
                 return pacing.tooSoon(code, now: now.timeIntervalSince1970, interval: interval) ? .slowDown : .authorizationPending
             }
-            return try await pacePersisted(code, digest: found.digest, now: now, interval: interval)
+            return try await rateLimiter.pacePoll(key: "device-poll:" + code, interval: interval) ? .slowDown : .authorizationPending
         case .string("denied"):
             pacing.forget(code)
             return .accessDenied

@@ -21,6 +21,10 @@ package protocol RateLimitCounters: Sendable {
     func removeAll() async throws
     /// Drops keys whose TAT is before `now` (they would start afresh anyway).
     func purge(before now: Double) async throws
+    /// Paces the polls of one device code (RFC 8628): records a poll of `key` at `now` and tells
+    /// whether it came sooner than the interval, which then grows by 5 seconds for the polls that
+    /// follow (`slow_down`). The first poll starts at `interval`. Atomic per key, like ``take(key:now:interval:tolerance:)``.
+    func pace(key: String, now: Double, interval: Double) async throws -> Bool
 }
 
 /// What ``RateLimitCounters/apply(_:to:now:)`` decided.
@@ -92,6 +96,7 @@ package final class MemoryRateLimitCounters: RateLimitCounters {
     }
     private let shards: [Lock]
     private let perShard: Int
+    private let polls = PollPacing()
 
     /// Keys longer than this (in bytes) are stored as their SHA-256.
     package static let maxKeyBytes = 96
@@ -109,6 +114,10 @@ package final class MemoryRateLimitCounters: RateLimitCounters {
 
     static func stored(_ key: String) -> String {
         key.utf8.count <= maxKeyBytes ? key : "sha256:" + Hex.encode(SHA256.hash(key))
+    }
+
+    package func pace(key: String, now: Double, interval: Double) -> Bool {
+        polls.tooSoon(key, now: now, interval: interval)
     }
 
     package func take(key: String, now: Double, interval: Double, tolerance: Double) -> Int? {

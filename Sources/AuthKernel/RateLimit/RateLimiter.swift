@@ -111,6 +111,13 @@ public final class RateLimiter: Sendable {
     static let rejections = Counter(label: "authd_rate_limit_rejections_total")
 
     /// Forgets a key (e.g. after a successful sign-in).
+    /// Whether this poll of a device code came too soon (see ``RateLimitCounters/pace(key:now:interval:)``):
+    /// kept with the counters, so instances sharing a database pace one code together.
+    /// - Throws: `StoreError/unavailable` when shared counters cannot be reached.
+    package func pacePoll(key: String, interval: Double) async throws -> Bool {
+        try await counters.pace(key: key, now: clock.now().timeIntervalSince1970, interval: interval)
+    }
+
     package func reset(key: String) async {
         do { try await counters.remove(key: key) } catch {}
     }

@@ -225,7 +225,7 @@ package final class AuthServer: Sendable {
             let clientsForDevices = OpenIDClients(store: store, clock: clock, audience: config.audience)
             let devices = DeviceAuthorizations(
                 store: store, sessions: sessions, clock: clock, logger: logger, audit: audit, settings: config.device,
-                clientAccess: { id, user in try await clientsForDevices.find(id)?.admits(user) ?? true })
+                rateLimiter: kernel.rateLimiter, clientAccess: { id, user in try await clientsForDevices.find(id)?.admits(user) ?? true })
             DeviceRoutes(kernel: kernel, devices: devices).add(to: api)
             let serviceKeys = ServiceKeys(store: store, clock: clock)
             AdminAPIRoutes(kernel: kernel, serviceKeys: serviceKeys).add(to: router)

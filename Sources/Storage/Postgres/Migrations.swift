@@ -106,8 +106,15 @@ enum Migrations {
             ALTER TABLE verification_codes ADD COLUMN version bigint NOT NULL DEFAULT 1;
             ALTER TABLE approvals ADD COLUMN version bigint NOT NULL DEFAULT 1;
             ALTER TABLE jobs ADD COLUMN version bigint NOT NULL DEFAULT 1;
-            -- Rate-limit counters cost nothing to lose: a crash or a failover resets them.
+            -- Rate-limit counters and the pace of device-code polls cost nothing to lose: a crash or a
+            -- failover resets them.
             ALTER TABLE rate_limits SET UNLOGGED;
+            CREATE UNLOGGED TABLE poll_pacing (
+                key text PRIMARY KEY,
+                last_poll double precision NOT NULL,                        -- seconds since 1970
+                step double precision NOT NULL                              -- the interval the device must keep
+            );
+            CREATE INDEX poll_pacing_last_poll ON poll_pacing (last_poll);
             -- A write in one round trip: `checks` holds [kind, id, version] of every row the write read
             -- without a lock (a changed one aborts with 40001 and the caller runs the write again under
             -- row locks); `changes` the whole records to put or the ids to delete, with the columns
@@ -216,6 +223,56 @@ enum Migrations {
                 END IF;
                 SELECT tat INTO held FROM rate_limits WHERE key = k;
                 RETURN greatest(held, at) - tolerance;
+            END
+            $$;
+            -- Several rate-limit checks at once, all or nothing, in one round trip: null when every one
+            -- is allowed (each key's TAT moved on; a key named twice counts twice), else the latest
+            -- instant one of the refused fits. Rows are made, then locked in key order, so two
+            -- calls sharing keys serialise instead of deadlocking.
+            CREATE FUNCTION authd_take_all(ks text[], steps float8[], tolerances float8[], at float8) RETURNS float8
+            LANGUAGE plpgsql AS $$
+            DECLARE
+                held jsonb := '{}';
+                k text;
+                t float8;
+                i int;
+                latest float8;
+            BEGIN
+                INSERT INTO rate_limits (key, tat) SELECT DISTINCT u, 0 FROM unnest(ks) u ON CONFLICT (key) DO NOTHING;
+                FOR k, t IN SELECT r.key, r.tat FROM rate_limits r WHERE r.key = ANY(ks) ORDER BY r.key FOR UPDATE LOOP
+                    held := held || jsonb_build_object(k, t);
+                END LOOP;
+                FOR i IN 1 .. cardinality(ks) LOOP
+                    t := greatest((held->>ks[i])::float8, at);
+                    IF t - tolerances[i] > at THEN
+                        latest := greatest(coalesce(latest, t - tolerances[i]), t - tolerances[i]);
+                    ELSE
+                        held := held || jsonb_build_object(ks[i], t + steps[i]);
+                    END IF;
+                END LOOP;
+                IF latest IS NOT NULL THEN
+                    RETURN latest;
+                END IF;
+                UPDATE rate_limits r SET tat = (held->>r.key)::float8 WHERE r.key = ANY(ks);
+                RETURN NULL;
+            END
+            $$;
+            -- A device code's poll (RFC 8628) in one round trip: true when it came sooner than the
+            -- interval, which then grows by 5 seconds; the poll is recorded either way.
+            CREATE FUNCTION authd_pace(k text, at float8, initial float8) RETURNS boolean
+            LANGUAGE plpgsql AS $$
+            DECLARE
+                held poll_pacing%ROWTYPE;
+                early boolean;
+            BEGIN
+                INSERT INTO poll_pacing (key, last_poll, step) VALUES (k, at, initial) ON CONFLICT (key) DO NOTHING;
+                IF FOUND THEN
+                    RETURN false;
+                END IF;
+                SELECT * INTO held FROM poll_pacing WHERE key = k FOR UPDATE;
+                early := at - held.last_poll < held.step;
+                UPDATE poll_pacing SET last_poll = at, step = CASE WHEN early THEN held.step + 5 ELSE held.step END WHERE key = k;
+                RETURN early;
             END
             $$;
             """),

@@ -32,32 +32,30 @@ package struct PostgresRateLimitCounters: RateLimitCounters {
         }
     }
 
-    package func takeAll(_ takes: [CounterTake], now: Double) async throws -> Int? {
-        let takes = takes.map { CounterTake(key: Self.storable($0.key), interval: $0.interval, tolerance: $0.tolerance) }
-        let keys = Array(Set(takes.map(\.key))).sorted()
-        let logger = store.logger
+    package func pace(key: String, now: Double, interval: Double) async throws -> Bool {
+        let key = Self.storable(key)
         do {
-            return try await store.withConnection { connection in try await connection.transaction(logger: logger) { connection -> Int? in
-                // Rows exist before they are locked, and are locked in key order: two multi-takes
-                // sharing keys serialise instead of deadlocking.
-                for key in keys {
-                    try await connection.query("INSERT INTO rate_limits (key, tat) VALUES (\(key), 0) ON CONFLICT (key) DO NOTHING", logger: logger)
+            return try await store.withConnection { connection -> Bool in
+                for try await early in try await connection.query("SELECT authd_pace(\(key), \(now), \(interval))", logger: store.logger).decode(Bool.self) {
+                    return early
                 }
-                var arrivals: [String: Double] = [:]
-                for try await (key, tat) in try await connection.query(
-                    "SELECT key, tat FROM rate_limits WHERE key = ANY(\(keys)) ORDER BY key FOR UPDATE", logger: logger
-                ).decode((String, Double).self) {
-                    arrivals[key] = tat
-                }
-                switch Self.apply(takes, to: arrivals, now: now) {
-                case .refused(let wait): return wait
-                case .allowed(let next):
-                    for (key, tat) in next where tat != arrivals[key] {
-                        try await connection.query("UPDATE rate_limits SET tat = \(tat) WHERE key = \(key)", logger: logger)
-                    }
-                    return nil
-                }
-            } }
+                return false
+            }
+        } catch {
+            throw store.unavailable(error)
+        }
+    }
+
+    package func takeAll(_ takes: [CounterTake], now: Double) async throws -> Int? {
+        guard !takes.isEmpty else { return nil }
+        let keys = takes.map { Self.storable($0.key) }, steps = takes.map(\.interval), tolerances = takes.map(\.tolerance)
+        do {
+            return try await store.withConnection { connection -> Int? in
+                let rows = try await connection.query(
+                    "SELECT authd_take_all(\(keys)::text[], \(steps)::float8[], \(tolerances)::float8[], \(now))", logger: store.logger)
+                for try await latest in rows.decode(Double?.self) { return latest.map { Self.wait(until: $0, now: now) } }
+                return nil
+            }
         } catch {
             throw store.unavailable(error)
         }
@@ -74,10 +72,17 @@ package struct PostgresRateLimitCounters: RateLimitCounters {
     }
 
     package func removeAll() async throws {
-        try await store.withConnection { _ = try await $0.query("DELETE FROM rate_limits", logger: store.logger) }
+        try await store.withConnection { connection in
+            try await connection.query("DELETE FROM rate_limits", logger: store.logger)
+            try await connection.query("DELETE FROM poll_pacing", logger: store.logger)
+        }
     }
 
     package func purge(before now: Double) async throws {
-        try await store.withConnection { _ = try await $0.query("DELETE FROM rate_limits WHERE tat < \(now)", logger: store.logger) }
+        try await store.withConnection { connection in
+            try await connection.query("DELETE FROM rate_limits WHERE tat < \(now)", logger: store.logger)
+            // A device code lives minutes; its pace an hour at most.
+            try await connection.query("DELETE FROM poll_pacing WHERE last_poll < \(now - 3600)", logger: store.logger)
+        }
     }
 }
