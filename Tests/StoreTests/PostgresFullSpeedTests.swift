@@ -32,7 +32,7 @@ extension PostgresBackendTests {
         return false
     }
 
-    @Test("/me is answered from memory; a change or a revocation on one instance reaches the other by notification, and the writer sees it at once")
+    @Test("/me and codes are answered from memory; a change, a used code or a revocation on one instance reaches the other by notification, and the writer sees it at once")
     func readsFromMemoryAndNotificationsCarryChanges() async throws {
         var settings = try await StoreBackend.freshDatabase()
         // Entries would answer for a minute: only a notification can explain a refusal within seconds.
@@ -64,6 +64,15 @@ extension PostgresBackendTests {
                 _ = try await a.kernel.users.update(uid) { $0.displayName = "Ada L." }
                 #expect(try await me(one).json["display_name"] as? String == "Ada L.")
                 #expect(try await Self.eventually { try await me(two).json["display_name"] as? String == "Ada L." })
+                // A code likewise: read from memory on the other instance, gone there once used up here.
+                let policy = CodePolicy(ttl: 600, resendInterval: 0, maxAttempts: 5, maxFailures: 5, failureWindow: 600)
+                let code = try await a.kernel.codes.issue(purpose: "t", key: "ada@example.com", policy: policy, payload: ["n": .number(1)])
+                #expect(try await b.kernel.codes.pendingPayload(purpose: "t", key: "ada@example.com") != nil)
+                let before = storeB.roundTrips.count
+                #expect(try await b.kernel.codes.pendingPayload(purpose: "t", key: "ada@example.com") != nil)
+                #expect(storeB.roundTrips.count == before, "a code read again went to the database")
+                try await a.kernel.codes.verify(purpose: "t", key: "ada@example.com", code: code, policy: policy)
+                #expect(try await Self.eventually { try await b.kernel.codes.pendingPayload(purpose: "t", key: "ada@example.com") == nil })
                 // A revocation likewise.
                 let sid = try #require(await a.kernel.sessions.sessions(of: uid).first?.id)
                 try await a.kernel.sessions.revoke(sid, of: uid)

@@ -1,3 +1,4 @@
+import AuthStorage
 import AuthKernel
 package import Foundation
 import Logging
@@ -6,7 +7,8 @@ import PostgresNIO
 /// Cluster events over PostgreSQL's LISTEN/NOTIFY on the channel `authd_events`.
 ///
 /// A payload is `approval <instance> <user id> <approval id>`, `keys <instance>`,
-/// `inv <instance> <row>…` (rows a write changed or ended: `u`, `U` (deleted) or `s` and an id, sent by
+/// `inv <instance> <row>…` (rows a write changed or ended: `u`, `U` (deleted) or `s` and an id, `c` and a
+/// code's id in hex, sent by
 /// `authd_apply` as the write commits) or `hb <instance>`, the instance's own heartbeat. An instance
 /// skips the events it sent itself (it has already acted) but for its heartbeat.
 ///
@@ -120,7 +122,13 @@ package struct PostgresClusterEvents: ClusterEvents {
     static func invalidate(_ rows: ArraySlice<String>, in cache: PostgresRecordCache) {
         var keys: [RowKey] = [], deletedUsers: [UUID] = []
         for row in rows {
-            guard let kind = row.first, let id = UUID(uuidString: String(row.dropFirst())) else { continue }
+            guard let kind = row.first else { continue }
+            let rest = String(row.dropFirst())
+            if kind == "c" {
+                if let bytes = Hex.decode(rest) { keys.append(.code(String(decoding: bytes, as: UTF8.self))) }
+                continue
+            }
+            guard let id = UUID(uuidString: rest) else { continue }
             switch kind {
             case "u": keys.append(.user(id))
             case "U":

@@ -14,13 +14,13 @@ struct VersionedRow: Sendable {
     var version: Int64
 }
 
-/// The records this instance has seen, so `/me`, userinfo, introspection and API-key exchanges are
-/// answered without a round trip (contract §19).
+/// The records this instance has seen, so `/me`, userinfo, introspection, API-key exchanges and
+/// device polls are answered without a round trip (contract §19).
 ///
 /// Reads trust an entry only while the cluster's notifications are known to arrive: the instance's
 /// own heartbeat, sent every second on the listening connection, must have come back within
 /// ``heartbeatWindow``; a missed heartbeat or a reconnect drops everything, and an entry is never
-/// older than ``maxAge``. Every write that changes or ends a user or session notifies the other
+/// older than ``maxAge``. Every write that changes or ends a user, session or code notifies the other
 /// instances (rotations do not: a refresh reads the store anyway), and the writing instance updates
 /// its own entries at once. Optimistic writes may start from any entry, however old: the database
 /// checks the version they read.
@@ -87,6 +87,7 @@ final class PostgresRecordCache: Sendable {
                 case .sessionByRefreshHash(let hash):
                     guard let id = s.byHash[hash] else { return nil }
                     rowKey = .session(id)
+                case .code(let purpose, let key): rowKey = .code(CodeRecord.id(purpose: purpose, key: key))
                 default: return nil
                 }
                 guard let entry = Self.lookup(&s, rowKey), t - entry.loadedAt <= maxAge else { return nil }

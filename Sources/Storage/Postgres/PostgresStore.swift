@@ -223,8 +223,9 @@ package final class PostgresStore: AuthStore {
     }
 
     /// The changes a body made as one `authd_apply` call, with the notices for the other instances:
-    /// a user or session changed or ended, but not a session's usual rotation.
-    /// A new session (not among `loaded`) is in no instance's cache: it needs no notice.
+    /// a user, session or code changed or ended, but not a session's usual rotation (a code's id, any
+    /// text, travels as hex).
+    /// A new session or code (not among `loaded`) is in no instance's cache: it needs no notice.
     static func changes(of state: inout StoreState, instance: String, loaded: [VersionedRow]) throws -> PostgresRecords.Apply {
         let seen = Set(loaded.map(\.key))
         var apply = PostgresRecords.Apply()
@@ -246,6 +247,12 @@ package final class PostgresStore: AuthStore {
             case .deleteSession(let id):
                 try apply.add(change)
                 notices.append("s" + id.lowercased)
+            case .putCode(let code):
+                try apply.add(change)
+                if seen.contains(.code(code.id)) { notices.append("c" + Hex.encode(Array(code.id.utf8))) }
+            case .deleteCode(let id):
+                try apply.add(change)
+                notices.append("c" + Hex.encode(Array(id.utf8)))
             default:
                 try apply.add(change)
             }
