@@ -145,6 +145,24 @@ extension PostgresBackendTests {
         await b.server.close()
     }
 
+    @Test("An import's COPY keeps every character of a record: backslashes, tabs, line breaks, quotes, any script")
+    func copyKeepsEveryCharacter() async throws {
+        let store = try await PostgresStore.open(try await StoreBackend.freshDatabase(), logger: logger)
+        var user = UserRecord(email: "tricky@example.com", displayName: "A\\B\tC\nD\r\"E\" Ünï 漢字 🙂 \\N", createdAt: Date(timeIntervalSince1970: 1_800_000_000.123456))
+        user.identities = [Identity(provider: "test", subject: "tab\there\\")]
+        let session = SessionRecord(
+            userID: user.id, deviceName: "line\nbreak", platform: nil, amr: ["test"], createdAt: Date(timeIntervalSince1970: 1_800_000_000.5),
+            expiresAt: Date(timeIntervalSince1970: 1_900_000_000), refreshHash: "h")
+        let copies = store.roundTrips.copies
+        try await store.load([.putUser(user), .putSession(session)]) { _ in }
+        #expect(store.roundTrips.copies - copies == 4, "users, identities, sessions and tokens, each copied")
+        let back = try await store.read([.user(user.id), .session(session.id), .userByIdentity(Identity(provider: "test", subject: "tab\there\\"))]) { $0 }
+        #expect(back.user(id: user.id) == user)
+        #expect(back.session(id: session.id) == session)
+        #expect(back.user(identity: Identity(provider: "test", subject: "tab\there\\"))?.id == user.id)
+        await store.close()
+    }
+
     @Test("A request that waits for a connection past acquire_timeout answers 503 store with Retry-After, and the pool serves again after", .timeLimit(.minutes(1)))
     func waitsForAConnectionAreBounded() async throws {
         var settings = try await StoreBackend.freshDatabase()

@@ -73,21 +73,30 @@ enum PostgresCopy {
                     buffer.writeStaticString("\\N")
                     continue
                 }
-                write(value.utf8)
+                write(value)
             }
             buffer.writeInteger(UInt8(ascii: "\n"))
             count += 1
         }
 
-        private mutating func write(_ text: some Sequence<UInt8>) {
-            for byte in text {
-                switch byte {
-                case UInt8(ascii: "\\"): buffer.writeStaticString("\\\\")
-                case UInt8(ascii: "\t"): buffer.writeStaticString("\\t")
-                case UInt8(ascii: "\n"): buffer.writeStaticString("\\n")
-                case UInt8(ascii: "\r"): buffer.writeStaticString("\\r")
-                default: buffer.writeInteger(byte)
+        /// `text` with `\\`, tab, newline and carriage return escaped; written whole when none occurs
+        /// (nearly always), else a run at a time between them.
+        private mutating func write(_ text: String) {
+            var text = text
+            text.withUTF8 { bytes in
+                let raw = UnsafeRawBufferPointer(bytes)
+                var start = 0
+                for (i, byte) in bytes.enumerated() where byte == 0x5C || byte == 0x09 || byte == 0x0A || byte == 0x0D {
+                    buffer.writeBytes(UnsafeRawBufferPointer(rebasing: raw[start..<i]))
+                    switch byte {
+                    case 0x5C: buffer.writeStaticString("\\\\")
+                    case 0x09: buffer.writeStaticString("\\t")
+                    case 0x0A: buffer.writeStaticString("\\n")
+                    default: buffer.writeStaticString("\\r")
+                    }
+                    start = i + 1
                 }
+                buffer.writeBytes(UnsafeRawBufferPointer(rebasing: raw[start...]))
             }
         }
     }
