@@ -671,8 +671,9 @@ def test_a_person_removed_from_an_apps_group_on_one_instance_is_refused_at_the_n
 
 def imported_into_postgres(work, users):
     """A data folder of `users` users with a session each, exported and imported into a new database,
-    checked to hold them all, written by one transaction: (peak memory of `authd import` in MB, the
-    statements the database ran, from pg_stat_statements)."""
+    checked to hold them all, written by one transaction, then exported again and restored into a
+    data folder: (peak memory of the import and of the export in MB, the statements the database ran
+    for the import, from pg_stat_statements)."""
     bench = os.environ.get("AUTHD_BENCH_BINARY", os.path.join(os.path.dirname(BINARY), "authd-bench"))
     data, bundle, target = (os.path.join(work, f"{name}-{users}") for name in ("data", "bundle", "db"))
     subprocess.run([bench, "store-fill", "--folder", data, "--users", str(users), "--sessions-per-user", "1"], check=True, capture_output=True)
@@ -697,13 +698,21 @@ def imported_into_postgres(work, users):
                                                    "(SELECT count(DISTINCT x) FROM (SELECT xmin::text AS x FROM users UNION SELECT xmin::text FROM sessions) t)"],
                              check=True, capture_output=True, text=True).stdout.strip()
     assert counted == f"{users}|{users}|1", counted
-    return usage.ru_maxrss / 1024, [(int(line.split("|", 1)[0]), line.split("|", 1)[1]) for line in statements if "|" in line]
+    # And out again, through cursors: the bundle restores into a data folder whole.
+    back = os.path.join(work, f"back-{users}.json")
+    proc = subprocess.Popen([BINARY, "export", "--to", back, "--data", target], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    _, status, exported = os.wait4(proc.pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, proc.stderr.read().decode()[-2000:]
+    restored = subprocess.run([BINARY, "restore", "--from", back, "--data", os.path.join(work, f"restored-{users}")], capture_output=True, text=True)
+    assert restored.returncode == 0 and f"{users} users" in restored.stdout + restored.stderr, restored.stdout + restored.stderr
+    return (usage.ru_maxrss / 1024, exported.ru_maxrss / 1024,
+            [(int(line.split("|", 1)[0]), line.split("|", 1)[1]) for line in statements if "|" in line])
 
 
-def test_an_import_into_postgres_is_copied_in_one_transaction_with_flat_memory():
+def test_an_import_into_postgres_is_copied_in_one_transaction_and_both_ways_keep_memory_flat():
     with tempfile.TemporaryDirectory() as work:
-        small, _ = imported_into_postgres(work, 5000)
-        large, statements = imported_into_postgres(work, 20000)
+        small, small_export, _ = imported_into_postgres(work, 5000)
+        large, large_export, statements = imported_into_postgres(work, 20000)
 
     def calls(prefix):
         return sum(n for n, query in statements if query.lstrip().upper().startswith(prefix))
@@ -713,3 +722,5 @@ def test_an_import_into_postgres_is_copied_in_one_transaction_with_flat_memory()
     assert calls("INSERT INTO USERS") == 0 and calls("INSERT INTO SESSIONS") == 0 and calls("SELECT AUTHD_APPLY") == 0, statements
     # Four times the records, about the same memory: the import streams (a store held whole grows ~3 KB a user).
     assert large - small < 25, f"import peak {small:.0f} MB at 5k, {large:.0f} MB at 20k"
+    # The export streams too.
+    assert large_export - small_export < 25, f"export peak {small_export:.0f} MB at 5k, {large_export:.0f} MB at 20k"

@@ -34,6 +34,11 @@ package protocol AuthStore: Sendable {
     /// How many users and sessions the store holds.
     func counts() async throws -> StoreCounts
 
+    /// Hands every record to `sink` a batch at a time, their counts first, without holding them all
+    /// (an export of a database: cursors in one snapshot). Returns false when the store does not
+    /// stream, and the caller reads it whole (the file store, whose records are in memory anyway).
+    func exportRecords(into sink: any StoreExportSink) async throws -> Bool
+
     /// Whether other processes use the same data (several authd instances on one database): work that
     /// must run once, like a background job, is then claimed through the store, not just in memory.
     var isShared: Bool { get }
@@ -56,6 +61,9 @@ extension AuthStore {
             stored(count.add(batch.count))
         }
     }
+
+    /// Not streamed: the caller reads the records whole.
+    package func exportRecords(into sink: any StoreExportSink) async throws -> Bool { false }
 
     /// Every record of `changes` (users first), as one batch.
     package func load(_ changes: [StoreChange], stored: @Sendable @escaping (Int) -> Void) async throws {

@@ -45,6 +45,17 @@ package enum AdminBackup {
     /// format (so `authd restore` or `authd import` reads it).
     /// - Returns: a one-line summary.
     static func export(to path: String, store: any AuthStore, keys: any ServerKeys, progress: @escaping AdminProgressSink = { _ in }) async throws -> String {
+        // A database streams its records into the file; the file store's are in memory already.
+        let streamed = BundleStreamWriter(path: path, keys: try await keys.exportFiles(), progress: progress)
+        do {
+            if try await store.exportRecords(into: streamed) {
+                let (users, sessions) = try streamed.finish()
+                return "\(users) users, \(sessions) sessions, \(streamed.keys.count) keys and secrets"
+            }
+        } catch {
+            streamed.abandon()
+            throw error
+        }
         progress(AdminProgress(phase: "reading the store", done: 0, unit: "records"))
         let state = try await store.read([.allUsers, .allSessions, .allCodes, .allApprovals, .allJobs]) { $0 }
         let files = try await keys.exportFiles()

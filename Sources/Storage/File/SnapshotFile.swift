@@ -69,6 +69,24 @@ package enum SnapshotFile {
         }
     }
 
+    /// The first line of a snapshot of `records` records (a stream's, written before its records).
+    package static func header(records: Int, seq: UInt64) throws -> [UInt8] {
+        var header = try [UInt8](StoreCoding.encoder().encode(Header(format: currentFormat, seq: seq, records: records)))
+        header.append(0x0A)
+        return header
+    }
+
+    /// Records as the snapshot's lines.
+    package static func lines(_ records: [StoreChange]) throws -> [UInt8] {
+        let encoder = StoreCoding.encoder()
+        var w = JSONWriter(capacity: records.count * 1024)
+        for record in records {
+            try record.write(to: &w, fallback: encoder)
+            w.newline()
+        }
+        return w.bytes
+    }
+
     /// How many records a snapshot of `state` holds.
     package static func recordCount(_ state: StoreState) -> Int {
         state.users.count + state.sessions.count + state.codes.count + state.approvals.count + state.jobs.count

@@ -29,7 +29,7 @@ enum PostgresRecords {
     }
 
     /// Rows of `(kind, version, record)`: `u` user, `s` session, `c` code, `a` approval, `j` job.
-    private static func load(_ query: PostgresQuery, on connection: CountedConnection, logger: Logger) async throws -> [VersionedRow] {
+    static func load(_ query: PostgresQuery, on connection: CountedConnection, logger: Logger) async throws -> [VersionedRow] {
         let decoder = StoreCoding.decoder()
         var rows: [VersionedRow] = []
         for try await (kind, version, text) in try await connection.query(query, logger: logger).decode((String, Int64, String).self) {

@@ -318,6 +318,44 @@ package final class PostgresStore: AuthStore {
         stored(count.add(0))
     }
 
+    /// Every record through cursors, a thousand at a time, all in one read-only snapshot, so an
+    /// export of a million users holds a batch, not the database.
+    package func exportRecords(into sink: any StoreExportSink) async throws -> Bool {
+        let logger = self.logger
+        do {
+            try await withConnection { connection in
+                try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+                do {
+                    let counts = try await connection.query(
+                        """
+                        SELECT (SELECT count(*) FROM users), (SELECT count(*) FROM sessions), (SELECT count(*) FROM verification_codes),
+                            (SELECT count(*) FROM approvals), (SELECT count(*) FROM jobs)
+                        """, logger: logger)
+                    for try await (users, sessions, codes, approvals, jobs) in counts.decode((Int, Int, Int, Int, Int).self) {
+                        try sink.begin(records: users + sessions + codes + approvals + jobs, users: users, sessions: sessions)
+                    }
+                    // Users before what refers to them, as an import stores them.
+                    for (kind, table) in [("u", "users"), ("s", "sessions"), ("c", "verification_codes"), ("a", "approvals"), ("j", "jobs")] {
+                        try await connection.query(PostgresQuery(unsafeSQL: "DECLARE authd_export NO SCROLL CURSOR FOR SELECT '\(kind)', version, record::text FROM \(table)"), logger: logger)
+                        while true {
+                            let rows = try await PostgresRecords.load(PostgresQuery(unsafeSQL: "FETCH 1000 FROM authd_export"), on: connection, logger: logger)
+                            if rows.isEmpty { break }
+                            try sink.records(rows.map(\.record))
+                        }
+                        try await connection.query("CLOSE authd_export", logger: logger)
+                    }
+                    try await connection.query("COMMIT", logger: logger)
+                } catch {
+                    _ = try? await connection.query("ROLLBACK", logger: logger)
+                    throw error
+                }
+            }
+        } catch let error as PSQLError {
+            throw unavailable(error)
+        }
+        return true
+    }
+
     /// Serialization failure, deadlock, unique violation: another transaction won; run the body again.
     static let retried: Set<String> = ["40001", "40P01", "23505"]
 
