@@ -674,7 +674,10 @@ def imported_into_postgres(work, users):
     checked to hold them all, written by one transaction, then exported again and restored into a
     data folder: (peak memory of the import and of the export in MB, the statements the database ran
     for the import, from pg_stat_statements)."""
+    # `authd-bench` (built with the tests) fills the data folder; beside the binary, else in the debug build.
     bench = os.environ.get("AUTHD_BENCH_BINARY", os.path.join(os.path.dirname(BINARY), "authd-bench"))
+    if not os.path.exists(bench):
+        bench = ".build/debug/authd-bench"
     data, bundle, target = (os.path.join(work, f"{name}-{users}") for name in ("data", "bundle", "db"))
     subprocess.run([bench, "store-fill", "--folder", data, "--users", str(users), "--sessions-per-user", "1"], check=True, capture_output=True)
     subprocess.run([BINARY, "export", "--to", bundle, "--data", data], check=True, capture_output=True)
