@@ -21,6 +21,8 @@ package struct PostgresClusterEvents: ClusterEvents {
     static let channel = "authd_events"
     /// Seconds between heartbeats.
     static let heartbeatInterval: Duration = .seconds(1)
+    /// Seconds without a heartbeat back after which the connection is replaced.
+    static let silenceLimit = 5.0
     /// Largest payload sent (PostgreSQL's limit is 8000 bytes).
     static let payloadLimit = 7000
 
@@ -77,6 +79,20 @@ package struct PostgresClusterEvents: ClusterEvents {
                             while true {
                                 try await connection.query("SELECT pg_notify(\(Self.channel), \("hb " + instance))", logger: logger)
                                 try await Task.sleep(for: Self.heartbeatInterval)
+                            }
+                        }
+                        group.addTask {
+                            // A connection that stopped answering without an error (a host gone
+                            // silent) is given up for a new one once heartbeats stop coming back.
+                            var connectedAt = ContinuousClock.now
+                            while true {
+                                try await Task.sleep(for: Self.heartbeatInterval)
+                                if let quiet = cache.secondsSinceHeartbeat {
+                                    connectedAt = ContinuousClock.now
+                                    if quiet > Self.silenceLimit { throw ListenerEnded() }
+                                } else if ContinuousClock.now - connectedAt > .seconds(Self.silenceLimit) {
+                                    throw ListenerEnded()
+                                }
                             }
                         }
                         group.addTask {

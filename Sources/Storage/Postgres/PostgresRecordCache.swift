@@ -183,6 +183,12 @@ final class PostgresRecordCache: Sendable {
         state.withLock { $0.lastBeat = t }
     }
 
+    /// Seconds since the last heartbeat came back (nil: none since the cache was last dropped).
+    var secondsSinceHeartbeat: Double? {
+        let t = now()
+        return state.withLock { s in s.lastBeat.map { t - $0 } }
+    }
+
     /// Entries held (tests, metrics).
     var count: Int { state.withLock { s in s.current.count + s.previous.filter { s.current[$0.key] == nil }.count } }
 
