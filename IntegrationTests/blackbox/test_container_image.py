@@ -14,6 +14,7 @@ import re
 import shutil
 import signal
 import socket
+import time
 import subprocess
 import tempfile
 import urllib.parse
@@ -50,16 +51,21 @@ def mirror():
 def static_binary(folder):
     """authd linked statically against the Swift runtime, as the image's builder stage links it, copied
     into `folder`; the build is then put back as `swift build` leaves it."""
-    run(["swift", "build", "--product", "authd", *SWIFT_STATIC], cwd=ROOT, timeout=1800)
     bin_path = run(["swift", "build", "--show-bin-path"], cwd=ROOT).stdout.strip()
+    started = time.time() - 1
+    run(["swift", "build", "--product", "authd", *SWIFT_STATIC], cwd=ROOT, timeout=1800)
     linked = run(["ldd", os.path.join(bin_path, "authd")]).stdout
     assert "libswiftCore" not in linked and "libFoundation" not in linked, linked
     binary = os.path.join(folder, "authd")
     shutil.copy2(os.path.join(bin_path, "authd"), binary)
-    # The executable's object was compiled for the static link (its autolink entries name the static
-    # libraries) and SwiftPM does not notice the flags changed back: without it, the next plain
-    # build recompiles it.
-    os.remove(os.path.join(bin_path, "authd.build", "main.swift.o"))
+    # Every object compiled for the static link (the executable's, and any module that was out of
+    # date) carries autolink entries naming the static libraries, and SwiftPM does not notice the
+    # flags changed back: without them, the next plain build recompiles them.
+    for folder_path, _, names in os.walk(bin_path):
+        for name in names:
+            path = os.path.join(folder_path, name)
+            if name.endswith(".o") and os.path.getmtime(path) >= started:
+                os.remove(path)
     run(["swift", "build", "--product", "authd"], cwd=ROOT, timeout=1800)
     assert "libswiftCore" in run(["ldd", os.path.join(bin_path, "authd")]).stdout
     return binary
