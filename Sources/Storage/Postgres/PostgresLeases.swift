@@ -201,7 +201,9 @@ final class PostgresLeases: Sendable {
     /// write: a promoted standby can, one still in recovery cannot.
     private func probe() async -> Bool {
         var configuration = probeConfiguration
-        configuration.options.connectTimeout = .seconds(1)
+        // As long as a request would wait: a loaded machine that connects slowly is not a lost database.
+        let wait = max(acquireTimeout, .seconds(2)).components
+        configuration.options.connectTimeout = .milliseconds(wait.seconds * 1000 + wait.attoseconds / 1_000_000_000_000_000)
         do {
             let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: Self.quiet)
             defer { Task { try? await connection.close() } }
