@@ -200,6 +200,26 @@ final class PostgresLeases: Sendable {
     /// Whether a new connection (not the pool's, which may just be busy) reaches a database that can
     /// write: a promoted standby can, one still in recovery cannot.
     private func probe() async -> Bool {
+        // Bounded as a whole, and not by a task group, which would wait for a query that is never
+        // answered (a host gone silent): the probe is left behind and counts as failed.
+        let answered = Mutex(false)
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let finish: @Sendable (Bool) -> Void = { value in
+                let first = answered.withLock { done in
+                    defer { done = true }
+                    return !done
+                }
+                if first { continuation.resume(returning: value) }
+            }
+            Task { finish(await self.connectAndAsk()) }
+            Task {
+                try? await Task.sleep(for: .seconds(10))
+                finish(false)
+            }
+        }
+    }
+
+    private func connectAndAsk() async -> Bool {
         var configuration = probeConfiguration
         // As long as a request would wait: a loaded machine that connects slowly is not a lost database.
         let wait = max(acquireTimeout, .seconds(2)).components
