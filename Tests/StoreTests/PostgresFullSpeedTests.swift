@@ -124,6 +124,87 @@ extension PostgresBackendTests {
         await h.server.close()
     }
 
+    @Test("A refresh starts from memory (two round trips: the rate limit, the rotation); a token rotated on another instance is still reuse there")
+    func aRefreshStartsFromMemoryAndReuseAcrossInstancesIsCaught() async throws {
+        var settings = try await StoreBackend.freshDatabase()
+        // Entries would answer for a minute: only the version check can catch the stale one below.
+        settings.cacheMaxAge = 60
+        let (a, storeA) = try await instanceAndStore(settings), (b, _) = try await instanceAndStore(settings)
+        let runA = Task { try await a.server.run() }, runB = Task { try await b.server.run() }
+        defer {
+            runA.cancel()
+            runB.cancel()
+        }
+        let ada = try await a.signIn("ada", email: "ada@example.com")
+        // Once A's heartbeat is back, A holds the session as its sign-in wrote it.
+        let fromMemory = try await Self.eventually {
+            _ = try await a.kernel.sessions.authenticate(bearer: ada.accessToken)
+            let before = storeA.roundTrips.count
+            _ = try await a.kernel.sessions.authenticate(bearer: ada.accessToken)
+            return storeA.roundTrips.count == before
+        }
+        #expect(fromMemory, "A never answered from memory")
+        // A rotates from memory: the refresh rate limit and the rotation, nothing else. (Asked again
+        // while A's cache is dropped: on a loaded machine a heartbeat can come back late.)
+        var token = ada.refreshToken
+        var costs: [Int] = []
+        let fromMemoryToo = try await Self.eventually {
+            let before = storeA.roundTrips.count
+            token = try await a.kernel.sessions.refresh(token).refreshToken
+            costs.append(storeA.roundTrips.count - before)
+            return costs.suffix(2) == [2, 2]
+        }
+        #expect(fromMemoryToo, "a refresh looked its session up in the database: \(costs)")
+        // B rotates that token behind A's back (a rotation sends no notification): A still holds
+        // `token` as the current one.
+        let rotatedOnB = try await b.kernel.sessions.refresh(token).refreshToken
+        // Past the reuse grace, `token` again at A: A's copy says it is current, the rotation's
+        // version check says the row moved, and under row locks it is what it is, reuse.
+        a.clock.advance(by: 11)
+        b.clock.advance(by: 11)
+        await #expect(throws: AuthError.refreshTokenReused) { _ = try await a.kernel.sessions.refresh(token) }
+        // The session is gone for both instances, so is B's newer token.
+        await #expect(throws: AuthError.self) { _ = try await b.kernel.sessions.refresh(rotatedOnB) }
+        await a.server.close()
+        await b.server.close()
+    }
+
+    @Test("A job its instance runs at once is stored claimed (no claim write); if that instance stops, another runs it after the lease")
+    func aJobRunAtOnceIsStoredClaimed() async throws {
+        let settings = try await StoreBackend.freshDatabase()
+        let (a, storeA) = try await instanceAndStore(settings), (b, _) = try await instanceAndStore(settings)
+        let ran = Mutex<[String]>([])
+        for h in [a, b] { h.kernel.jobs.register(kind: "t") { job in if case .string(let n)? = job.payload["n"] { ran.withLock { $0.append(n) } } } }
+        func cost(_ work: () async throws -> Void) async throws -> Int {
+            let before = storeA.roundTrips.count
+            try await work()
+            return storeA.roundTrips.count - before
+        }
+        // Queued, then claimed by a write of its own, run, deleted: three round trips.
+        let queued = try await cost {
+            let job = try await a.kernel.jobs.enqueue(kind: "t", payload: ["n": .string("1")])
+            #expect(await a.kernel.jobs.run(job))
+        }
+        #expect(queued == 3)
+        // Stored claimed, run, deleted: two.
+        let claimed = try await cost {
+            let job = try await a.kernel.jobs.enqueueClaimed(kind: "t", payload: ["n": .string("2")])
+            #expect(await a.kernel.jobs.run(job, claimed: true))
+        }
+        #expect(claimed == 2)
+        // A stored it claimed and stopped before running it: B leaves it alone for the lease, then runs it once.
+        _ = try await a.kernel.jobs.enqueueClaimed(kind: "t", payload: ["n": .string("3")])
+        #expect(await b.kernel.jobs.runDue() == 0)
+        b.clock.advance(by: 299)
+        #expect(await b.kernel.jobs.runDue() == 0)
+        b.clock.advance(by: 2)
+        #expect(await b.kernel.jobs.runDue() == 1)
+        #expect(await b.kernel.jobs.runDue() == 0)
+        #expect(ran.withLock { $0 } == ["1", "2", "3"])
+        await a.server.close()
+        await b.server.close()
+    }
+
     @Test("A stale cached row is caught by its version: the write runs again under row locks and loses nothing")
     func aStaleRowIsCaughtByItsVersion() async throws {
         let settings = try await StoreBackend.freshDatabase()

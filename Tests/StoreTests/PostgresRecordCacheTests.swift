@@ -86,7 +86,7 @@ struct PostgresRecordCacheTests {
         #expect(cache.state(for: [.user(user.id)])?.user(id: user.id)?.displayName == "Ada L.")
     }
 
-    @Test("A deleted user takes its cached sessions; API keys and browser cookies are found by hash, rotating tokens are not")
+    @Test("A deleted user takes its cached sessions; sessions are found by their current hashes, not by retired ones")
     func deletionsAndHashes() {
         let clock = Clock(), cache = cache(clock), user = Self.user()
         cache.heartbeat()
@@ -99,7 +99,13 @@ struct PostgresRecordCacheTests {
         cache.store(loaded: [Self.row(user)] + [key, browser, app].map { VersionedRow(key: .session($0.id), record: .putSession($0), version: 1) }, since: cache.epoch)
         #expect(cache.state(for: [.sessionByRefreshHash("k")])?.session(refreshHash: "k")?.id == key.id)
         #expect(cache.state(for: [.sessionByRefreshHash("b")])?.session(refreshHash: "b")?.id == browser.id)
-        #expect(cache.state(for: [.sessionByRefreshHash("r")]) == nil, "a rotating refresh token must be looked up in the database")
+        #expect(cache.state(for: [.sessionByRefreshHash("r")])?.session(refreshHash: "r")?.id == app.id)
+        // Rotated here: the new hash is found, the retired one goes to the database (reuse is decided there).
+        var rotated = app
+        rotated.refreshHashes = ["r2"]
+        cache.apply(written: [VersionedRow(key: .session(app.id), record: .putSession(rotated), version: 2)], deleted: [])
+        #expect(cache.state(for: [.sessionByRefreshHash("r2")])?.session(refreshHash: "r2")?.id == app.id)
+        #expect(cache.state(for: [.sessionByRefreshHash("r")]) == nil, "a retired refresh token must be looked up in the database")
         cache.invalidate([.user(user.id)], deletedUsers: [user.id])
         for s in [key, browser, app] { #expect(cache.state(for: [.session(s.id)]) == nil) }
         #expect(cache.state(for: [.sessionByRefreshHash("k")]) == nil)

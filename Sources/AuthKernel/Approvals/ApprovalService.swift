@@ -94,13 +94,13 @@ public final class ApprovalService: Sendable {
             state: .pending, createdAt: now, expiresAt: now.addingTimeInterval(TimeInterval(ttl)), completeBy: nil,
             deviceName: deviceName, payload: payload, platform: platform, network: network
         )
-        let job = jobs?.record(kind: Self.deliveryJob, payload: ["approval_id": .string(id)])
+        let job = jobs?.record(kind: Self.deliveryJob, payload: ["approval_id": .string(id)], claimed: true)
         try await store.write([]) { state in
             state.put(approval)
             if let job { state.put(job) }
         }
         if let jobs, let job {
-            Task { await jobs.run(job) }
+            Task { await jobs.run(job, claimed: true) }
         } else {
             await deliverNew(id: id)
         }

@@ -69,12 +69,25 @@ public final class JobQueue: Sendable {
         return job
     }
 
-    /// A job to store in a write of the caller's own, beside what it belongs to (then ``run(_:)`` it,
-    /// or leave it to the runner).
-    package func record(kind: String, payload: [String: JSONValue]) -> JobRecord {
+    /// A job to store in a write of the caller's own, beside what it belongs to (then ``run(_:claimed:)``
+    /// it, or leave it to the runner).
+    ///
+    /// `claimed`: the caller runs it at once with `run(job, claimed: true)`. On a shared store it is
+    /// then stored as already claimed by this instance, which saves the claim's write; another
+    /// instance takes it up only if this one has not finished it within the lease (it stopped).
+    package func record(kind: String, payload: [String: JSONValue], claimed: Bool = false) -> JobRecord {
         let now = clock.now()
         enqueued.add(1, ordering: .relaxed)
-        return JobRecord(id: SecureRandom.uuid(), kind: kind, payload: payload, attempts: 0, runAfter: now, createdAt: now)
+        let runAfter = claimed && store.isShared ? now.addingTimeInterval(Self.lease) : now
+        return JobRecord(id: SecureRandom.uuid(), kind: kind, payload: payload, attempts: 0, runAfter: runAfter, createdAt: now)
+    }
+
+    /// Stores a job that this instance runs at once with `run(job, claimed: true)` (see
+    /// ``record(kind:payload:claimed:)``).
+    package func enqueueClaimed(kind: String, payload: [String: JSONValue]) async throws -> JobRecord {
+        let job = record(kind: kind, payload: payload, claimed: true)
+        try await store.write([]) { $0.put(job) }
+        return job
     }
 
     /// Jobs this process has queued since it started (for tests that count the work an answer did).
@@ -99,8 +112,9 @@ public final class JobQueue: Sendable {
     }
 
     /// Runs one job now unless it is already running; returns whether it succeeded (and is gone).
+    /// `claimed`: this instance stored it claimed (``record(kind:payload:claimed:)``), just now.
     @discardableResult
-    package func run(_ job: JobRecord) async -> Bool {
+    package func run(_ job: JobRecord, claimed: Bool = false) async -> Bool {
         guard let handler = handlers.withLock({ $0[job.kind] }) else { return false }
         guard running.withLock({ $0.insert(job.id).inserted }) else { return false }
         defer { _ = running.withLock { $0.remove(job.id) } }
@@ -108,15 +122,22 @@ public final class JobQueue: Sendable {
         // another instance may be running it: a shared store's claim pushes `runAfter` out by a lease.
         let now = clock.now()
         let shared = store.isShared
-        // Alone on the store, the `running` set is the claim: a read finds the job, no write is needed.
-        let claimed = shared ? try? await store.write([.job(job.id)]) { state -> JobRecord? in
-            guard var current = state.jobs[job.id], current.runAfter <= now else { return nil }
-            let original = current
-            current.runAfter = now.addingTimeInterval(Self.lease)
-            state.put(current)
-            return original
-        } : try? await store.read([.job(job.id)]) { $0.jobs[job.id] }
-        guard let current = claimed ?? nil else { return false }
+        let current: JobRecord?
+        if claimed && shared {
+            current = job  // stored claimed by this instance a moment ago
+        } else if shared {
+            current = try? await store.write([.job(job.id)]) { state -> JobRecord? in
+                guard var current = state.jobs[job.id], current.runAfter <= now else { return nil }
+                let original = current
+                current.runAfter = now.addingTimeInterval(Self.lease)
+                state.put(current)
+                return original
+            }
+        } else {
+            // Alone on the store, the `running` set is the claim: a read finds the job, no write is needed.
+            current = try? await store.read([.job(job.id)]) { $0.jobs[job.id] }
+        }
+        guard let current else { return false }
         do {
             try await handler.run(current)
             try await store.write([.job(job.id)]) { $0.deleteJob(id: job.id) }

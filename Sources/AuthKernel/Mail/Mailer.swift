@@ -115,9 +115,9 @@ public final class Mailer: Sendable {
         let language = await self.language(nil, of: "nobody@invalid")
         let message = templates.render(template, to: "nobody@invalid", values: values, code: code, lifetime: lifetime, language: language)
         let sealed = box.seal(String(decoding: try JSONEncoder().encode(message), as: UTF8.self))
-        let job = try await jobs.enqueue(kind: Self.jobKind, payload: ["message": .string(sealed), "decoy": .bool(true)])
+        let job = try await jobs.enqueueClaimed(kind: Self.jobKind, payload: ["message": .string(sealed), "decoy": .bool(true)])
         let jobs = self.jobs
-        Task { await jobs.run(job) }
+        Task { await jobs.run(job, claimed: true) }
     }
 
     /// Queues a message and tries it at once, waiting for that attempt at most `mail.wait_for_delivery`
@@ -126,9 +126,9 @@ public final class Mailer: Sendable {
     package func send(_ message: MailMessage, waitForDelivery: Bool = true) async throws {
         _ = try MailComposer.compose(message, from: from)  // refuses control characters in any header
         let sealed = box.seal(String(decoding: try JSONEncoder().encode(message), as: UTF8.self))
-        let job = try await jobs.enqueue(kind: Self.jobKind, payload: ["message": .string(sealed)])
+        let job = try await jobs.enqueueClaimed(kind: Self.jobKind, payload: ["message": .string(sealed)])
         let jobs = self.jobs
-        let attempt = Task { await jobs.run(job) }
+        let attempt = Task { await jobs.run(job, claimed: true) }
         guard waitForDelivery else { return }
         let wait = delivery.withLock { $0.wait }
         await withTaskGroup(of: Void.self) { group in

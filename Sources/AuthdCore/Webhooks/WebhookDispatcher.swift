@@ -62,10 +62,10 @@ final class WebhookDispatcher: Sendable {
                 "timestamp": .number(Double(Int(now.timeIntervalSince1970))), "body": .string(body),
             ]
             do {
-                let job = try await jobs.enqueue(kind: Self.jobKind, payload: payload)
+                let job = try await jobs.enqueueClaimed(kind: Self.jobKind, payload: payload)
                 // The first attempt at once; the runner retries.
                 let jobs = self.jobs
-                Task { _ = await jobs.run(job) }
+                Task { _ = await jobs.run(job, claimed: true) }
             } catch {
                 logger.error("webhook event could not be queued", metadata: ["event": "\(type)", "error": "\(error)"])
             }

@@ -21,7 +21,8 @@ struct VersionedRow: Sendable {
 /// own heartbeat, sent every second on the listening connection, must have come back within
 /// ``heartbeatWindow``; a missed heartbeat or a reconnect drops everything, and an entry is never
 /// older than ``maxAge``. Every write that changes or ends a user, session or code notifies the other
-/// instances (rotations do not: a refresh reads the store anyway), and the writing instance updates
+/// instances (rotations do not: an instance holding the session as it was finds out when its write's
+/// version check fails), and the writing instance updates
 /// its own entries at once. Optimistic writes may start from any entry, however old: the database
 /// checks the version they read.
 ///
@@ -45,7 +46,10 @@ final class PostgresRecordCache: Sendable {
     private struct State {
         var current: [RowKey: Entry] = [:]
         var previous: [RowKey: Entry] = [:]
-        /// Refresh hashes of sessions whose hash never rotates (API keys, browser cookies).
+        /// The current refresh hashes of the sessions held. A rotation on another instance is not
+        /// notified, so an entry may still name a hash retired there: every caller reads only what
+        /// a session never changes (its id, user, kind, client) or writes, and a write checks the
+        /// version it read, so such an entry costs a retry, never a wrong answer.
         var byHash: [String: UUID] = [:]
         var epoch: UInt64 = 1
         /// When each key was last invalidated, by epoch; emptied (with `clearedAt` moved) when large.
@@ -228,7 +232,7 @@ final class PostgresRecordCache: Sendable {
             if let old = peek(s, key), case .putSession(let session) = old.row.record {
                 for hash in session.refreshHashes where s.byHash[hash] == id { s.byHash[hash] = nil }
             }
-            if case .putSession(let session) = entry.row.record, session.isAPIKey || session.isBrowser {
+            if case .putSession(let session) = entry.row.record {
                 for hash in session.refreshHashes { s.byHash[hash] = id }
             }
         }
