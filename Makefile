@@ -63,12 +63,9 @@ checks:
 	scripts/check-docs
 	scripts/embed-common-passwords --check
 	scripts/check-doc-links
-	# One test at a time still: waits for a pooled connection are bounded now (a pool that cannot
-	# serve ends in a 503 naming itself in the log, not a run that never ends), and five full parallel
-	# runs finished, but on two loaded cores a file-store disk-full test
-	# (KernelRoutesTests.writesAnswer503WhileTheDiskIsFull…) once answered 401 after recovery; until
-	# that is understood, serially.
-	$(SWIFT) test --skip-build --no-parallel
+	# In parallel: every wait for a pooled connection is bounded (a pool that cannot serve ends in a
+	# 503 naming itself in the log, not a run that never ends).
+	$(SWIFT) test --skip-build --parallel
 	$(MAKE) --no-print-directory examples
 	bench/run --quick --debug
 	AUTHD_BINARY=$$($(SWIFT) build --show-bin-path)/authd $(PYTHON) -m pytest -q IntegrationTests/blackbox
