@@ -23,6 +23,27 @@ struct ShardedTableTests {
         #expect(table.values.sorted() == reference.values.sorted())
     }
 
+    @Test func aSmallTableKeepsOneDictionaryUntilItGrowsAndStaysCorrectAcross() {
+        var table = ShardedTable<Int, Int>()
+        let limit = ShardedTable<Int, Int>.smallLimit, n = ShardedTable<Int, Int>.shardCount
+        for i in 0..<limit { table[i] = i }
+        #expect(!table.isSpread && table.count == limit)
+        // Shard ranges partition a small table's values as they do a spread one's.
+        var visited: [Int] = []
+        for range in [0..<1, 1..<(n / 2), (n / 2)..<n] { table.forEachValue(inShards: range) { visited.append($0) } }
+        #expect(visited.sorted() == Array(0..<limit))
+        table[limit, default: 0] += 7
+        #expect(table.isSpread && table.count == limit + 1 && table[limit] == 7)
+        for i in 0..<limit { #expect(table[i] == i) }
+        #expect(table.removeValue(forKey: 3) == 3 && table.count == limit)
+        // A part that stayed small joins like any other, keeping only its own shards' keys.
+        var small = ShardedTable<Int, Int>()
+        for i in 0..<10 { small[i] = i }
+        let ranges = [0..<(n / 2), (n / 2)..<n]
+        let joined = ShardedTable(joining: [small, small], shards: ranges)
+        #expect(joined.count == 10 && (0..<10).allSatisfy { joined[$0] == $0 })
+    }
+
     @Test func shardRangesTogetherVisitEveryValueOnce() {
         var table = ShardedTable<Int, Int>()
         var visited: [Int] = []
