@@ -127,8 +127,8 @@ extension PostgresBackendTests {
     @Test("A refresh starts from memory (two round trips: the rate limit, the rotation); a token rotated on another instance is still reuse there")
     func aRefreshStartsFromMemoryAndReuseAcrossInstancesIsCaught() async throws {
         var settings = try await StoreBackend.freshDatabase()
-        // Entries would answer for a minute: only the version check can catch the stale one below.
-        settings.cacheMaxAge = 60
+        // Reads trust an entry for a second; a rotation's lookup trusts it at any age.
+        settings.cacheMaxAge = 1
         let (a, storeA) = try await instanceAndStore(settings), (b, _) = try await instanceAndStore(settings)
         let runA = Task { try await a.server.run() }, runB = Task { try await b.server.run() }
         defer {
@@ -155,6 +155,17 @@ extension PostgresBackendTests {
             return costs.suffix(2) == [2, 2]
         }
         #expect(fromMemoryToo, "a refresh looked its session up in the database: \(costs)")
+        // Past the entry's maximum age (nothing touched it for 1.1 s) a read would go to the
+        // database; a rotation's lookup does not.
+        costs = []
+        let agedToo = try await Self.eventually {
+            try await Task.sleep(for: .milliseconds(1100))
+            let before = storeA.roundTrips.count
+            token = try await a.kernel.sessions.refresh(token).refreshToken
+            costs.append(storeA.roundTrips.count - before)
+            return costs.last == 2
+        }
+        #expect(agedToo, "a refresh after the maximum age looked its session up in the database: \(costs)")
         // B rotates that token behind A's back (a rotation sends no notification): A still holds
         // `token` as the current one.
         let rotatedOnB = try await b.kernel.sessions.refresh(token).refreshToken

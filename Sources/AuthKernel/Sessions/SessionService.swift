@@ -201,7 +201,8 @@ public struct SessionService: Sendable {
     ) async throws -> (SessionRecord, UserRecord, String, Date) {
         guard token.utf8.count <= 256 else { throw AuthError.invalidRefreshToken }
         let presented = RefreshToken.hash(token)
-        let found = try await store.read([.sessionByRefreshHash(presented)]) { state in
+        // Only what a session never changes is read here; the rotation's write reads the rest.
+        let found = try await store.read([.sessionToRotate(refreshHash: presented)]) { state in
             state.session(refreshHash: presented).flatMap { accept($0) ? ($0.id, $0.userID, $0.kind == .client ? nil : $0.clientID) : nil }
         }
         guard let (sessionID, userID, deviceApp) = found else { throw AuthError.invalidRefreshToken }

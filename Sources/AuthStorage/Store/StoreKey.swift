@@ -23,6 +23,10 @@ package enum StoreKey: Sendable, Hashable {
     case session(UUID)
     /// The session holding a current or retired refresh token with this hash.
     case sessionByRefreshHash(String)
+    /// The same, for a rotation: a database backend may answer from a copy of any age, since the
+    /// rotation reads only what a session never changes (its id, user, kind and client) before its
+    /// write, and the write checks the row's version.
+    case sessionToRotate(refreshHash: String)
     /// Every session of a user.
     case sessionsOfUser(UUID)
     /// Every session (admin listings).

@@ -88,14 +88,19 @@ final class PostgresRecordCache: Sendable {
                 switch key {
                 case .user(let id): rowKey = .user(id)
                 case .session(let id): rowKey = .session(id)
-                case .sessionByRefreshHash(let hash):
+                case .sessionByRefreshHash(let hash), .sessionToRotate(let hash):
                     guard let id = s.byHash[hash] else { return nil }
                     rowKey = .session(id)
                 case .code(let purpose, let key): rowKey = .code(CodeRecord.id(purpose: purpose, key: key))
                 default: return nil
                 }
-                guard let entry = Self.lookup(&s, rowKey), t - entry.loadedAt <= maxAge else { return nil }
+                var anyAge = false
+                if case .sessionToRotate = key { anyAge = true }
+                guard let entry = Self.lookup(&s, rowKey), anyAge || t - entry.loadedAt <= maxAge else { return nil }
                 if case .sessionByRefreshHash(let hash) = key {
+                    guard case .putSession(let session) = entry.row.record, session.refreshHashes.contains(hash) else { return nil }
+                }
+                if case .sessionToRotate(let hash) = key {
                     guard case .putSession(let session) = entry.row.record, session.refreshHashes.contains(hash) else { return nil }
                 }
                 out.load(entry.row.record)
@@ -114,7 +119,7 @@ final class PostgresRecordCache: Sendable {
                 switch key {
                 case .user(let id): rowKey = .user(id)
                 case .session(let id): rowKey = .session(id)
-                case .sessionByRefreshHash(let hash): rowKey = s.byHash[hash].map { .session($0) }
+                case .sessionByRefreshHash(let hash), .sessionToRotate(let hash): rowKey = s.byHash[hash].map { .session($0) }
                 case .code(let purpose, let key): rowKey = .code(CodeRecord.id(purpose: purpose, key: key))
                 case .approval(let id): rowKey = .approval(id)
                 case .job(let id): rowKey = .job(id)

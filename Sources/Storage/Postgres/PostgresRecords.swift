@@ -89,7 +89,7 @@ enum PostgresRecords {
             return sql + " ORDER BY id LIMIT \(max(0, min(limit, 1000)))"
         case .session(let id):
             return "SELECT 's', version, record::text FROM sessions WHERE id = \(try bind(id))\(forUpdate)"
-        case .sessionByRefreshHash(let hash):
+        case .sessionByRefreshHash(let hash), .sessionToRotate(let hash):
             return """
                 SELECT 's', s.version, s.record::text FROM user_tokens t JOIN sessions s ON s.id = t.family
                 WHERE t.token_hash = \(try bind(hash))\(lock ? " FOR UPDATE OF s" : "")
@@ -279,7 +279,7 @@ extension StoreKey {
     var hasNUL: Bool {
         let texts: [String] =
             switch self {
-            case .userByEmail(let s), .userByUsername(let s), .sessionByRefreshHash(let s), .approval(let s): [s]
+            case .userByEmail(let s), .userByUsername(let s), .sessionByRefreshHash(let s), .sessionToRotate(let s), .approval(let s): [s]
             case .userByIdentity(let identity): [identity.provider, identity.subject]
             case .code(let purpose, let key): [purpose, key]
             case .codesOfPurpose(let purpose): [purpose]

@@ -399,7 +399,7 @@ extension StoreKey {
     /// Whether the key names at most one record (its rows may be cached; a listing's may not).
     var namesOneRecord: Bool {
         switch self {
-        case .user, .userByEmail, .userByUsername, .userByIdentity, .session, .sessionByRefreshHash, .code, .approval, .job: true
+        case .user, .userByEmail, .userByUsername, .userByIdentity, .session, .sessionByRefreshHash, .sessionToRotate, .code, .approval, .job: true
         default: false
         }
     }
