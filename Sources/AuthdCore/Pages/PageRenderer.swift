@@ -137,7 +137,8 @@ struct PageRenderer: Sendable {
             return render(step.template, values)
         }
         guard step.error == nil else { return made(csrf) }
-        let key = "step\u{0}\(language)\u{0}\(action)\u{0}\(step.template)\u{0}" + step.values.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "\u{0}")
+        var key = "step\u{0}\(language)\u{0}\(action)\u{0}\(step.template)\u{0}"
+        PageValue.appendKey(step.values, to: &key)
         return Renderings.fill(renderings.parts(key) { made($0 + "c") }, [UInt8(ascii: "c"): csrf])
     }
 
@@ -153,8 +154,14 @@ struct PageRenderer: Sendable {
             return render("login", values)
         }
         guard steps.allSatisfy({ $0.step.error == nil }), form.email.isEmpty, form.appLogo == nil else { return made(csrf) }
-        let key = "login\u{0}\(language)\u{0}\(form.buttons)\u{0}\(form.focusEmail)"
-            + steps.map { "\u{0}\($0.label)\u{0}\($0.action)\u{0}\($0.step.template)\u{0}\($0.step.values.sorted { $0.key < $1.key })" }.joined()
+        var key = "login\u{0}\(language)\u{0}\(form.focusEmail)"
+        for button in form.buttons {
+            key += "\u{0}b\(button.label.utf8.count):\(button.label)\(button.action.utf8.count):\(button.action)\(button.takesPassword)"
+        }
+        for (label, step, action) in steps {
+            key += "\u{0}s\(label.utf8.count):\(label)\(action.utf8.count):\(action)\(step.template.utf8.count):\(step.template)"
+            PageValue.appendKey(step.values, to: &key)
+        }
         return Renderings.fill(renderings.parts(key) { made($0 + "c") }, [UInt8(ascii: "c"): csrf])
     }
 
