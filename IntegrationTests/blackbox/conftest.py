@@ -128,7 +128,14 @@ class Server:
 
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)
-        assert self.proc.wait(timeout=120) == 0
+        code = self.proc.wait(timeout=120)
+        if code != 0 and not self.log_path:
+            self._stderr.seek(0)
+            text = self._stderr.read().decode(errors="replace")
+            # Where the runtime's crash report starts, not the warnings before it.
+            at = max(0, min((i for i in (text.find("💣"), text.find("Fatal error"), text.find("Crash")) if i >= 0), default=max(0, len(text) - 4000)))
+            raise AssertionError(f"authd exited {code} on SIGTERM: {text[at:at + 5000]}")
+        assert code == 0, f"authd exited {code} on SIGTERM"
         self.proc.stdout.close()
         self._stderr.close()
 
