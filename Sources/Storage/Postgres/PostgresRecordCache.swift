@@ -85,22 +85,21 @@ final class PostgresRecordCache: Sendable {
             var out = StoreState()
             for key in keys {
                 let rowKey: RowKey
+                // A lookup by hash: the hash the entry must still hold; a rotation's: at any age.
+                var hash: String?, anyAge = false
                 switch key {
                 case .user(let id): rowKey = .user(id)
                 case .session(let id): rowKey = .session(id)
-                case .sessionByRefreshHash(let hash), .sessionToRotate(let hash):
-                    guard let id = s.byHash[hash] else { return nil }
+                case .sessionByRefreshHash(let h), .sessionToRotate(let h):
+                    guard let id = s.byHash[h] else { return nil }
                     rowKey = .session(id)
+                    hash = h
+                    if case .sessionToRotate = key { anyAge = true }
                 case .code(let purpose, let key): rowKey = .code(CodeRecord.id(purpose: purpose, key: key))
                 default: return nil
                 }
-                var anyAge = false
-                if case .sessionToRotate = key { anyAge = true }
                 guard let entry = Self.lookup(&s, rowKey), anyAge || t - entry.loadedAt <= maxAge else { return nil }
-                if case .sessionByRefreshHash(let hash) = key {
-                    guard case .putSession(let session) = entry.row.record, session.refreshHashes.contains(hash) else { return nil }
-                }
-                if case .sessionToRotate(let hash) = key {
+                if let hash {
                     guard case .putSession(let session) = entry.row.record, session.refreshHashes.contains(hash) else { return nil }
                 }
                 out.load(entry.row.record)
